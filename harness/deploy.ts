@@ -1,0 +1,65 @@
+import { createWalletClient, getContractAddress, http, parseUnits, type Address, type Hex, type PublicClient } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { sepoliaAt } from "../src/chain/client.ts";
+import type { CompiledFixtures, FixtureName } from "./fixtures.ts";
+
+/** The funding assets a deployed stack gets: different decimals on purpose. */
+export const DEV_ASSETS = [
+  { name: "Dev USD Coin", symbol: "dUSDC", decimals: 6 },
+  { name: "Dev Wrapped Ether", symbol: "dWETH", decimals: 18 },
+] as const;
+
+/** Each dev account starts with this many whole tokens of every funding asset. */
+export const DEV_TOKEN_GRANT = 1_000_000n;
+
+export interface Deployment {
+  pool: Address;
+  verifier: Address;
+  accountRegistry: Address;
+  receiveDirectory: Address;
+  assets: Address[];
+  /** Block of the Pool's deployment transaction. */
+  deploymentBlock: bigint;
+}
+
+/**
+ * Deploys the fixtures from one deployer with consecutive nonces: all transactions are sent first and
+ * awaited together. On a fresh local chain the deployer starts at nonce 0, so addresses are the same
+ * on every run.
+ */
+export async function deployFixtures(args: {
+  client: PublicClient;
+  rpcUrl: string;
+  fixtures: CompiledFixtures;
+  deployerKey: Hex;
+  holders: Address[];
+}): Promise<Deployment> {
+  const { client, fixtures } = args;
+  const account = privateKeyToAccount(args.deployerKey);
+  const wallet = createWalletClient({ account, chain: sepoliaAt(args.rpcUrl), transport: http(args.rpcUrl) });
+  let nonce = await client.getTransactionCount({ address: account.address, blockTag: "pending" });
+  const [fees, gasLimit] = await Promise.all([client.estimateFeesPerGas(), client.getBlock().then((b) => b.gasLimit / 2n)]);
+
+  const pending: Hex[] = [];
+  const deploy = async (name: FixtureName, constructorArgs: readonly unknown[] = []): Promise<Address> => {
+    const { abi, bytecode } = fixtures.contracts[name];
+    const address = getContractAddress({ from: account.address, nonce: BigInt(nonce) });
+    // Explicit gas and nonce: nothing is estimated against state the earlier deployments will create.
+    pending.push(await wallet.deployContract({ abi, bytecode, args: constructorArgs as never, nonce: nonce++, gas: gasLimit, ...fees } as never));
+    return address;
+  };
+
+  const verifier = await deploy("JoinSplitVerifier");
+  const accountRegistry = await deploy("AccountRegistry");
+  const receiveDirectory = await deploy("ReceiveDirectory", [accountRegistry]);
+  const assets: Address[] = [];
+  for (const asset of DEV_ASSETS) {
+    assets.push(await deploy("TestToken", [asset.name, asset.symbol, asset.decimals, args.holders, parseUnits(String(DEV_TOKEN_GRANT), asset.decimals)]));
+  }
+  const pool = await deploy("Pool", [verifier, accountRegistry, receiveDirectory, assets]);
+
+  const receipts = await Promise.all(pending.map((hash) => client.waitForTransactionReceipt({ hash, pollingInterval: 20 })));
+  const failed = receipts.find((r) => r.status !== "success");
+  if (failed) throw new Error(`fixture deployment reverted in transaction ${failed.transactionHash}`);
+  return { pool, verifier, accountRegistry, receiveDirectory, assets, deploymentBlock: (receipts.at(-1) as { blockNumber: bigint }).blockNumber };
+}

@@ -1,0 +1,39 @@
+import { createPublicClient, http, type Hex } from "viem";
+import { redactText, redactUrl } from "../src/redact.ts";
+import { CHAIN_ID } from "./chain.ts";
+
+export class ForkUpstreamError extends Error {
+  override name = "ForkUpstreamError";
+}
+
+export interface ForkPoint {
+  url: string;
+  /** The URL with credentials removed: the only form that is shown or written. */
+  displayUrl: string;
+  blockNumber: bigint;
+  blockHash: Hex;
+}
+
+/**
+ * Checks the upstream before anvil is started: it must answer, be Sepolia, and have the block. Without
+ * a block number, the upstream's latest block is resolved once and pinned, so the run can be repeated.
+ */
+export async function resolveForkPoint(url: string, blockNumber?: bigint): Promise<ForkPoint> {
+  const displayUrl = redactUrl(url);
+  const client = createPublicClient({ transport: http(url, { timeout: 10_000, retryCount: 0 }) });
+  let chainId: number;
+  try {
+    chainId = await client.getChainId();
+  } catch (error) {
+    const reason = redactText((error as { shortMessage?: string }).shortMessage ?? (error as Error).message, url);
+    throw new ForkUpstreamError(`the fork RPC ${displayUrl} did not answer eth_chainId: ${reason}`);
+  }
+  if (chainId !== CHAIN_ID) {
+    throw new ForkUpstreamError(`the fork RPC ${displayUrl} is chain ${chainId}, not Sepolia (${CHAIN_ID}): refusing to fork it`);
+  }
+  const latest = await client.getBlockNumber();
+  const pinned = blockNumber ?? latest;
+  if (pinned > latest) throw new ForkUpstreamError(`fork block ${pinned} is ahead of the upstream's latest block ${latest}`);
+  const block = await client.getBlock({ blockNumber: pinned });
+  return { url, displayUrl, blockNumber: pinned, blockHash: block.hash };
+}

@@ -1,0 +1,11 @@
+// The harness's public API: what test suites and scripts import.
+export { startDevStack, type DevStack, type DevStackOptions } from "./stack.ts";
+export { startChain, ChainStartError, CHAIN_ID, type Chain, type DevAccount } from "./chain.ts";
+export { ForkUpstreamError, resolveForkPoint, type ForkPoint } from "./fork.ts";
+export { PinError } from "./pin.ts";
+export { StackAlreadyRunningError } from "./leftovers.ts";
+export { StackInfo } from "./stack-info.ts";
+export { loadFixtures, inspectFixtures, buildFixtures, type CompiledFixtures } from "./fixtures.ts";
+export { DEV_ASSETS, DEV_TOKEN_GRANT } from "./deploy.ts";
+export type { StepEvent, ProgressListener } from "./progress.ts";
+export { redactUrl } from "../src/redact.ts";

@@ -1,0 +1,36 @@
+import { z } from "zod";
+
+const Hex = z.string().regex(/^0x[0-9a-fA-F]*$/);
+
+export const StackAccount = z.strictObject({
+  address: Hex,
+  privateKey: Hex,
+  role: z.enum(["deployer", "dev"]),
+});
+
+/** `<state-dir>/stack.json`: the facts about a running stack that are not deployment configuration. */
+export const StackInfo = z.strictObject({
+  version: z.literal(1),
+  mode: z.enum(["local", "fork"]),
+  pool: z.enum(["deployed", "pinned"]),
+  chainId: z.number(),
+  rpcUrl: z.string(),
+  queueUrl: z.string(),
+  /** Fork point; the URL is stored redacted. */
+  fork: z.strictObject({ url: z.string(), blockNumber: z.number(), blockHash: Hex }).nullable(),
+  stateDir: z.string(),
+  manifestPath: z.string(),
+  poolAddress: Hex,
+  relayer: z.strictObject({ address: Hex }),
+  /** Funded accounts with their keys. Well-known anvil test keys: development only. */
+  devAccounts: z.array(StackAccount),
+  processes: z.strictObject({
+    /** The process that owns the stack (dev-stack, or a test runner) and its command line. */
+    owner: z.strictObject({ pid: z.number(), command: z.string() }),
+    /** anvil's PID and the unique argument that identifies its command line. */
+    anvil: z.strictObject({ pid: z.number(), marker: z.string() }),
+  }),
+  startedAt: z.string(),
+});
+
+export type StackInfo = z.output<typeof StackInfo>;

@@ -1,0 +1,198 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import type { FastifyInstance } from "fastify";
+import type { Address, Hex } from "viem";
+import { createChainClient } from "../src/chain/client.ts";
+import type { DeploymentConfig } from "../src/config/deployment-config.ts";
+import { buildQueueRuntime } from "../src/server.ts";
+import { startChain, type Chain, type DevAccount } from "./chain.ts";
+import { deployFixtures } from "./deploy.ts";
+import { loadFixtures } from "./fixtures.ts";
+import { resolveForkPoint, type ForkPoint } from "./fork.ts";
+import { reclaimStateDir, type LeftoverReport } from "./leftovers.ts";
+import { describeDeployment, manifestBytes, writeFileAtomic } from "./manifest.ts";
+import { pinPool } from "./pin.ts";
+import { commandLineOf } from "./processes.ts";
+import { timed, type ProgressListener } from "./progress.ts";
+import { StackInfo } from "./stack-info.ts";
+
+export interface DevStackOptions {
+  /** Interface for anvil and the queue runtime. Loopback by default. */
+  host?: string;
+  /** anvil's port; 0 (the library default) picks a free one. */
+  chainPort?: number;
+  /** The queue runtime's port; 0 (the library default) picks a free one. */
+  queuePort?: number;
+  /** Where manifest.json and stack.json go. Default: a fresh temp dir, removed by stop(). */
+  stateDir?: string;
+  /** Fork this RPC (it must be Sepolia) instead of starting an empty chain. */
+  forkUrl?: string;
+  /** Fork at this block; default: the upstream's latest, resolved once and pinned. */
+  forkBlockNumber?: bigint | number;
+  /** Pin this existing Pool (fork mode) instead of deploying the fixtures. */
+  pool?: string;
+  /** The pinned Pool's deployment block; default: found on the chain. */
+  deploymentBlock?: bigint | number;
+  /** Called after each start-up step, with its duration. */
+  onProgress?: ProgressListener;
+  /** Fastify logger option for the runtime (default: off). */
+  logger?: boolean | { level: string };
+}
+
+export interface DevStack {
+  mode: "local" | "fork";
+  rpcUrl: string;
+  queueUrl: string;
+  manifest: DeploymentConfig;
+  manifestPath: string;
+  stackInfoPath: string;
+  stateDir: string;
+  info: StackInfo;
+  /** Funded accounts with their keys (anvil's well-known test keys), relayer excluded. */
+  accounts: DevAccount[];
+  relayer: { address: Address };
+  /** anvil's PID. */
+  chainPid: number;
+  fork: ForkPoint | null;
+  /** A stack left in the state dir by a killed run, and what was done about it. */
+  leftover: LeftoverReport;
+  stop(): Promise<void>;
+}
+
+/** Dev accounts by anvil index: 0 deploys, 1 relays, the rest are for apps and tests. */
+const DEPLOYER_INDEX = 0;
+const RELAYER_INDEX = 1;
+
+/**
+ * Starts a complete throwaway stack: anvil (local or fork), the Pool deployed or pinned, the manifest,
+ * and the queue runtime. Whatever was started is stopped again if a later step fails.
+ */
+export async function startDevStack(options: DevStackOptions = {}): Promise<DevStack> {
+  const host = options.host ?? "127.0.0.1";
+  const progress = options.onProgress;
+  const ownsStateDir = options.stateDir === undefined;
+  const stateDir = path.resolve(options.stateDir ?? (await mkdtemp(path.join(tmpdir(), "devstack-"))));
+  const manifestPath = path.join(stateDir, "manifest.json");
+  const stackInfoPath = path.join(stateDir, "stack.json");
+  if (options.pool !== undefined && options.forkUrl === undefined) {
+    throw new Error("--pool pins an existing Pool on a fork: it needs --fork-url");
+  }
+
+  const cleanups: Array<() => Promise<unknown>> = [];
+  const stopAll = async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
+  };
+  if (ownsStateDir) cleanups.push(() => rm(stateDir, { recursive: true, force: true }));
+
+  try {
+    const leftover = await timed(progress, "check state dir", () => reclaimStateDir(stateDir), (r) =>
+      r.found ? (r.stoppedAnvilPid ? `stopped anvil pid ${r.stoppedAnvilPid} left by a killed run` : "removed a stale stack.json") : undefined,
+    );
+    const fork =
+      options.forkUrl === undefined
+        ? null
+        : await timed(progress, "resolve fork point", () => resolveForkPoint(options.forkUrl as string, toBigInt(options.forkBlockNumber)), (f) =>
+            `${f.displayUrl} at block ${f.blockNumber}`,
+          );
+    const fixturesPromise = loadFixtures((reason) => progress?.({ step: `contracts ${reason}: compiling`, ms: 0 }));
+    fixturesPromise.catch(() => {}); // awaited below; avoid an unhandled rejection while anvil starts
+
+    const chain: Chain = await timed(progress, fork ? "start anvil (fork)" : "start anvil", () =>
+      startChain({ host, port: options.chainPort ?? 0, stateDir, fork: fork ?? undefined }),
+    );
+    cleanups.push(() => chain.stop());
+    const client = createChainClient(chain.rpcUrl);
+    const fixtures = await timed(progress, "load contracts", () => fixturesPromise);
+    const relayer = chain.accounts[RELAYER_INDEX] as DevAccount;
+    const deployer = chain.accounts[DEPLOYER_INDEX] as DevAccount;
+
+    const { pool, deploymentBlock } =
+      options.pool === undefined
+        ? await timed(progress, "deploy fixtures", async () => {
+            const deployment = await deployFixtures({
+              client,
+              rpcUrl: chain.rpcUrl,
+              fixtures,
+              deployerKey: deployer.privateKey,
+              holders: chain.accounts.map((a) => a.address),
+            });
+            return { pool: deployment.pool, deploymentBlock: deployment.deploymentBlock };
+          })
+        : await timed(progress, "pin pool", () =>
+            pinPool({ client, pool: options.pool as string, atBlock: (fork as ForkPoint).blockNumber, deploymentBlock: toBigInt(options.deploymentBlock) }),
+          );
+
+    const manifest = await timed(progress, "write manifest", async () => {
+      const config = await describeDeployment({ client, pool, deploymentBlock, fixtures, relayer: relayer.address });
+      await writeFileAtomic(manifestPath, manifestBytes(config));
+      return config;
+    });
+
+    const app: FastifyInstance = await timed(progress, "start queue runtime", async () => {
+      const runtime = await buildQueueRuntime({
+        manifest: manifestBytes(manifest),
+        rpcUrl: chain.rpcUrl,
+        explorerUrl: fork ? "https://sepolia.etherscan.io" : null,
+        relayerPrivateKey: relayer.privateKey,
+        logger: options.logger ?? false,
+      });
+      cleanups.push(() => runtime.close());
+      await runtime.listen({ host, port: options.queuePort ?? 0 });
+      return runtime;
+    });
+    const address = app.server.address();
+    const queuePort = typeof address === "object" && address !== null ? address.port : 0;
+    const queueUrl = `http://${host}:${queuePort}`;
+
+    const accounts = chain.accounts.filter((_, i) => i !== RELAYER_INDEX);
+    const info = StackInfo.parse({
+      version: 1,
+      mode: fork ? "fork" : "local",
+      pool: options.pool === undefined ? "deployed" : "pinned",
+      chainId: manifest.chainId,
+      rpcUrl: chain.rpcUrl,
+      queueUrl,
+      fork: fork ? { url: fork.displayUrl, blockNumber: Number(fork.blockNumber), blockHash: fork.blockHash } : null,
+      stateDir,
+      manifestPath,
+      poolAddress: manifest.poolAddress,
+      relayer: { address: relayer.address },
+      devAccounts: accounts.map((a) => ({ ...a, role: a === deployer ? "deployer" : "dev" })),
+      processes: {
+        owner: { pid: process.pid, command: (await commandLineOf(process.pid)) ?? process.argv.join(" ") },
+        anvil: { pid: chain.pid, marker: chain.configOut },
+      },
+      startedAt: new Date().toISOString(),
+    });
+    await writeFileAtomic(stackInfoPath, `${JSON.stringify(info, null, 2)}\n`);
+    cleanups.splice(ownsStateDir ? 1 : 0, 0, () => rm(stackInfoPath, { force: true }));
+
+    let stopping: Promise<void> | undefined;
+    return {
+      mode: fork ? "fork" : "local",
+      rpcUrl: chain.rpcUrl,
+      queueUrl,
+      manifest,
+      manifestPath,
+      stackInfoPath,
+      stateDir,
+      info,
+      accounts,
+      relayer: { address: relayer.address },
+      chainPid: chain.pid,
+      fork,
+      leftover,
+      stop: () => (stopping ??= stopAll()),
+    };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}
+
+function toBigInt(value: bigint | number | undefined): bigint | undefined {
+  return value === undefined ? undefined : BigInt(value);
+}
+
+export type { DevAccount, Hex };

@@ -1,0 +1,3 @@
+// snarkjs and circomlibjs ship no type declarations; their call sites type what they use.
+declare module "snarkjs";
+declare module "circomlibjs";

@@ -1,0 +1,126 @@
+import { parseArgs } from "node:util";
+import { formatEther } from "viem";
+import { startDevStack, type DevStack } from "../harness/stack.ts";
+
+const HELP = `Usage: npm run dev-stack -- [options]
+
+Starts a throwaway queue stack: anvil (chain id 11155111), the Pool, its manifest and the queue runtime.
+
+Options:
+  --fork-url <url>            fork this Sepolia RPC (env DEVSTACK_FORK_URL); default: a fresh local chain
+  --fork-block-number <n>     fork at block n; default: the upstream's latest, pinned at start
+  --pool <address>            pin this existing Pool on the fork instead of deploying the fixtures
+  --deployment-block <n>      the pinned Pool's deployment block; default: found on the chain
+  --state-dir <dir>           where manifest.json and stack.json go (default .devstack)
+  --chain-port <port>         anvil's port (default 8545; 0 = any free port)
+  --queue-port <port>         the queue runtime's port (default 8700; 0 = any free port)
+  --host <ip>                 interface to bind (default 127.0.0.1)
+  --json                      print one JSON line (stack.json) when ready, nothing else on stdout
+  --verbose                   log every queue request
+  -h, --help                  show this help
+`;
+
+const { values } = parseArgs({
+  options: {
+    "fork-url": { type: "string" },
+    "fork-block-number": { type: "string" },
+    pool: { type: "string" },
+    "deployment-block": { type: "string" },
+    "state-dir": { type: "string", default: ".devstack" },
+    "chain-port": { type: "string", default: "8545" },
+    "queue-port": { type: "string", default: "8700" },
+    host: { type: "string", default: "127.0.0.1" },
+    json: { type: "boolean", default: false },
+    verbose: { type: "boolean", default: false },
+    help: { type: "boolean", short: "h", default: false },
+  },
+  strict: true,
+});
+
+if (values.help) {
+  process.stdout.write(HELP);
+  process.exit(0);
+}
+
+function integer(name: string, raw: string | undefined): bigint | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^\d+$/.test(raw)) fail(`--${name} must be a non-negative integer, got "${raw}"`);
+  return BigInt(raw);
+}
+
+function port(name: string, raw: string): number {
+  const value = Number(integer(name, raw));
+  if (value > 65535) fail(`--${name} must be at most 65535`);
+  return value;
+}
+
+function fail(message: string): never {
+  process.stderr.write(`dev-stack: ${message}\n`);
+  process.exit(1);
+}
+
+// Progress and the summary go to stderr under --json, so stdout carries exactly one JSON line.
+const out = values.json ? process.stderr : process.stdout;
+const launched = performance.now();
+
+let stack: DevStack | undefined;
+let stopping = false;
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  out.write(`\n${signal}: stopping the stack...\n`);
+  await stack?.stop();
+  out.write("stopped.\n");
+  process.exit(0);
+}
+process.on("SIGINT", () => void shutdown("SIGINT"));
+process.on("SIGTERM", () => void shutdown("SIGTERM"));
+
+try {
+  stack = await startDevStack({
+    host: values.host,
+    chainPort: port("chain-port", values["chain-port"]),
+    queuePort: port("queue-port", values["queue-port"]),
+    stateDir: values["state-dir"],
+    forkUrl: values["fork-url"] ?? (process.env.DEVSTACK_FORK_URL || undefined),
+    forkBlockNumber: integer("fork-block-number", values["fork-block-number"]),
+    pool: values.pool,
+    deploymentBlock: integer("deployment-block", values["deployment-block"]),
+    logger: values.verbose ? { level: "info" } : false,
+    onProgress: ({ step, detail, ms }) => out.write(`  ${step.padEnd(22)} ${`${ms.toFixed(0)} ms`.padStart(8)}${detail ? `  ${detail}` : ""}\n`),
+  });
+} catch (error) {
+  process.stderr.write(`dev-stack: ${(error as Error).name}: ${(error as Error).message}\n`);
+  process.exit(1);
+}
+if (stopping) await new Promise(() => {}); // a signal arrived during start-up; shutdown() exits
+
+const s = stack;
+const balance = await fetch(s.rpcUrl, {
+  method: "POST",
+  headers: { "content-type": "application/json" },
+  body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_getBalance", params: [s.accounts[0]?.address, "latest"] }),
+})
+  .then((r) => r.json() as Promise<{ result: string }>)
+  .then((r) => `${formatEther(BigInt(r.result))} ETH`)
+  .catch(() => "?");
+
+out.write(`
+queue-devstack ready in ${((performance.now() - launched) / 1000).toFixed(2)} s
+  mode            ${s.mode}${s.fork ? ` (${s.fork.displayUrl} at block ${s.fork.blockNumber}, ${s.fork.blockHash})` : ""}
+  chain id        ${s.manifest.chainId}
+  RPC URL         ${s.rpcUrl}
+  Pool            ${s.manifest.poolAddress} (${s.info.pool}, block ${s.manifest.deploymentBlock})
+  assets          ${s.manifest.assets.map((a) => `${a.symbol} ${a.address}`).join(", ")}
+  manifest        ${s.manifestPath}
+  stack info      ${s.stackInfoPath}
+  queue           ${s.queueUrl}/api/queue/config
+  relayer         ${s.relayer.address}
+
+Funded dev accounts (${balance} each, plus 1,000,000 of each asset on a fresh chain).
+DEV ONLY: these are anvil's publicly known test keys. Never send real funds to them.
+${s.info.devAccounts.map((a) => `  ${a.address}  ${a.privateKey}${a.role === "deployer" ? "  (deployed the fixtures)" : ""}`).join("\n")}
+
+Ctrl-C stops everything.
+`);
+if (values.json) process.stdout.write(`${JSON.stringify(s.info)}\n`);

@@ -1,0 +1,32 @@
+import { keccak256, type PublicClient } from "viem";
+import type { DeploymentConfig } from "../config/deployment-config.ts";
+
+export class DeploymentMismatchError extends Error {
+  override name = "DeploymentMismatchError";
+}
+
+/**
+ * The runtime refuses to serve a configuration the chain contradicts: wrong chain, no Pool at the
+ * address, other code, or a deployment block that is not on this chain.
+ */
+export async function verifyDeployment(client: PublicClient, config: DeploymentConfig): Promise<void> {
+  const [chainId, code, block] = await Promise.all([
+    client.getChainId(),
+    client.getCode({ address: config.poolAddress }),
+    client.getBlock({ blockNumber: BigInt(config.deploymentBlock) }).catch(() => null),
+  ]);
+  if (chainId !== config.chainId) {
+    throw new DeploymentMismatchError(`the RPC reports chain id ${chainId}, the manifest says ${config.chainId}`);
+  }
+  if (code === undefined || code === "0x") {
+    throw new DeploymentMismatchError(`no contract at poolAddress ${config.poolAddress}`);
+  }
+  if (keccak256(code) !== config.poolRuntimeCodeHash) {
+    throw new DeploymentMismatchError(`the Pool's runtime code hash is ${keccak256(code)}, the manifest says ${config.poolRuntimeCodeHash}`);
+  }
+  if (block === null || block.hash !== config.deploymentBlockHash) {
+    throw new DeploymentMismatchError(
+      `block ${config.deploymentBlock} is ${block?.hash ?? "missing"} on this chain, the manifest says ${config.deploymentBlockHash}`,
+    );
+  }
+}

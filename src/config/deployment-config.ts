@@ -1,0 +1,96 @@
+import { z } from "zod";
+import { Abi, Address, BlockNumber, Bytes32, UintString } from "./primitives.ts";
+
+/** The only chain the queue serves (spec §1 rule 3). */
+export const SEPOLIA_CHAIN_ID = 11155111;
+
+export const ContractRef = z.strictObject({
+  address: Address,
+  abi: Abi,
+});
+
+export const FundingAsset = z
+  .strictObject({
+    address: Address,
+    standard: z.literal("erc20"),
+    name: z.string(),
+    symbol: z.string(),
+    decimals: z.int().min(0).max(255),
+  })
+  .meta({ description: "A funding asset the Pool accepts, as read from the token contract" });
+
+export const ActionRoute = z
+  .strictObject({
+    action: z.enum(["send", "withdraw"]).meta({ description: "what the route does" }),
+    submit: z.string().startsWith("/").meta({ description: "POST path under {base_url}" }),
+    status: z.string().startsWith("/").meta({ description: "GET path under {base_url}; takes ?id=" }),
+    assets: z.array(Address).meta({ description: "assets this route accepts" }),
+  })
+  .meta({ description: "An action route offered by this deployment" });
+
+export const AssetRelayFee = z.strictObject({
+  asset: Address,
+  send: UintString.meta({ description: "minimum relay fee for a private send, in the asset's base units" }),
+  withdraw: UintString.meta({ description: "minimum relay fee for a withdrawal, in the asset's base units" }),
+});
+
+export const RelayFees = z
+  .strictObject({
+    relayer: Address.nullable().meta({ description: "address the fee must be paid to; null when this runtime relays nothing" }),
+    fees: z.array(AssetRelayFee),
+  })
+  .meta({ description: "Current relay fee schedule" });
+
+export const ProofArtifact = z
+  .strictObject({
+    name: z.string(),
+    path: z.string().startsWith("/").meta({ description: "GET path under {base_url}" }),
+    contentType: z.string(),
+    sha256: Bytes32,
+    size: z.int().nonnegative(),
+  })
+  .meta({ description: "A proof file served by the queue runtime" });
+
+export const QueueEndpoints = z.strictObject({
+  config: z.string(),
+  networks: z.string(),
+  assets: z.string(),
+  quote: z.string(),
+  sendRelay: z.string(),
+  sendStatus: z.string(),
+  withdrawRelay: z.string(),
+  withdrawStatus: z.string(),
+  finalize: z.string(),
+});
+
+export const QueueInfo = z
+  .strictObject({
+    endpoints: QueueEndpoints.meta({ description: "endpoint paths under {base_url}" }),
+    proofArtifacts: z.array(ProofArtifact).meta({ description: "proof files and where to fetch them" }),
+  })
+  .meta({ description: "Endpoint paths and proof-artifact locations" });
+
+/**
+ * Spec §2.1: the deployment configuration served by GET /api/queue/config. It is the single source of
+ * truth for the manifest file, the runtime's validation and the OpenAPI document.
+ */
+export const DeploymentConfig = z
+  .strictObject({
+    chainId: z.literal(SEPOLIA_CHAIN_ID),
+    poolAddress: Address,
+    domain: Bytes32.meta({ description: "the Pool's proof domain (a BN254 field element)" }),
+    deploymentBlock: BlockNumber,
+    deploymentBlockHash: Bytes32,
+    poolRuntimeCodeHash: Bytes32.meta({ description: "keccak256 of the Pool's deployed runtime code" }),
+    accountRegistry: ContractRef,
+    receiveDirectory: ContractRef,
+    assets: z.array(FundingAsset).min(1),
+    routes: z.array(ActionRoute),
+    relayFees: RelayFees,
+    queue: QueueInfo,
+  })
+  .meta({ id: "DeploymentConfig", description: "Deployment configuration (spec §2.1)" });
+
+export type DeploymentConfig = z.output<typeof DeploymentConfig>;
+export type FundingAsset = z.output<typeof FundingAsset>;
+export type ProofArtifact = z.output<typeof ProofArtifact>;

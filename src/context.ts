@@ -1,0 +1,15 @@
+import type { PublicClient } from "viem";
+import type { DeploymentConfig } from "./config/deployment-config.ts";
+import type { NetworkList } from "./config/networks.ts";
+
+/** What every route group reads: decided once at start, immutable while the runtime runs. */
+export interface RuntimeContext {
+  /** The parsed manifest. */
+  config: DeploymentConfig;
+  /** The manifest file's exact bytes: GET /config serves these, so the file and the response are one. */
+  configBytes: Buffer;
+  configEtag: string;
+  networks: NetworkList;
+  /** Reads the chain. Its URL may carry credentials: never serve or log it. */
+  chain: PublicClient;
+}

@@ -1,0 +1,62 @@
+import { readFile } from "node:fs/promises";
+import { parseArgs } from "node:util";
+import type { Hex } from "viem";
+import { redactText } from "./redact.ts";
+import { buildQueueRuntime } from "./server.ts";
+
+// The queue runtime on its own, as an operator runs it: a manifest, an RPC URL and a relayer key.
+// Secrets come from the environment only (a command line is visible to every local user in `ps`).
+const HELP = `Usage: node --experimental-strip-types src/main.ts --manifest <file> [options]
+
+  --manifest <file>        the deployment manifest (served verbatim by GET /api/queue/config)
+  --host <ip>              interface to bind (default 127.0.0.1)
+  --port <port>            port (default 8700)
+  --public-rpc-url <url>   RPC URL served to wallets and clients (default: QUEUE_RPC_URL without credentials)
+  --explorer-url <url>     block explorer served by /networks (default: none)
+
+Environment:
+  QUEUE_RPC_URL            the chain RPC the runtime uses (required; may carry credentials, never served or logged)
+  QUEUE_RELAYER_KEY        the relayer's private key (0x...); its address must match the manifest's relayFees.relayer
+`;
+
+const { values } = parseArgs({
+  options: {
+    manifest: { type: "string" },
+    host: { type: "string", default: "127.0.0.1" },
+    port: { type: "string", default: "8700" },
+    "public-rpc-url": { type: "string" },
+    "explorer-url": { type: "string" },
+    help: { type: "boolean", short: "h", default: false },
+  },
+});
+if (values.help || !values.manifest) {
+  process.stdout.write(HELP);
+  process.exit(values.help ? 0 : 1);
+}
+const rpcUrl = process.env.QUEUE_RPC_URL;
+if (!rpcUrl) {
+  process.stderr.write("queue-runtime: set QUEUE_RPC_URL\n");
+  process.exit(1);
+}
+const relayerKey = process.env.QUEUE_RELAYER_KEY as Hex | undefined;
+
+try {
+  const app = await buildQueueRuntime({
+    manifest: await readFile(values.manifest),
+    rpcUrl,
+    publicRpcUrl: values["public-rpc-url"],
+    explorerUrl: values["explorer-url"] ?? null,
+    relayerPrivateKey: relayerKey || undefined,
+    logger: { level: "info", redact: ["req.headers.authorization"] },
+  });
+  const stop = async () => {
+    await app.close();
+    process.exit(0);
+  };
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
+  await app.listen({ host: values.host, port: Number(values.port) });
+} catch (error) {
+  process.stderr.write(`queue-runtime: ${(error as Error).name}: ${redactText((error as Error).message, rpcUrl)}\n`);
+  process.exit(1);
+}

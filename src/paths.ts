@@ -1,0 +1,14 @@
+/** Every route of the queue runtime, under {base_url}. Routes and the manifest both read these. */
+export const API_PREFIX = "/api/queue";
+
+export const QUEUE_PATHS = {
+  config: `${API_PREFIX}/config`,
+  networks: `${API_PREFIX}/networks`,
+  assets: `${API_PREFIX}/assets`,
+  quote: `${API_PREFIX}/quote`,
+  sendRelay: `${API_PREFIX}/send-relay`,
+  sendStatus: `${API_PREFIX}/send-status`,
+  withdrawRelay: `${API_PREFIX}/withdraw-relay`,
+  withdrawStatus: `${API_PREFIX}/withdraw-status`,
+  finalize: `${API_PREFIX}/finalize`,
+} as const;

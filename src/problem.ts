@@ -1,0 +1,92 @@
+import type { FastifyReply } from "fastify";
+import { z } from "zod";
+
+/** Stable problem codes (the `code` member) and their HTTP status. Clients switch on `code`. */
+export const PROBLEM_STATUS = {
+  invalid_request: 400,
+  route_not_found: 404,
+  block_not_found: 404,
+  artifact_not_found: 404,
+  method_not_allowed: 405,
+  not_acceptable: 406,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  block_before_deployment: 422,
+  internal_error: 500,
+  not_implemented: 501,
+  chain_unavailable: 503,
+} as const;
+
+export type ProblemCode = keyof typeof PROBLEM_STATUS;
+
+/** RFC 9457 problem details, with our `code` extension member. */
+export const Problem = z
+  .looseObject({
+    type: z.string(),
+    title: z.string(),
+    status: z.int(),
+    detail: z.string(),
+    code: z.string(),
+    instance: z.string().optional(),
+  })
+  .meta({ id: "Problem", description: "RFC 9457 problem details; `code` is stable" });
+
+export type Problem = z.output<typeof Problem>;
+
+export const PROBLEM_CONTENT_TYPE = "application/problem+json";
+
+const TITLES: Record<ProblemCode, string> = {
+  invalid_request: "Invalid request",
+  route_not_found: "No such route",
+  block_not_found: "Block not found",
+  artifact_not_found: "Proof artifact not found",
+  method_not_allowed: "Method not allowed",
+  not_acceptable: "Not acceptable",
+  payload_too_large: "Payload too large",
+  unsupported_media_type: "Unsupported media type",
+  block_before_deployment: "Block precedes the Pool's deployment",
+  internal_error: "Internal error",
+  not_implemented: "Not implemented yet",
+  chain_unavailable: "Chain unavailable",
+};
+
+/** An error a handler throws to answer with a problem; the error handler renders it. */
+export class ProblemError extends Error {
+  override name = "ProblemError";
+  readonly code: ProblemCode;
+  readonly status: number;
+  readonly extensions: Record<string, unknown>;
+  readonly headers: Record<string, string>;
+
+  constructor(
+    code: ProblemCode,
+    detail: string,
+    options: { extensions?: Record<string, unknown>; headers?: Record<string, string> } = {},
+  ) {
+    super(detail);
+    this.code = code;
+    this.status = PROBLEM_STATUS[code];
+    this.extensions = options.extensions ?? {};
+    this.headers = options.headers ?? {};
+  }
+}
+
+export function problemBody(code: ProblemCode, detail: string, instance?: string, extensions: Record<string, unknown> = {}): Problem {
+  return {
+    type: `urn:queue-devstack:problem:${code}`,
+    title: TITLES[code],
+    status: PROBLEM_STATUS[code],
+    detail,
+    code,
+    ...(instance === undefined ? {} : { instance }),
+    ...extensions,
+  };
+}
+
+export function sendProblem(reply: FastifyReply, error: ProblemError): FastifyReply {
+  return reply
+    .code(error.status)
+    .headers(error.headers)
+    .type(PROBLEM_CONTENT_TYPE)
+    .send(JSON.stringify(problemBody(error.code, error.message, reply.request.url.split("?")[0], error.extensions)));
+}

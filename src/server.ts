@@ -1,0 +1,110 @@
+import { createHash } from "node:crypto";
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
+import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from "fastify-type-provider-zod";
+import type { Hex } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { createChainClient } from "./chain/client.ts";
+import { verifyDeployment } from "./chain/verify-deployment.ts";
+import { DeploymentConfig } from "./config/deployment-config.ts";
+import { NetworkList } from "./config/networks.ts";
+import type { RuntimeContext } from "./context.ts";
+import { installProblemHandlers } from "./errors.ts";
+import { assetsRoutes } from "./routes/assets.ts";
+import { configRoutes } from "./routes/config.ts";
+import { networksRoutes } from "./routes/networks.ts";
+import { pendingRoutes } from "./routes/pending.ts";
+import { redactUrl } from "./redact.ts";
+
+export interface QueueRuntimeOptions {
+  /** The manifest file's bytes (what GET /config serves). */
+  manifest: Buffer;
+  /** The chain the runtime reads and writes. May carry credentials: it is never served or logged. */
+  rpcUrl: string;
+  /** The RPC clients and wallets are told to use (networks route). Defaults to rpcUrl without credentials. */
+  publicRpcUrl?: string;
+  /** Block explorer for the networks route; null for a chain without one. */
+  explorerUrl?: string | null;
+  /** The key the runtime relays with; its address must be the manifest's relayFees.relayer. */
+  relayerPrivateKey?: Hex;
+  /** Skip checking the manifest against the chain at start (only for tests of the check itself). */
+  skipDeploymentCheck?: boolean;
+  logger?: FastifyServerOptions["logger"];
+  /** Largest request body accepted, in bytes. */
+  bodyLimit?: number;
+}
+
+export class ManifestInvalidError extends Error {
+  override name = "ManifestInvalidError";
+}
+
+/** Parses and validates manifest bytes; the error lists every problem found. */
+export function parseManifest(bytes: Buffer): DeploymentConfig {
+  let json: unknown;
+  try {
+    json = JSON.parse(bytes.toString("utf8"));
+  } catch (error) {
+    throw new ManifestInvalidError(`manifest is not JSON: ${(error as Error).message}`);
+  }
+  const parsed = DeploymentConfig.safeParse(json);
+  if (!parsed.success) {
+    throw new ManifestInvalidError(`manifest does not match the configuration schema: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+  }
+  return parsed.data;
+}
+
+/**
+ * Builds the queue runtime's Fastify app from a manifest and an RPC URL. It checks the manifest
+ * against the chain first and refuses to start on any mismatch.
+ */
+export async function buildQueueRuntime(options: QueueRuntimeOptions): Promise<FastifyInstance> {
+  const config = parseManifest(options.manifest);
+  const relayer = options.relayerPrivateKey === undefined ? null : privateKeyToAccount(options.relayerPrivateKey).address;
+  if (relayer !== config.relayFees.relayer) {
+    throw new ManifestInvalidError(`the manifest names relayer ${config.relayFees.relayer}, but this runtime relays as ${relayer ?? "nobody"}`);
+  }
+  const chain = createChainClient(options.rpcUrl);
+  if (!options.skipDeploymentCheck) await verifyDeployment(chain, config);
+
+  const publicRpcUrl = options.publicRpcUrl ?? redactUrl(options.rpcUrl);
+  const context: RuntimeContext = {
+    config,
+    configBytes: options.manifest,
+    configEtag: `"${createHash("sha256").update(options.manifest).digest("base64url")}"`,
+    chain,
+    networks: NetworkList.parse({
+      supportedChains: [
+        {
+          chainId: config.chainId,
+          chainIdHex: "0xaa36a7",
+          name: "Sepolia",
+          nativeCurrency: { name: "Sepolia Ether", symbol: "ETH", decimals: 18 },
+          explorerUrl: options.explorerUrl ?? null,
+          walletRpcUrl: publicRpcUrl,
+          rpcUrl: publicRpcUrl,
+        },
+      ],
+    }),
+  };
+
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: options.bodyLimit ?? 256 * 1024,
+    // Request ids in logs and problem bodies tie a client's report to the runtime's log line.
+    requestIdHeader: false,
+  }).withTypeProvider<ZodTypeProvider>();
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+
+  const knownPaths = new Map<string, string[]>();
+  app.addHook("onRoute", (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    knownPaths.set(route.url, [...(knownPaths.get(route.url) ?? []), ...methods.filter((m) => m !== "HEAD")]);
+  });
+  installProblemHandlers(app, knownPaths);
+
+  await app.register(configRoutes, { context });
+  await app.register(networksRoutes, { context });
+  await app.register(assetsRoutes, { context });
+  await app.register(pendingRoutes);
+  return app;
+}
