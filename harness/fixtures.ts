@@ -29,15 +29,15 @@ export interface CompiledFixtures {
 }
 
 /** Hashes everything that determines the bytecode, so stale output is detected rather than used. */
-export async function fixturesSourcesHash(): Promise<string> {
+export async function fixturesSourcesHash(dir = FIXTURES_DIR): Promise<string> {
   const hash = createHash("sha256");
-  const contractsDir = path.join(FIXTURES_DIR, "contracts");
+  const contractsDir = path.join(dir, "contracts");
   const files = (await readdir(contractsDir, { recursive: true })).filter((f) => f.endsWith(".sol")).sort();
   for (const file of files) {
     hash.update(`file:${file.split(path.sep).join("/")}\n`);
     hash.update(await readFile(path.join(contractsDir, file)));
   }
-  hash.update(await readFile(path.join(FIXTURES_DIR, "hardhat.config.ts")));
+  hash.update(await readFile(path.join(dir, "hardhat.config.ts")));
   for (const pkg of ["solc", "@openzeppelin/contracts"]) {
     const { version } = JSON.parse(await readFile(require.resolve(`${pkg}/package.json`), "utf8")) as { version: string };
     hash.update(`${pkg}@${version}\n`);
@@ -47,15 +47,15 @@ export async function fixturesSourcesHash(): Promise<string> {
 
 export type FixturesState = { status: "fresh"; compiled: CompiledFixtures } | { status: "missing" } | { status: "stale"; compiled: CompiledFixtures };
 
-export async function inspectFixtures(): Promise<FixturesState> {
+export async function inspectFixtures(dir = FIXTURES_DIR): Promise<FixturesState> {
   let compiled: CompiledFixtures;
   try {
-    compiled = JSON.parse(await readFile(COMPILED_PATH, "utf8")) as CompiledFixtures;
+    compiled = JSON.parse(await readFile(path.join(dir, "compiled.json"), "utf8")) as CompiledFixtures;
   } catch {
     return { status: "missing" };
   }
   const complete = FIXTURE_CONTRACTS.every((name) => compiled.contracts?.[name]?.bytecode);
-  return complete && compiled.sourcesHash === (await fixturesSourcesHash()) ? { status: "fresh", compiled } : { status: "stale", compiled };
+  return complete && compiled.sourcesHash === (await fixturesSourcesHash(dir)) ? { status: "fresh", compiled } : { status: "stale", compiled };
 }
 
 /** Compiles the fixtures with Hardhat 3 (solc from npm, offline) and writes compiled.json atomically. */

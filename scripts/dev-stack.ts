@@ -75,6 +75,10 @@ async function shutdown(signal: string): Promise<void> {
 }
 process.on("SIGINT", () => void shutdown("SIGINT"));
 process.on("SIGTERM", () => void shutdown("SIGTERM"));
+process.on("SIGHUP", () => void shutdown("SIGHUP"));
+// `npm run` exits on SIGTERM without passing it on; when our parent goes, we go too, with our anvil.
+const parent = process.ppid;
+setInterval(() => process.ppid !== parent && void shutdown("parent exited"), 500).unref();
 
 try {
   stack = await startDevStack({

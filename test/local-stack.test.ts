@@ -191,7 +191,7 @@ describe("several stacks", () => {
       // Deterministic: the same fixtures at the same addresses on every fresh chain.
       expect(a.manifest.poolAddress).toBe(stack.manifest.poolAddress);
       expect(b.manifest.assets).toEqual(stack.manifest.assets);
-      const config = await (await fetch(`${b.queueUrl}/api/queue/config`)).json();
+      const config = (await (await fetch(`${b.queueUrl}/api/queue/config`)).json()) as { poolAddress: string };
       expect(config.poolAddress).toBe(b.manifest.poolAddress);
     } finally {
       await Promise.all([a.stop(), b.stop()]);

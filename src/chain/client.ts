@@ -1,13 +1,21 @@
 import { createPublicClient, defineChain, http, type PublicClient } from "viem";
-import { sepolia } from "viem/chains";
 
-/** Sepolia's parameters with the RPC the runtime actually talks to. */
+/**
+ * Sepolia with the RPC the runtime actually talks to. Defined here rather than imported from
+ * viem/chains, whose index loads every chain viem knows (~0.4 s of start-up).
+ */
 export function sepoliaAt(rpcUrl: string) {
-  return defineChain({ ...sepolia, rpcUrls: { default: { http: [rpcUrl] } } });
+  return defineChain({
+    id: 11155111,
+    name: "Sepolia",
+    nativeCurrency: { name: "Sepolia Ether", symbol: "ETH", decimals: 18 },
+    rpcUrls: { default: { http: [rpcUrl] } },
+    testnet: true,
+  });
 }
 
 export function createChainClient(rpcUrl: string): PublicClient {
-  // Short timeout and no retries: a dev chain answers in milliseconds, and the routes turn a dead
+  // Short timeout and one retry: a dev chain answers in milliseconds, and the routes turn a dead
   // chain into a 503 rather than hanging the client.
   return createPublicClient({ chain: sepoliaAt(rpcUrl), transport: http(rpcUrl, { timeout: 10_000, retryCount: 1 }) });
 }

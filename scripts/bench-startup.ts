@@ -1,0 +1,72 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { execa } from "execa";
+import { anvilBinaryPath } from "../harness/anvil-binary.ts";
+
+// Launch-to-ready of the whole local stack (`dev-stack --json` printing its line) against a bare
+// anvil answering eth_chainId, measured alternately in the same run. Medians and their ratio.
+const RUNS = Number(process.env.BENCH_RUNS ?? 9);
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
+};
+
+async function stackOnce(): Promise<number> {
+  const stateDir = await mkdtemp(path.join(tmpdir(), "bench-stack-"));
+  const started = performance.now();
+  const child = execa(process.execPath, ["--experimental-strip-types", "scripts/dev-stack.ts", "--json", "--chain-port", "0", "--queue-port", "0", "--state-dir", stateDir], { reject: false });
+  const elapsed = await new Promise<number>((resolve, reject) => {
+    child.stdout?.on("data", () => resolve(performance.now() - started));
+    void child.then((r) => reject(new Error(`dev-stack exited ${r.exitCode}: ${r.stderr}`)));
+  });
+  child.kill("SIGINT");
+  await child;
+  await rm(stateDir, { recursive: true, force: true });
+  return elapsed;
+}
+
+async function anvilOnce(): Promise<number> {
+  const started = performance.now();
+  const child = execa(anvilBinaryPath(), ["--port", "0", "--chain-id", "11155111"], { reject: false });
+  const port = await new Promise<string>((resolve) => {
+    let out = "";
+    child.stdout?.on("data", (d: Buffer) => {
+      out += d.toString();
+      const m = /Listening on \S+:(\d+)/.exec(out);
+      if (m) resolve(m[1] as string);
+    });
+  });
+  for (;;) {
+    try {
+      const r = await fetch(`http://127.0.0.1:${port}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] }),
+      });
+      if (((await r.json()) as { result?: string }).result === "0xaa36a7") break;
+    } catch {
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  }
+  const elapsed = performance.now() - started;
+  child.kill("SIGINT");
+  await child;
+  return elapsed;
+}
+
+const stack: number[] = [];
+const anvil: number[] = [];
+await stackOnce(); // warm-up: file cache, compiled fixtures check
+for (let i = 0; i < RUNS; i++) {
+  anvil.push(await anvilOnce());
+  stack.push(await stackOnce());
+}
+const s = median(stack);
+const a = median(anvil);
+console.log(`runs: ${RUNS} each, alternating`);
+console.log(`local stack launch -> ready      median ${s.toFixed(0)} ms  (min ${Math.min(...stack).toFixed(0)}, max ${Math.max(...stack).toFixed(0)})`);
+console.log(`bare anvil launch -> eth_chainId median ${a.toFixed(0)} ms  (min ${Math.min(...anvil).toFixed(0)}, max ${Math.max(...anvil).toFixed(0)})`);
+console.log(`ratio stack / bare anvil: ${(s / a).toFixed(1)}x`);

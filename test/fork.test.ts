@@ -1,0 +1,148 @@
+import { mkdtemp, readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { createAnvil } from "@viem/anvil";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { keccak256, type Hex } from "viem";
+import { ForkUpstreamError, PinError, startDevStack, type DevStack } from "../harness/index.ts";
+import { anvilBinaryPath } from "../harness/anvil-binary.ts";
+import { anvilsWith } from "./support/processes.ts";
+import { hex, rpc } from "./support/rpc.ts";
+
+// A local stack plays Sepolia: an anvil with chain id 11155111 holding a deployed Pool. Nothing here
+// touches a public RPC.
+let upstream: DevStack;
+beforeAll(async () => {
+  upstream = await startDevStack();
+  // Some history after the Pool's deployment, as on a real network.
+  await rpc(upstream.rpcUrl, "anvil_mine", [hex(20)]);
+});
+afterAll(async () => {
+  await upstream?.stop();
+});
+
+const blockHash = async (url: string, n: number | bigint) => (await rpc<{ hash: Hex }>(url, "eth_getBlockByNumber", [hex(n), false])).hash;
+
+describe("fork mode", () => {
+  it("forks the upstream at its latest block, pinned, and deploys the fixtures on the fork", async () => {
+    const head = Number(await rpc<string>(upstream.rpcUrl, "eth_blockNumber"));
+    const fork = await startDevStack({ forkUrl: upstream.rpcUrl });
+    try {
+      expect(fork.mode).toBe("fork");
+      expect(fork.info.pool).toBe("deployed");
+      expect(fork.info.fork).toEqual({ url: upstream.rpcUrl, blockNumber: head, blockHash: await blockHash(upstream.rpcUrl, head) });
+      expect(Number(await rpc<string>(fork.rpcUrl, "eth_chainId"))).toBe(11155111);
+      // The fork sees the upstream's history...
+      expect(await blockHash(fork.rpcUrl, head)).toBe(await blockHash(upstream.rpcUrl, head));
+      expect(await rpc(fork.rpcUrl, "eth_getCode", [upstream.manifest.poolAddress, "latest"])).not.toBe("0x");
+      // ...and its own new Pool, which the upstream never sees.
+      expect(fork.manifest.deploymentBlock).toBeGreaterThan(head);
+      expect(fork.manifest.poolAddress).not.toBe(upstream.manifest.poolAddress);
+      const code = await rpc<Hex>(fork.rpcUrl, "eth_getCode", [fork.manifest.poolAddress, "latest"]);
+      expect(keccak256(code)).toBe(fork.manifest.poolRuntimeCodeHash);
+      expect(await rpc(upstream.rpcUrl, "eth_getCode", [fork.manifest.poolAddress, "latest"])).toBe("0x");
+      const served = await (await fetch(`${fork.queueUrl}/api/queue/config`)).text();
+      expect(served).toBe(await readFile(fork.manifestPath, "utf8"));
+    } finally {
+      await fork.stop();
+    }
+  });
+
+  it("forks at a given block", async () => {
+    const at = upstream.manifest.deploymentBlock - 1;
+    const fork = await startDevStack({ forkUrl: upstream.rpcUrl, forkBlockNumber: at });
+    try {
+      expect(fork.info.fork?.blockNumber).toBe(at);
+      expect(fork.info.fork?.blockHash).toBe(await blockHash(upstream.rpcUrl, at));
+      // Forked before the upstream's Pool existed.
+      expect(await rpc(fork.rpcUrl, "eth_getCode", [upstream.manifest.poolAddress, hex(at)])).toBe("0x");
+      expect(fork.manifest.deploymentBlock).toBeGreaterThan(at);
+    } finally {
+      await fork.stop();
+    }
+  });
+
+  it("never shows or writes the fork URL's credentials", async () => {
+    const port = new URL(upstream.rpcUrl).port;
+    const secretUrl = `http://alice:hunter2pass@127.0.0.1:${port}/?apikey=sk_live_0123456789abcdef`;
+    const fork = await startDevStack({ forkUrl: secretUrl });
+    try {
+      const written = (await readFile(fork.stackInfoPath, "utf8")) + (await readFile(fork.manifestPath, "utf8"));
+      for (const secret of ["hunter2pass", "alice", "sk_live_0123456789abcdef"]) {
+        expect(written).not.toContain(secret);
+        expect(fork.fork?.displayUrl).not.toContain(secret);
+      }
+      expect(fork.fork?.displayUrl).toBe(`http://***@127.0.0.1:${port}/?***`);
+    } finally {
+      await fork.stop();
+    }
+  });
+});
+
+describe("pin mode", () => {
+  it("pins a Pool deployed on the upstream: nothing deployed, its deployment block found on the chain", async () => {
+    const pinned = await startDevStack({ forkUrl: upstream.rpcUrl, pool: upstream.manifest.poolAddress });
+    try {
+      const m = pinned.manifest;
+      expect(pinned.info.pool).toBe("pinned");
+      expect(m.poolAddress).toBe(upstream.manifest.poolAddress);
+      expect(m.deploymentBlock).toBe(upstream.manifest.deploymentBlock);
+      expect(m.deploymentBlockHash).toBe(await blockHash(upstream.rpcUrl, upstream.manifest.deploymentBlock));
+      const upstreamCode = await rpc<Hex>(upstream.rpcUrl, "eth_getCode", [m.poolAddress, "latest"]);
+      expect(m.poolRuntimeCodeHash).toBe(keccak256(upstreamCode));
+      // Companions were read from the chain, so they are the upstream's.
+      expect({ ...m, relayFees: null }).toEqual({ ...upstream.manifest, relayFees: null });
+      // Nothing was deployed: the fork's head is still the fork block.
+      expect(Number(await rpc<string>(pinned.rpcUrl, "eth_blockNumber"))).toBe(pinned.info.fork?.blockNumber);
+    } finally {
+      await pinned.stop();
+    }
+  });
+
+  it("checks a given deployment block", async () => {
+    const pool = upstream.manifest.poolAddress;
+    const n = upstream.manifest.deploymentBlock;
+    const pinned = await startDevStack({ forkUrl: upstream.rpcUrl, pool, deploymentBlock: n });
+    expect(pinned.manifest.deploymentBlock).toBe(n);
+    await pinned.stop();
+    await expect(startDevStack({ forkUrl: upstream.rpcUrl, pool, deploymentBlock: n + 1 })).rejects.toThrow(/already had code at block/);
+    await expect(startDevStack({ forkUrl: upstream.rpcUrl, pool, deploymentBlock: n - 1 })).rejects.toThrow(/no code at --deployment-block/);
+  });
+
+  it("refuses an address without code, with nothing left running", async () => {
+    const stateDir = await mkdtemp(path.join(tmpdir(), "devstack-pin-"));
+    const attempt = startDevStack({ forkUrl: upstream.rpcUrl, pool: "0x000000000000000000000000000000000000dEaD", stateDir });
+    await expect(attempt).rejects.toBeInstanceOf(PinError);
+    await expect(attempt).rejects.toThrow(/no contract code at 0x000000000000000000000000000000000000dEaD/);
+    expect(await anvilsWith(stateDir)).toEqual([]);
+  });
+});
+
+describe("a bad upstream", () => {
+  it("unreachable: a clear error naming the redacted URL, and no process left", async () => {
+    const stateDir = await mkdtemp(path.join(tmpdir(), "devstack-bad-"));
+    const attempt = startDevStack({ forkUrl: "http://127.0.0.1:9/v3/0123456789abcdef0123", stateDir });
+    await expect(attempt).rejects.toBeInstanceOf(ForkUpstreamError);
+    const message = (await attempt.catch((e: Error) => e.message)) as string;
+    expect(message).toContain("http://127.0.0.1:9/v3/***");
+    expect(message).not.toContain("0123456789abcdef0123");
+    expect(await anvilsWith(stateDir)).toEqual([]);
+  });
+
+  it("not Sepolia: refused, naming the chain it is", async () => {
+    const other = createAnvil({ anvilBinary: anvilBinaryPath(), port: 0, chainId: 1 });
+    await other.start();
+    try {
+      const port = /Listening on \S+:(\d+)/.exec(other.logs.join(""))?.[1];
+      const stateDir = await mkdtemp(path.join(tmpdir(), "devstack-bad-"));
+      await expect(startDevStack({ forkUrl: `http://127.0.0.1:${port}`, stateDir })).rejects.toThrow(/is chain 1, not Sepolia \(11155111\)/);
+      expect(await anvilsWith(stateDir)).toEqual([]);
+    } finally {
+      await other.stop();
+    }
+  });
+
+  it("pinning needs a fork", async () => {
+    await expect(startDevStack({ pool: upstream.manifest.poolAddress })).rejects.toThrow(/needs --fork-url/);
+  });
+});

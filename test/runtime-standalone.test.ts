@@ -1,0 +1,84 @@
+import { readdir, readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { execa } from "execa";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startDevStack, type DevStack } from "../harness/index.ts";
+import { buildQueueRuntime } from "../src/server.ts";
+
+// The runtime as an operator runs it: src/ alone, given a manifest, an RPC URL and a relayer key.
+let stack: DevStack;
+beforeAll(async () => {
+  stack = await startDevStack();
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+const RELAYER_KEY = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d"; // anvil account 1
+
+describe("the queue runtime on its own", () => {
+  it("never imports the harness", async () => {
+    const files = (await readdir("src", { recursive: true })).filter((f) => f.endsWith(".ts"));
+    expect(files.length).toBeGreaterThan(5);
+    for (const file of files) {
+      expect(await readFile(path.join("src", file), "utf8"), file).not.toMatch(/from\s+["'][^"']*harness/);
+    }
+  });
+
+  it("serves a manifest from its CLI with secrets from the environment", async () => {
+    const child = execa(process.execPath, ["--experimental-strip-types", "src/main.ts", "--manifest", stack.manifestPath, "--port", "0"], {
+      env: { QUEUE_RPC_URL: stack.rpcUrl, QUEUE_RELAYER_KEY: RELAYER_KEY },
+      reject: false,
+    });
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let out = "";
+        child.stdout?.on("data", (d: Buffer) => {
+          out += d.toString();
+          const m = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+          if (m) resolve(m[1] as string);
+        });
+        void child.then((r) => reject(new Error(`runtime exited ${r.exitCode}: ${r.stderr}`)));
+      });
+      const served = await (await fetch(`${url}/api/queue/config`)).text();
+      expect(served).toBe(await readFile(stack.manifestPath, "utf8"));
+    } finally {
+      child.kill("SIGTERM");
+      const result = await child;
+      expect(result.exitCode).toBe(0);
+      expect(result.stdout + result.stderr).not.toContain(RELAYER_KEY.slice(2));
+    }
+  });
+
+  it("refuses to start when the chain contradicts the manifest", async () => {
+    const manifest = JSON.parse(await readFile(stack.manifestPath, "utf8"));
+    const variants: Array<[string, (m: Record<string, unknown>) => void, RegExp]> = [
+      ["code hash", (m) => (m.poolRuntimeCodeHash = `0x${"11".repeat(32)}`), /runtime code hash/],
+      ["block hash", (m) => (m.deploymentBlockHash = `0x${"22".repeat(32)}`), /block \d+ is 0x/],
+      ["pool", (m) => (m.poolAddress = "0x000000000000000000000000000000000000dEaD"), /no contract at poolAddress/],
+    ];
+    for (const [, mutate, error] of variants) {
+      const copy = structuredClone(manifest);
+      mutate(copy);
+      await expect(buildQueueRuntime({ manifest: Buffer.from(JSON.stringify(copy)), rpcUrl: stack.rpcUrl, relayerPrivateKey: RELAYER_KEY })).rejects.toThrow(error);
+    }
+  });
+
+  it("refuses an invalid manifest or a relayer key the manifest does not name", async () => {
+    const bytes = await readFile(stack.manifestPath);
+    await expect(buildQueueRuntime({ manifest: Buffer.from("{"), rpcUrl: stack.rpcUrl })).rejects.toThrow(/not JSON/);
+    const extra = { ...JSON.parse(bytes.toString()), secret: "x" };
+    await expect(buildQueueRuntime({ manifest: Buffer.from(JSON.stringify(extra)), rpcUrl: stack.rpcUrl, relayerPrivateKey: RELAYER_KEY })).rejects.toThrow(
+      /does not match the configuration schema/,
+    );
+    await expect(buildQueueRuntime({ manifest: bytes, rpcUrl: stack.rpcUrl })).rejects.toThrow(/relays as nobody/);
+    const file = path.join(stack.stateDir, "tampered.json");
+    await writeFile(file, bytes);
+    const child = await execa(process.execPath, ["--experimental-strip-types", "src/main.ts", "--manifest", file], {
+      env: { QUEUE_RPC_URL: "http://127.0.0.1:9/v3/0123456789abcdef0123", QUEUE_RELAYER_KEY: RELAYER_KEY },
+      reject: false,
+    });
+    expect(child.exitCode).toBe(1);
+    expect(child.stderr).not.toContain("0123456789abcdef0123");
+  });
+});
