@@ -15,6 +15,7 @@ export const DEV_TOKEN_GRANT = 1_000_000n;
 export interface Deployment {
   pool: Address;
   verifier: Address;
+  hashers: { poseidon2: Address; poseidon3: Address };
   accountRegistry: Address;
   receiveDirectory: Address;
   assets: Address[];
@@ -33,6 +34,8 @@ export async function deployFixtures(args: {
   fixtures: CompiledFixtures;
   deployerKey: Hex;
   holders: Address[];
+  /** Merkle tree depth: the circuit's. */
+  levels: number;
 }): Promise<Deployment> {
   const { client, fixtures } = args;
   const account = privateKeyToAccount(args.deployerKey);
@@ -50,16 +53,18 @@ export async function deployFixtures(args: {
   };
 
   const verifier = await deploy("JoinSplitVerifier");
+  const poseidon2 = await deploy("Poseidon2");
+  const poseidon3 = await deploy("Poseidon3");
   const accountRegistry = await deploy("AccountRegistry");
   const receiveDirectory = await deploy("ReceiveDirectory", [accountRegistry]);
   const assets: Address[] = [];
   for (const asset of DEV_ASSETS) {
     assets.push(await deploy("TestToken", [asset.name, asset.symbol, asset.decimals, args.holders, parseUnits(String(DEV_TOKEN_GRANT), asset.decimals)]));
   }
-  const pool = await deploy("Pool", [verifier, accountRegistry, receiveDirectory, assets]);
+  const pool = await deploy("Pool", [verifier, poseidon2, poseidon3, accountRegistry, receiveDirectory, assets, args.levels]);
 
   const receipts = await Promise.all(pending.map((hash) => client.waitForTransactionReceipt({ hash, pollingInterval: 20 })));
   const failed = receipts.find((r) => r.status !== "success");
   if (failed) throw new Error(`fixture deployment reverted in transaction ${failed.transactionHash}`);
-  return { pool, verifier, accountRegistry, receiveDirectory, assets, deploymentBlock: (receipts.at(-1) as { blockNumber: bigint }).blockNumber };
+  return { pool, verifier, hashers: { poseidon2, poseidon3 }, accountRegistry, receiveDirectory, assets, deploymentBlock: (receipts.at(-1) as { blockNumber: bigint }).blockNumber };
 }

@@ -4,6 +4,7 @@ import { erc20Abi, keccak256, numberToHex, parseUnits, type Address, type Public
 import { poolReadAbi } from "../src/chain/abi.ts";
 import { DeploymentConfig } from "../src/config/deployment-config.ts";
 import { QUEUE_PATHS } from "../src/paths.ts";
+import type { CircuitManifest } from "./circuit.ts";
 import type { CompiledFixtures } from "./fixtures.ts";
 
 /** Default relay fees: one hundredth of a token, in base units, for every asset and action. */
@@ -22,21 +23,29 @@ export async function describeDeployment(args: {
   deploymentBlock: bigint;
   fixtures: CompiledFixtures;
   relayer: Address | null;
+  circuit: CircuitManifest;
 }): Promise<DeploymentConfig> {
   const { client, pool, fixtures } = args;
   const read = <T>(functionName: string, fnArgs?: readonly unknown[]) =>
     client.readContract({ address: pool, abi: poolReadAbi, functionName, args: fnArgs } as never) as Promise<T>;
 
-  const [chainId, code, block, domain, accountRegistry, receiveDirectory, assetAddresses] = await Promise.all([
+  const [chainId, code, block, domain, verifier, levels, accountRegistry, receiveDirectory, assetAddresses] = await Promise.all([
     client.getChainId(),
     client.getCode({ address: pool }),
     client.getBlock({ blockNumber: args.deploymentBlock }),
     read<bigint>("domain"),
+    read<Address>("verifier"),
+    read<number>("levels"),
     read<Address>("accountRegistry"),
     read<Address>("receiveDirectory"),
     read<Address[]>("supportedAssets"),
   ]);
   if (code === undefined || code === "0x") throw new Error(`no Pool code at ${pool}`);
+  if (levels !== args.circuit.levels) {
+    throw new Error(`the Pool's tree has depth ${levels}, but the proof files are for depth ${args.circuit.levels}: they cannot prove for it`);
+  }
+  const verifierCode = await client.getCode({ address: verifier });
+  if (verifierCode === undefined || verifierCode === "0x") throw new Error(`no verifier code at ${verifier}`);
 
   const assets = await Promise.all(
     assetAddresses.map(async (address) => {
@@ -66,8 +75,34 @@ export async function describeDeployment(args: {
         return { asset: a.address, send: fee, withdraw: fee };
       }),
     },
-    queue: { endpoints: QUEUE_PATHS, proofArtifacts: [] },
+    queue: { endpoints: QUEUE_PATHS, proof: proofSection(args.circuit, verifier, keccak256(verifierCode)) },
   });
+}
+
+const ARTIFACT_KINDS: Record<string, { role: "wasm" | "zkey" | "verificationKey"; contentType: string }> = {
+  ".wasm": { role: "wasm", contentType: "application/wasm" },
+  ".zkey": { role: "zkey", contentType: "application/octet-stream" },
+  ".json": { role: "verificationKey", contentType: "application/json" },
+};
+
+function proofSection(circuit: CircuitManifest, verifier: Address, verifierCodeHash: `0x${string}`) {
+  const artifacts = circuit.files.map((f) => {
+    const kind = ARTIFACT_KINDS[path.extname(f.file)];
+    if (!kind) throw new Error(`unknown proof artifact type: ${f.file}`);
+    return { name: f.file, ...kind, path: `${QUEUE_PATHS.artifacts}/${f.file}`, sha256: `0x${f.sha256}`, size: f.bytes };
+  });
+  const vk = artifacts.find((a) => a.role === "verificationKey");
+  if (!vk) throw new Error("the circuit build has no verification key");
+  return {
+    system: "groth16",
+    curve: "bn128",
+    circuit: `${circuit.circuit}-2x2`,
+    treeDepth: circuit.levels,
+    publicInputs: circuit.publicInputs,
+    verifier: { address: verifier, runtimeCodeHash: verifierCodeHash },
+    verificationKeySha256: vk.sha256,
+    artifacts,
+  };
 }
 
 /** The manifest's exact bytes: what the file holds and what GET /api/queue/config serves. */

@@ -7,6 +7,7 @@ import { createChainClient } from "../src/chain/client.ts";
 import type { DeploymentConfig } from "../src/config/deployment-config.ts";
 import { buildQueueRuntime } from "../src/server.ts";
 import { startChain, type Chain, type DevAccount } from "./chain.ts";
+import { CIRCUIT_BUILD_DIR, loadCircuitManifest } from "./circuit.ts";
 import { deployFixtures } from "./deploy.ts";
 import { loadFixtures } from "./fixtures.ts";
 import { resolveForkPoint, type ForkPoint } from "./fork.ts";
@@ -103,7 +104,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     );
     cleanups.push(() => chain.stop());
     const client = createChainClient(chain.rpcUrl);
-    const fixtures = await timed(progress, "load contracts", () => fixturesPromise);
+    const [fixtures, circuit] = await timed(progress, "load contracts", () => Promise.all([fixturesPromise, loadCircuitManifest()]));
     const relayer = chain.accounts[RELAYER_INDEX] as DevAccount;
     const deployer = chain.accounts[DEPLOYER_INDEX] as DevAccount;
 
@@ -116,6 +117,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
               fixtures,
               deployerKey: deployer.privateKey,
               holders: chain.accounts.map((a) => a.address),
+              levels: circuit.levels,
             });
             return { pool: deployment.pool, deploymentBlock: deployment.deploymentBlock };
           })
@@ -124,7 +126,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
           );
 
     const manifest = await timed(progress, "write manifest", async () => {
-      const config = await describeDeployment({ client, pool, deploymentBlock, fixtures, relayer: relayer.address });
+      const config = await describeDeployment({ client, pool, deploymentBlock, fixtures, circuit, relayer: relayer.address });
       await writeFileAtomic(manifestPath, manifestBytes(config));
       return config;
     });
@@ -135,6 +137,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
         rpcUrl: chain.rpcUrl,
         explorerUrl: fork ? "https://sepolia.etherscan.io" : null,
         relayerPrivateKey: relayer.privateKey,
+        artifactsDir: CIRCUIT_BUILD_DIR,
         logger: options.logger ?? false,
       });
       cleanups.push(() => runtime.close());

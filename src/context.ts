@@ -1,6 +1,7 @@
 import type { PublicClient } from "viem";
 import type { DeploymentConfig } from "./config/deployment-config.ts";
 import type { NetworkList } from "./config/networks.ts";
+import type { LoadedArtifact } from "./proof-artifacts.ts";
 
 /** What every route group reads: decided once at start, immutable while the runtime runs. */
 export interface RuntimeContext {
@@ -10,6 +11,8 @@ export interface RuntimeContext {
   configBytes: Buffer;
   configEtag: string;
   networks: NetworkList;
+  /** Proof files by name, their bytes checked against the config at start. */
+  artifacts: ReadonlyMap<string, LoadedArtifact>;
   /** Reads the chain. Its URL may carry credentials: never serve or log it. */
   chain: PublicClient;
 }

@@ -1,4 +1,5 @@
 import { readFile } from "node:fs/promises";
+import path from "node:path";
 import { parseArgs } from "node:util";
 import type { Hex } from "viem";
 import { redactText } from "./redact.ts";
@@ -9,6 +10,7 @@ import { buildQueueRuntime } from "./server.ts";
 const HELP = `Usage: node --experimental-strip-types src/main.ts --manifest <file> [options]
 
   --manifest <file>        the deployment manifest (served verbatim by GET /api/queue/config)
+  --artifacts <dir>        folder with the proof files the manifest lists (default: the manifest's folder)
   --host <ip>              interface to bind (default 127.0.0.1)
   --port <port>            port (default 8700)
   --public-rpc-url <url>   RPC URL served to wallets and clients (default: QUEUE_RPC_URL without credentials)
@@ -22,6 +24,7 @@ Environment:
 const { values } = parseArgs({
   options: {
     manifest: { type: "string" },
+    artifacts: { type: "string" },
     host: { type: "string", default: "127.0.0.1" },
     port: { type: "string", default: "8700" },
     "public-rpc-url": { type: "string" },
@@ -43,6 +46,7 @@ const relayerKey = process.env.QUEUE_RELAYER_KEY as Hex | undefined;
 try {
   const app = await buildQueueRuntime({
     manifest: await readFile(values.manifest),
+    artifactsDir: values.artifacts ?? path.dirname(values.manifest),
     rpcUrl,
     publicRpcUrl: values["public-rpc-url"],
     explorerUrl: values["explorer-url"] ?? null,

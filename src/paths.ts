@@ -11,4 +11,5 @@ export const QUEUE_PATHS = {
   withdrawRelay: `${API_PREFIX}/withdraw-relay`,
   withdrawStatus: `${API_PREFIX}/withdraw-status`,
   finalize: `${API_PREFIX}/finalize`,
+  artifacts: `${API_PREFIX}/artifacts`,
 } as const;

@@ -9,6 +9,8 @@ import { DeploymentConfig } from "./config/deployment-config.ts";
 import { NetworkList } from "./config/networks.ts";
 import type { RuntimeContext } from "./context.ts";
 import { installProblemHandlers } from "./errors.ts";
+import { loadProofArtifacts } from "./proof-artifacts.ts";
+import { artifactsRoutes } from "./routes/artifacts.ts";
 import { assetsRoutes } from "./routes/assets.ts";
 import { configRoutes } from "./routes/config.ts";
 import { networksRoutes } from "./routes/networks.ts";
@@ -24,6 +26,8 @@ export interface QueueRuntimeOptions {
   publicRpcUrl?: string;
   /** Block explorer for the networks route; null for a chain without one. */
   explorerUrl?: string | null;
+  /** Folder holding the proof files the manifest lists (queue.proof.artifacts). */
+  artifactsDir: string;
   /** The key the runtime relays with; its address must be the manifest's relayFees.relayer. */
   relayerPrivateKey?: Hex;
   /** Skip checking the manifest against the chain at start (only for tests of the check itself). */
@@ -65,12 +69,14 @@ export async function buildQueueRuntime(options: QueueRuntimeOptions): Promise<F
   const chain = createChainClient(options.rpcUrl);
   if (!options.skipDeploymentCheck) await verifyDeployment(chain, config);
 
+  const artifacts = await loadProofArtifacts(config, options.artifactsDir);
   const publicRpcUrl = options.publicRpcUrl ?? redactUrl(options.rpcUrl);
   const context: RuntimeContext = {
     config,
     configBytes: options.manifest,
     configEtag: `"${createHash("sha256").update(options.manifest).digest("base64url")}"`,
     chain,
+    artifacts,
     networks: NetworkList.parse({
       supportedChains: [
         {
@@ -105,6 +111,7 @@ export async function buildQueueRuntime(options: QueueRuntimeOptions): Promise<F
   await app.register(configRoutes, { context });
   await app.register(networksRoutes, { context });
   await app.register(assetsRoutes, { context });
+  await app.register(artifactsRoutes, { context });
   await app.register(pendingRoutes);
   return app;
 }

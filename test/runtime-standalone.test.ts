@@ -4,6 +4,8 @@ import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startDevStack, type DevStack } from "../harness/index.ts";
 import { buildQueueRuntime } from "../src/server.ts";
+import { CIRCUIT_BUILD_DIR } from "../harness/circuit.ts";
+import { RELAYER_KEY } from "./support/chain.ts";
 
 // The runtime as an operator runs it: src/ alone, given a manifest, an RPC URL and a relayer key.
 let stack: DevStack;
@@ -14,7 +16,6 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-const RELAYER_KEY = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d"; // anvil account 1
 
 describe("the queue runtime on its own", () => {
   it("never imports the harness", async () => {
@@ -26,7 +27,7 @@ describe("the queue runtime on its own", () => {
   });
 
   it("serves a manifest from its CLI with secrets from the environment", async () => {
-    const child = execa(process.execPath, ["--experimental-strip-types", "src/main.ts", "--manifest", stack.manifestPath, "--port", "0"], {
+    const child = execa(process.execPath, ["--experimental-strip-types", "src/main.ts", "--manifest", stack.manifestPath, "--artifacts", CIRCUIT_BUILD_DIR, "--port", "0"], {
       env: { QUEUE_RPC_URL: stack.rpcUrl, QUEUE_RELAYER_KEY: RELAYER_KEY },
       reject: false,
     });
@@ -60,18 +61,18 @@ describe("the queue runtime on its own", () => {
     for (const [, mutate, error] of variants) {
       const copy = structuredClone(manifest);
       mutate(copy);
-      await expect(buildQueueRuntime({ manifest: Buffer.from(JSON.stringify(copy)), rpcUrl: stack.rpcUrl, relayerPrivateKey: RELAYER_KEY })).rejects.toThrow(error);
+      await expect(buildQueueRuntime({ manifest: Buffer.from(JSON.stringify(copy)), rpcUrl: stack.rpcUrl, relayerPrivateKey: RELAYER_KEY, artifactsDir: CIRCUIT_BUILD_DIR })).rejects.toThrow(error);
     }
   });
 
   it("refuses an invalid manifest or a relayer key the manifest does not name", async () => {
     const bytes = await readFile(stack.manifestPath);
-    await expect(buildQueueRuntime({ manifest: Buffer.from("{"), rpcUrl: stack.rpcUrl })).rejects.toThrow(/not JSON/);
+    await expect(buildQueueRuntime({ manifest: Buffer.from("{"), rpcUrl: stack.rpcUrl, artifactsDir: CIRCUIT_BUILD_DIR })).rejects.toThrow(/not JSON/);
     const extra = { ...JSON.parse(bytes.toString()), secret: "x" };
-    await expect(buildQueueRuntime({ manifest: Buffer.from(JSON.stringify(extra)), rpcUrl: stack.rpcUrl, relayerPrivateKey: RELAYER_KEY })).rejects.toThrow(
+    await expect(buildQueueRuntime({ manifest: Buffer.from(JSON.stringify(extra)), rpcUrl: stack.rpcUrl, relayerPrivateKey: RELAYER_KEY, artifactsDir: CIRCUIT_BUILD_DIR })).rejects.toThrow(
       /does not match the configuration schema/,
     );
-    await expect(buildQueueRuntime({ manifest: bytes, rpcUrl: stack.rpcUrl })).rejects.toThrow(/relays as nobody/);
+    await expect(buildQueueRuntime({ manifest: bytes, rpcUrl: stack.rpcUrl, artifactsDir: CIRCUIT_BUILD_DIR })).rejects.toThrow(/relays as nobody/);
     const file = path.join(stack.stateDir, "tampered.json");
     await writeFile(file, bytes);
     const child = await execa(process.execPath, ["--experimental-strip-types", "src/main.ts", "--manifest", file], {

@@ -8,4 +8,5 @@ export const poolReadAbi = parseAbi([
   "function receiveDirectory() view returns (address)",
   "function supportedAssets() view returns (address[])",
   "function isSupportedAsset(address) view returns (bool)",
+  "function levels() view returns (uint32)",
 ]);

@@ -44,12 +44,26 @@ export const RelayFees = z
 export const ProofArtifact = z
   .strictObject({
     name: z.string(),
+    role: z.enum(["wasm", "zkey", "verificationKey"]).meta({ description: "witness generator, proving key, or verification key" }),
     path: z.string().startsWith("/").meta({ description: "GET path under {base_url}" }),
     contentType: z.string(),
-    sha256: Bytes32,
-    size: z.int().nonnegative(),
+    sha256: Bytes32.meta({ description: "sha256 of the file; check it before use" }),
+    size: z.int().nonnegative().meta({ description: "bytes" }),
   })
   .meta({ description: "A proof file served by the queue runtime" });
+
+export const ProofSystem = z
+  .strictObject({
+    system: z.literal("groth16"),
+    curve: z.literal("bn128"),
+    circuit: z.string().meta({ description: "circuit name; one proof spends 2 notes and creates 2" }),
+    treeDepth: z.int().positive().meta({ description: "the Pool's Merkle tree depth (Pool.levels())" }),
+    publicInputs: z.array(z.string()).meta({ description: "public signal names, in proof order" }),
+    verifier: z.strictObject({ address: Address, runtimeCodeHash: Bytes32 }).meta({ description: "the Pool's verifier, for the rule-6 check" }),
+    verificationKeySha256: Bytes32,
+    artifacts: z.array(ProofArtifact),
+  })
+  .meta({ description: "What a client needs to prove, and to check that the proof files belong to this deployment" });
 
 export const QueueEndpoints = z.strictObject({
   config: z.string(),
@@ -61,12 +75,13 @@ export const QueueEndpoints = z.strictObject({
   withdrawRelay: z.string(),
   withdrawStatus: z.string(),
   finalize: z.string(),
+  artifacts: z.string().meta({ description: "prefix of the proof files' paths" }),
 });
 
 export const QueueInfo = z
   .strictObject({
     endpoints: QueueEndpoints.meta({ description: "endpoint paths under {base_url}" }),
-    proofArtifacts: z.array(ProofArtifact).meta({ description: "proof files and where to fetch them" }),
+    proof: ProofSystem,
   })
   .meta({ description: "Endpoint paths and proof-artifact locations" });
 

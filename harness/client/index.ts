@@ -1,0 +1,12 @@
+// The client's part of the protocol, for tests and app developers. Secrets (spending keys, note
+// openings, blindings) stay in these objects; what leaves is PreparedTransaction: proof and public fields.
+export { FIELD_SIZE, randomFieldElement, toField } from "./field.ts";
+export { createAccountKeys, recipientOf, type AccountKeys, type RecipientKeys } from "./keys.ts";
+export { generateEncryptionKeyPair, encryptTo, decryptWith, type EncryptionKeyPair } from "./encryption.ts";
+export { commitmentOf, precommitmentOf, nullifierOf, encryptNote, decryptNote, type Note } from "./note.ts";
+export { MerkleTree, ZERO_VALUE } from "./merkle-tree.ts";
+export { syncPool, findNotes, type PoolState, type OwnedNote } from "./sync.ts";
+export { fetchProofFiles, ArtifactIntegrityError, type ProofFiles } from "./proof-files.ts";
+export { createProver, closeProvers, type Prover, type SolidityProof } from "./prover.ts";
+export { prepareTransaction, buildWitness, hashExtData, TransactionShapeError, type PreparedTransaction, type PreparedWithNotes, type TransactionRequest, type Witness, type ExtData, type PublicInputs, type Deployment } from "./transaction.ts";
+export { poolAbi } from "./pool-abi.ts";

@@ -1,0 +1,105 @@
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import * as snarkjs from "snarkjs";
+import { erc20Abi, parseUnits, type Address, type Hex } from "viem";
+import { CIRCUIT_BUILD_DIR } from "../harness/circuit.ts";
+import {
+  buildWitness,
+  closeProvers,
+  createAccountKeys,
+  createProver,
+  encryptNote,
+  fetchProofFiles,
+  findNotes,
+  poolAbi,
+  precommitmentOf,
+  prepareTransaction,
+  randomFieldElement,
+  recipientOf,
+  syncPool,
+  type Note,
+  type PreparedTransaction,
+} from "../harness/client/index.ts";
+import { startDevStack } from "../harness/index.ts";
+import { clients } from "../test/support/chain.ts";
+
+// Proof generation time (full witness + Groth16 prove) against witness generation alone, and the gas
+// of a deposit, a private send and a withdrawal against a plain ERC-20 transfer, on a real stack.
+const RUNS = Number(process.env.BENCH_RUNS ?? 7);
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+const GAS = 6_000_000n;
+
+const stack = await startDevStack();
+try {
+  const config = stack.manifest;
+  const prover = createProver(await fetchProofFiles(stack.queueUrl, config));
+  const wasm = await readFile(path.join(CIRCUIT_BUILD_DIR, "joinsplit.wasm"));
+  const deployment = { chainId: config.chainId, poolAddress: config.poolAddress, domain: BigInt(config.domain) };
+  const asset = config.assets.find((a) => a.decimals === 6)?.address as Address;
+  const levels = config.queue.proof.treeDepth;
+  const { wallet, public: client, account } = clients(stack.rpcUrl, stack.accounts[1]?.privateKey as Hex);
+  const receipt = async (hash: Hex) => client.waitForTransactionReceipt({ hash });
+  const sync = () => syncPool({ client, pool: config.poolAddress, fromBlock: BigInt(config.deploymentBlock), levels });
+  const keys = createAccountKeys();
+  const amount = parseUnits("100", 6);
+
+  // Gas.
+  const transfer = await receipt(await wallet.writeContract({ address: asset, abi: erc20Abi, functionName: "transfer", args: [stack.accounts[2]?.address as Address, 1n] }));
+  await receipt(await wallet.writeContract({ address: asset, abi: erc20Abi, functionName: "approve", args: [config.poolAddress, amount] }));
+  const note: Note = { amount, asset, ownerPublicKey: keys.notePublicKey, blinding: randomFieldElement() };
+  const deposit = await receipt(
+    await wallet.writeContract({ address: config.poolAddress, abi: poolAbi, functionName: "deposit", args: [asset, amount, precommitmentOf(note), encryptNote(note, keys.encryption.publicKey)], gas: GAS }),
+  );
+  const transact = async (tx: PreparedTransaction) =>
+    receipt(await wallet.writeContract({ address: config.poolAddress, abi: poolAbi, functionName: "transact", args: [tx.proof, tx.publicInputs, tx.extData], gas: GAS }));
+  let state = await sync();
+  const [owned] = findNotes(keys, state, deployment.domain);
+  const fee = parseUnits("0.01", 6);
+  const sendStarted = performance.now();
+  const send = await prepareTransaction({
+    deployment, prover, tree: state.tree, keys, asset,
+    inputs: [{ note: owned!.note, leafIndex: owned!.leafIndex }],
+    outputs: [{ amount: parseUnits("60", 6), to: recipientOf(createAccountKeys()) }, { amount: parseUnits("40", 6) - fee, to: recipientOf(keys) }],
+    fee, relayer: account.address,
+  });
+  const firstProofMs = performance.now() - sendStarted;
+  const sendReceipt = await transact(send.transaction);
+  state = await sync();
+  const change = findNotes(keys, state, deployment.domain).find((n) => !n.spent);
+  const withdraw = await prepareTransaction({
+    deployment, prover, tree: state.tree, keys, asset,
+    inputs: [{ note: change!.note, leafIndex: change!.leafIndex }],
+    outputs: [{ amount: parseUnits("20", 6), to: recipientOf(keys) }],
+    extAmount: -(parseUnits("20", 6) - 2n * fee), fee, recipient: stack.accounts[3]?.address as Address, relayer: account.address,
+  });
+  const withdrawReceipt = await transact(withdraw.transaction);
+  for (const r of [sendReceipt, withdrawReceipt, deposit]) if (r.status !== "success") throw new Error(`transaction ${r.transactionHash} reverted`);
+
+  // Proof time against witness generation alone, alternating, on the same request.
+  const request = { deployment, tree: state.tree, keys, asset, inputs: [], outputs: [], fee: 0n };
+  const witnessMs: number[] = [];
+  const proofMs: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const signals = buildWitness(request).signals;
+    let t = performance.now();
+    await snarkjs.wtns.calculate(signals, { type: "mem", data: wasm }, { type: "mem" });
+    witnessMs.push(performance.now() - t);
+    t = performance.now();
+    await prover.prove(buildWitness(request).signals);
+    proofMs.push(performance.now() - t);
+  }
+  const p = median(proofMs);
+  const w = median(witnessMs);
+  console.log(`tree depth ${levels}, ${RUNS} runs each (first proof in the process: ${firstProofMs.toFixed(0)} ms)`);
+  console.log(`proof generation (witness + Groth16) median ${p.toFixed(0)} ms  (min ${Math.min(...proofMs).toFixed(0)}, max ${Math.max(...proofMs).toFixed(0)})`);
+  console.log(`witness generation alone           median ${w.toFixed(0)} ms`);
+  console.log(`ratio proof / witness: ${(p / w).toFixed(1)}x`);
+  const t = Number(transfer.gasUsed);
+  for (const [name, r] of [["deposit", deposit], ["private send", sendReceipt], ["withdrawal", withdrawReceipt]] as const) {
+    console.log(`gas ${name.padEnd(13)} ${String(r.gasUsed).padStart(9)}  (${(Number(r.gasUsed) / t).toFixed(1)}x an ERC-20 transfer)`);
+  }
+  console.log(`gas ERC-20 transfer ${String(transfer.gasUsed).padStart(9)}  (baseline)`);
+} finally {
+  await closeProvers();
+  await stack.stop();
+}

@@ -1,0 +1,130 @@
+import { createHash } from "node:crypto";
+import { cp, mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import * as snarkjs from "snarkjs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { keccak256, toFunctionSignature, type AbiFunction, type Hex } from "viem";
+import { CIRCUIT_BUILD_DIR, loadCircuitManifest, renderSolidityVerifier } from "../harness/circuit.ts";
+import { FIXTURES_DIR, loadFixtures } from "../harness/fixtures.ts";
+import { startDevStack, type DevStack } from "../harness/index.ts";
+import { ArtifactIntegrityError, closeProvers, fetchProofFiles, hashExtData, poolAbi, randomFieldElement } from "../harness/client/index.ts";
+import { buildQueueRuntime } from "../src/server.ts";
+import { clients, RELAYER_KEY } from "./support/chain.ts";
+
+let stack: DevStack;
+beforeAll(async () => {
+  stack = await startDevStack();
+});
+afterAll(async () => {
+  await closeProvers();
+  await stack?.stop();
+});
+
+const sha256 = (bytes: Uint8Array) => `0x${createHash("sha256").update(bytes).digest("hex")}`;
+
+describe("the committed proof files", () => {
+  it("the Solidity verifier is the one the committed zkey generates", async () => {
+    const circuit = await loadCircuitManifest();
+    const zkey = path.join(CIRCUIT_BUILD_DIR, "joinsplit_final.zkey");
+    const committed = await readFile(path.join(FIXTURES_DIR, "contracts", "JoinSplitVerifier.sol"), "utf8");
+    expect(await renderSolidityVerifier(zkey, circuit.levels, circuit.publicInputs)).toBe(committed);
+    const vk = await snarkjs.zKey.exportVerificationKey(zkey);
+    expect(vk).toEqual(JSON.parse(await readFile(path.join(CIRCUIT_BUILD_DIR, "verification_key.json"), "utf8")));
+  }, 60_000);
+
+  it("the circuit manifest's hashes and sizes are the files'", async () => {
+    const circuit = await loadCircuitManifest();
+    expect(circuit.files.map((f) => f.file).sort()).toEqual(["joinsplit.wasm", "joinsplit_final.zkey", "verification_key.json"]);
+    for (const file of circuit.files) {
+      const bytes = await readFile(path.join(CIRCUIT_BUILD_DIR, file.file));
+      expect(sha256(bytes)).toBe(`0x${file.sha256}`);
+      expect(bytes.length).toBe(file.bytes);
+    }
+  });
+});
+
+describe("the queue serves the proof files", () => {
+  it("as the config lists them: hash, size, content type, ETag, immutable caching", async () => {
+    for (const artifact of stack.manifest.queue.proof.artifacts) {
+      const response = await fetch(`${stack.queueUrl}${artifact.path}`);
+      expect(response.status).toBe(200);
+      const bytes = new Uint8Array(await response.arrayBuffer());
+      expect(sha256(bytes)).toBe(artifact.sha256);
+      expect(bytes.length).toBe(artifact.size);
+      expect(response.headers.get("content-type")).toContain(artifact.contentType);
+      expect(response.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+      const etag = response.headers.get("etag") as string;
+      expect(etag).toBe(`"${artifact.sha256.slice(2)}"`);
+      expect((await fetch(`${stack.queueUrl}${artifact.path}`, { headers: { "if-none-match": etag } })).status).toBe(304);
+    }
+    const vk = stack.manifest.queue.proof.artifacts.find((a) => a.role === "verificationKey");
+    expect(stack.manifest.queue.proof.verificationKeySha256).toBe(vk?.sha256);
+  });
+
+  it("names the verifier the Pool really uses, with its code hash", async () => {
+    const { verifier } = stack.manifest.queue.proof;
+    const client = clients(stack.rpcUrl, stack.accounts[0]?.privateKey as Hex).public;
+    expect(await client.readContract({ address: stack.manifest.poolAddress, abi: [{ type: "function", name: "verifier", inputs: [], outputs: [{ type: "address" }], stateMutability: "view" }], functionName: "verifier" })).toBe(verifier.address);
+    expect(keccak256((await client.getCode({ address: verifier.address })) as Hex)).toBe(verifier.runtimeCodeHash);
+  });
+
+  it("a missing artifact is a 404 problem", async () => {
+    const response = await fetch(`${stack.queueUrl}/api/queue/artifacts/other.zkey`);
+    expect(response.status).toBe(404);
+    expect(response.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+    expect(((await response.json()) as { code: string }).code).toBe("artifact_not_found");
+  });
+
+  it("the client refuses a tampered file", async () => {
+    const tampering: typeof fetch = async (input, init) => {
+      const response = await fetch(input, init);
+      if (!String(input).endsWith(".zkey")) return response;
+      const bytes = new Uint8Array(await response.arrayBuffer());
+      bytes[1000] = (bytes[1000] as number) ^ 1;
+      return new Response(bytes, { status: 200 });
+    };
+    await expect(fetchProofFiles(stack.queueUrl, stack.manifest, tampering)).rejects.toBeInstanceOf(ArtifactIntegrityError);
+    await expect(fetchProofFiles(stack.queueUrl, stack.manifest, tampering)).rejects.toThrow(/joinsplit_final.zkey: got 9\d+ bytes with sha256/);
+    const files = await fetchProofFiles(stack.queueUrl, stack.manifest);
+    expect(files.zkey.length).toBeGreaterThan(0);
+  });
+
+  it("the runtime refuses to start when a file differs from the manifest", async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), "artifacts-"));
+    await cp(CIRCUIT_BUILD_DIR, dir, { recursive: true });
+    const wasm = path.join(dir, "joinsplit.wasm");
+    const bytes = await readFile(wasm);
+    bytes[10] = (bytes[10] as number) ^ 1;
+    await writeFile(wasm, bytes);
+    await expect(
+      buildQueueRuntime({ manifest: await readFile(stack.manifestPath), rpcUrl: stack.rpcUrl, artifactsDir: dir, relayerPrivateKey: RELAYER_KEY, skipDeploymentCheck: true }),
+    ).rejects.toThrow(/joinsplit.wasm is \d+ bytes with sha256/);
+  });
+});
+
+describe("the client library agrees with the Pool", () => {
+  it("every function, event and error of its ABI is the compiled Pool's", async () => {
+    const { contracts } = await loadFixtures();
+    const compiled = new Set(contracts.Pool.abi.filter((i) => i.type !== "constructor").map((i) => toFunctionSignature(i as AbiFunction)));
+    for (const item of poolAbi) expect(compiled, toFunctionSignature(item as AbiFunction)).toContain(toFunctionSignature(item as AbiFunction));
+  });
+
+  it("computes extDataHash exactly as Pool.hashExtData", async () => {
+    const client = clients(stack.rpcUrl, stack.accounts[0]?.privateKey as Hex).public;
+    const deployment = { chainId: stack.manifest.chainId, poolAddress: stack.manifest.poolAddress, domain: BigInt(stack.manifest.domain) };
+    const asset = stack.manifest.assets[1]?.address as Hex;
+    for (const extAmount of [0n, -123456789n]) {
+      const ext = {
+        recipient: stack.accounts[2]?.address as Hex,
+        extAmount,
+        relayer: stack.relayer.address,
+        fee: randomFieldElement() % 10n ** 20n,
+        encryptedOutput1: `0x${"ab".repeat(100)}` as Hex,
+        encryptedOutput2: "0x" as Hex,
+      };
+      const onChain = await client.readContract({ address: deployment.poolAddress, abi: poolAbi, functionName: "hashExtData", args: [ext, asset] });
+      expect(hashExtData(deployment, asset, ext)).toBe(onChain);
+    }
+  });
+});
