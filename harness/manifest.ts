@@ -66,8 +66,14 @@ export async function describeDeployment(args: {
     accountRegistry: { address: accountRegistry, abi: fixtures.contracts.AccountRegistry.abi },
     receiveDirectory: { address: receiveDirectory, abi: fixtures.contracts.ReceiveDirectory.abi },
     assets,
-    // Routes list only what this runtime serves today; send and withdraw join when relaying lands.
-    routes: [],
+    // A runtime without a relayer offers no action routes.
+    routes:
+      args.relayer === null
+        ? []
+        : [
+            { action: "send", submit: QUEUE_PATHS.sendRelay, status: QUEUE_PATHS.sendStatus, assets: assetList },
+            { action: "withdraw", submit: QUEUE_PATHS.withdrawRelay, status: QUEUE_PATHS.withdrawStatus, assets: assetList },
+          ],
     relayFees: {
       relayer: args.relayer,
       fees: assets.map((a) => {

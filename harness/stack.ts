@@ -6,6 +6,7 @@ import type { Address, Hex } from "viem";
 import { createChainClient } from "../src/chain/client.ts";
 import type { DeploymentConfig } from "../src/config/deployment-config.ts";
 import { buildQueueRuntime } from "../src/server.ts";
+import type { RelaySettings } from "../src/relay/settings.ts";
 import { startChain, type Chain, type DevAccount } from "./chain.ts";
 import { CIRCUIT_BUILD_DIR, loadCircuitManifest } from "./circuit.ts";
 import { deployFixtures } from "./deploy.ts";
@@ -37,6 +38,10 @@ export interface DevStackOptions {
   deploymentBlock?: bigint | number;
   /** Called after each start-up step, with its duration. */
   onProgress?: ProgressListener;
+  /** Relayer behaviour (confirmations, fee cap, timings); defaults suit a dev chain. */
+  relay?: Partial<RelaySettings>;
+  /** The operation store: default `<stateDir>/queue.sqlite` (durable); ":memory:" for tests that want it. */
+  store?: string;
   /** Fastify logger option for the runtime (default: off). */
   logger?: boolean | { level: string };
 }
@@ -138,6 +143,8 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
         explorerUrl: fork ? "https://sepolia.etherscan.io" : null,
         relayerPrivateKey: relayer.privateKey,
         artifactsDir: CIRCUIT_BUILD_DIR,
+        store: options.store ?? path.join(stateDir, "queue.sqlite"),
+        ...(options.relay ? { relay: options.relay } : {}),
         logger: options.logger ?? false,
       });
       cleanups.push(() => runtime.close());

@@ -2,6 +2,7 @@ import type { PublicClient } from "viem";
 import type { DeploymentConfig } from "./config/deployment-config.ts";
 import type { NetworkList } from "./config/networks.ts";
 import type { LoadedArtifact } from "./proof-artifacts.ts";
+import type { Relayer } from "./relay/runtime.ts";
 
 /** What every route group reads: decided once at start, immutable while the runtime runs. */
 export interface RuntimeContext {
@@ -13,6 +14,8 @@ export interface RuntimeContext {
   networks: NetworkList;
   /** Proof files by name, their bytes checked against the config at start. */
   artifacts: ReadonlyMap<string, LoadedArtifact>;
+  /** The relayer, when the runtime has a relayer key. */
+  relayer: Relayer | null;
   /** Reads the chain. Its URL may carry credentials: never serve or log it. */
   chain: PublicClient;
 }

@@ -15,6 +15,9 @@ const HELP = `Usage: node --experimental-strip-types src/main.ts --manifest <fil
   --port <port>            port (default 8700)
   --public-rpc-url <url>   RPC URL served to wallets and clients (default: QUEUE_RPC_URL without credentials)
   --explorer-url <url>     block explorer served by /networks (default: none)
+  --store <file>           operation store, SQLite (default: queue.sqlite next to the manifest; ":memory:" for none)
+  --confirmations <n>      blocks before an operation is confirmed (default 1)
+  --stuck-after-ms <ms>    replace a transaction with a fee bump when not mined for this long (default 4000)
 
 Environment:
   QUEUE_RPC_URL            the chain RPC the runtime uses (required; may carry credentials, never served or logged)
@@ -29,6 +32,9 @@ const { values } = parseArgs({
     port: { type: "string", default: "8700" },
     "public-rpc-url": { type: "string" },
     "explorer-url": { type: "string" },
+    store: { type: "string" },
+    confirmations: { type: "string" },
+    "stuck-after-ms": { type: "string" },
     help: { type: "boolean", short: "h", default: false },
   },
 });
@@ -51,6 +57,11 @@ try {
     publicRpcUrl: values["public-rpc-url"],
     explorerUrl: values["explorer-url"] ?? null,
     relayerPrivateKey: relayerKey || undefined,
+    store: values.store ?? path.join(path.dirname(values.manifest), "queue.sqlite"),
+    relay: {
+      ...(values.confirmations ? { requiredConfirmations: Number(values.confirmations) } : {}),
+      ...(values["stuck-after-ms"] ? { stuckAfterMs: Number(values["stuck-after-ms"]) } : {}),
+    },
     logger: { level: "info", redact: ["req.headers.authorization"] },
   });
   const stop = async () => {

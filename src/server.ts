@@ -10,11 +10,17 @@ import { NetworkList } from "./config/networks.ts";
 import type { RuntimeContext } from "./context.ts";
 import { installProblemHandlers } from "./errors.ts";
 import { loadProofArtifacts } from "./proof-artifacts.ts";
+import { registerOpenApi } from "./openapi.ts";
 import { artifactsRoutes } from "./routes/artifacts.ts";
 import { assetsRoutes } from "./routes/assets.ts";
 import { configRoutes } from "./routes/config.ts";
 import { networksRoutes } from "./routes/networks.ts";
 import { pendingRoutes } from "./routes/pending.ts";
+import { relayRoutes } from "./routes/relay.ts";
+import { statusRoutes } from "./routes/status.ts";
+import { Relayer } from "./relay/runtime.ts";
+import { DEFAULT_RELAY_SETTINGS, type RelaySettings } from "./relay/settings.ts";
+import { SqliteOperationStore } from "./relay/store.ts";
 import { redactUrl } from "./redact.ts";
 
 export interface QueueRuntimeOptions {
@@ -30,6 +36,10 @@ export interface QueueRuntimeOptions {
   artifactsDir: string;
   /** The key the runtime relays with; its address must be the manifest's relayFees.relayer. */
   relayerPrivateKey?: Hex;
+  /** The operation store: a SQLite file (durable), or ":memory:" (the default). */
+  store?: string;
+  /** Relayer behaviour; defaults suit a dev chain. */
+  relay?: Partial<RelaySettings>;
   /** Skip checking the manifest against the chain at start (only for tests of the check itself). */
   skipDeploymentCheck?: boolean;
   logger?: FastifyServerOptions["logger"];
@@ -62,9 +72,9 @@ export function parseManifest(bytes: Buffer): DeploymentConfig {
  */
 export async function buildQueueRuntime(options: QueueRuntimeOptions): Promise<FastifyInstance> {
   const config = parseManifest(options.manifest);
-  const relayer = options.relayerPrivateKey === undefined ? null : privateKeyToAccount(options.relayerPrivateKey).address;
-  if (relayer !== config.relayFees.relayer) {
-    throw new ManifestInvalidError(`the manifest names relayer ${config.relayFees.relayer}, but this runtime relays as ${relayer ?? "nobody"}`);
+  const account = options.relayerPrivateKey === undefined ? null : privateKeyToAccount(options.relayerPrivateKey);
+  if ((account?.address ?? null) !== config.relayFees.relayer) {
+    throw new ManifestInvalidError(`the manifest names relayer ${config.relayFees.relayer}, but this runtime relays as ${account?.address ?? "nobody"}`);
   }
   const chain = createChainClient(options.rpcUrl);
   if (!options.skipDeploymentCheck) await verifyDeployment(chain, config);
@@ -77,6 +87,7 @@ export async function buildQueueRuntime(options: QueueRuntimeOptions): Promise<F
     configEtag: `"${createHash("sha256").update(options.manifest).digest("base64url")}"`,
     chain,
     artifacts,
+    relayer: null,
     networks: NetworkList.parse({
       supportedChains: [
         {
@@ -94,10 +105,20 @@ export async function buildQueueRuntime(options: QueueRuntimeOptions): Promise<F
 
   const app = Fastify({
     logger: options.logger ?? false,
-    bodyLimit: options.bodyLimit ?? 256 * 1024,
-    // Request ids in logs and problem bodies tie a client's report to the runtime's log line.
+    bodyLimit: options.bodyLimit ?? 64 * 1024,
+    // Never trust a client-chosen request id in our logs.
     requestIdHeader: false,
   }).withTypeProvider<ZodTypeProvider>();
+  if (account) {
+    const store = new SqliteOperationStore(options.store ?? ":memory:");
+    const relayer = new Relayer({ store, chain, account, config, settings: { ...DEFAULT_RELAY_SETTINGS, ...options.relay }, log: app.log });
+    context.relayer = relayer;
+    relayer.engine.start();
+    app.addHook("onClose", async () => {
+      await relayer.engine.stop();
+      store.close();
+    });
+  }
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
 
@@ -107,11 +128,15 @@ export async function buildQueueRuntime(options: QueueRuntimeOptions): Promise<F
     knownPaths.set(route.url, [...(knownPaths.get(route.url) ?? []), ...methods.filter((m) => m !== "HEAD")]);
   });
   installProblemHandlers(app, knownPaths);
+  // Before the route plugins: @fastify/swagger collects routes through onRoute.
+  await registerOpenApi(app);
 
   await app.register(configRoutes, { context });
   await app.register(networksRoutes, { context });
   await app.register(assetsRoutes, { context });
   await app.register(artifactsRoutes, { context });
+  await app.register(relayRoutes, { context });
+  await app.register(statusRoutes, { context });
   await app.register(pendingRoutes);
   return app;
 }

@@ -1,7 +1,9 @@
 import { randomBytes } from "node:crypto";
 
+import { FIELD_SIZE } from "../../src/chain/ext-data.ts";
+
 /** The BN254 scalar field: every circuit value lives here. */
-export const FIELD_SIZE = 21888242871839275222246405745257275088548364400416034343698204186575808495617n;
+export { FIELD_SIZE };
 
 /** A uniformly random field element (rejection sampling over 254 bits). */
 export function randomFieldElement(): bigint {

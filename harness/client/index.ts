@@ -10,3 +10,16 @@ export { fetchProofFiles, ArtifactIntegrityError, type ProofFiles } from "./proo
 export { createProver, closeProvers, type Prover, type SolidityProof } from "./prover.ts";
 export { prepareTransaction, buildWitness, hashExtData, TransactionShapeError, type PreparedTransaction, type PreparedWithNotes, type TransactionRequest, type Witness, type ExtData, type PublicInputs, type Deployment } from "./transaction.ts";
 export { poolAbi } from "./pool-abi.ts";
+export {
+  createQueueClient,
+  reviewedFrom,
+  toRelayRequest,
+  memoryJournal,
+  ConfigMismatchError,
+  QueueProblemError,
+  PendingOperationError,
+  type QueueClient,
+  type ReviewedDeployment,
+  type OperationJournal,
+  type JournalEntry,
+} from "./queue-client.ts";

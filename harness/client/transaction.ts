@@ -1,6 +1,7 @@
 import { poseidon1 } from "poseidon-lite";
-import { encodeAbiParameters, keccak256, zeroAddress, type Address, type Hex } from "viem";
-import { FIELD_SIZE, randomFieldElement, toField } from "./field.ts";
+import { zeroAddress, type Address, type Hex } from "viem";
+import { hashExtData, publicAmountOf, type ExtDataFields } from "../../src/chain/ext-data.ts";
+import { randomFieldElement } from "./field.ts";
 import type { AccountKeys, RecipientKeys } from "./keys.ts";
 import type { MerkleTree } from "./merkle-tree.ts";
 import { commitmentOf, encryptNote, nullifierOf, precommitmentOf, type Note } from "./note.ts";
@@ -13,14 +14,7 @@ export interface Deployment {
   domain: bigint;
 }
 
-export interface ExtData {
-  recipient: Address;
-  extAmount: bigint;
-  relayer: Address;
-  fee: bigint;
-  encryptedOutput1: Hex;
-  encryptedOutput2: Hex;
-}
+export type ExtData = ExtDataFields;
 
 export interface PublicInputs {
   root: bigint;
@@ -45,36 +39,7 @@ export interface PreparedWithNotes {
   outputNotes: [Note, Note];
 }
 
-/** extDataHash exactly as Pool.hashExtData computes it. */
-export function hashExtData(deployment: Deployment, asset: Address, ext: ExtData): bigint {
-  const encoded = encodeAbiParameters(
-    [
-      { type: "uint256" },
-      { type: "address" },
-      { type: "uint256" },
-      { type: "address" },
-      { type: "address" },
-      { type: "int256" },
-      { type: "address" },
-      { type: "uint256" },
-      { type: "bytes32" },
-      { type: "bytes32" },
-    ],
-    [
-      BigInt(deployment.chainId),
-      deployment.poolAddress,
-      deployment.domain,
-      asset,
-      ext.recipient,
-      ext.extAmount,
-      ext.relayer,
-      ext.fee,
-      keccak256(ext.encryptedOutput1),
-      keccak256(ext.encryptedOutput2),
-    ],
-  );
-  return BigInt(keccak256(encoded)) % FIELD_SIZE;
-}
+export { hashExtData };
 
 export interface SpendInput {
   note: Note;
@@ -158,7 +123,7 @@ export function buildWitness(args: TransactionRequest): Witness {
   };
   const publicInputs: PublicInputs = {
     root: tree.root,
-    publicAmount: toField(extAmount - fee),
+    publicAmount: publicAmountOf(extAmount, fee),
     extDataHash: hashExtData(deployment, asset, extData),
     asset,
     domain: deployment.domain,

@@ -9,10 +9,6 @@ import { QUEUE_PATHS } from "../paths.ts";
 const PENDING = [
   { method: "POST", url: QUEUE_PATHS.quote, what: "quoting external actions" },
   { method: "POST", url: QUEUE_PATHS.finalize, what: "finalizing reserved action outputs" },
-  { method: "POST", url: QUEUE_PATHS.sendRelay, what: "relaying private sends" },
-  { method: "GET", url: QUEUE_PATHS.sendStatus, what: "private send status" },
-  { method: "POST", url: QUEUE_PATHS.withdrawRelay, what: "relaying withdrawals" },
-  { method: "GET", url: QUEUE_PATHS.withdrawStatus, what: "withdrawal status" },
 ] as const;
 
 export const pendingRoutes: FastifyPluginAsyncZod = async (app) => {
@@ -20,7 +16,11 @@ export const pendingRoutes: FastifyPluginAsyncZod = async (app) => {
     app.route({
       method,
       url,
-      schema: { summary: `Not implemented yet: ${what}`, response: { 501: Problem } },
+      schema: {
+        summary: `Not implemented yet: ${what}`,
+        description: "This deployment offers no approved external actions yet; the route answers 501 not_implemented so a client sees a clear error rather than a 404.",
+        response: { 501: Problem },
+      },
       handler: async () => {
         throw new ProblemError("not_implemented", `${what} is not implemented by this runtime yet`);
       },

@@ -1,0 +1,206 @@
+import type { Address, Hex } from "viem";
+import { DeploymentConfig } from "../../src/config/deployment-config.ts";
+import type { Operation, OperationKind } from "../../src/relay/operation.ts";
+import type { RelayRequest } from "../../src/relay/request.ts";
+import type { PreparedTransaction } from "./transaction.ts";
+
+/** What the client's developers reviewed and pinned in their app (spec rule 6). */
+export interface ReviewedDeployment {
+  chainId: number;
+  poolAddress: Address;
+  domain?: Hex;
+  poolRuntimeCodeHash: Hex;
+  verifier: { address: Address; runtimeCodeHash: Hex };
+  verificationKeySha256: Hex;
+}
+
+export class ConfigMismatchError extends Error {
+  override name = "ConfigMismatchError";
+  readonly differences: string[];
+  constructor(differences: string[]) {
+    super(`the served configuration differs from the reviewed deployment: ${differences.join("; ")}`);
+    this.differences = differences;
+  }
+}
+
+/** A problem+json answer from the queue. */
+export class QueueProblemError extends Error {
+  override name = "QueueProblemError";
+  readonly status: number;
+  readonly code: string;
+  readonly problem: Record<string, unknown>;
+  constructor(status: number, problem: Record<string, unknown>) {
+    super(`${status} ${String(problem.code)}: ${String(problem.detail)}`);
+    this.status = status;
+    this.code = String(problem.code);
+    this.problem = problem;
+  }
+}
+
+export class PendingOperationError extends Error {
+  override name = "PendingOperationError";
+}
+
+/** An operation id with the deployment it belongs to (spec rule 8). */
+export interface JournalEntry {
+  id: string;
+  kind: OperationKind;
+  chainId: number;
+  poolAddress: Address;
+  state: string;
+  terminal: boolean;
+}
+
+/** Where the client keeps its operation ids. In memory by default; an app persists it (IndexedDB, a file). */
+export interface OperationJournal {
+  put(entry: JournalEntry): void | Promise<void>;
+  list(): JournalEntry[] | Promise<JournalEntry[]>;
+}
+
+export function memoryJournal(): OperationJournal {
+  const entries = new Map<string, JournalEntry>();
+  return { put: (e) => void entries.set(e.id, e), list: () => [...entries.values()] };
+}
+
+/** The wire form of a prepared transaction: proof and public fields, integers as decimal strings. */
+export function toRelayRequest(config: DeploymentConfig, tx: PreparedTransaction): RelayRequest {
+  const s = (x: bigint) => x.toString();
+  const pair = (p: readonly [bigint, bigint]) => [s(p[0]), s(p[1])] as [string, string];
+  return {
+    deployment: { chainId: config.chainId, poolAddress: config.poolAddress, domain: config.domain },
+    proof: { a: pair(tx.proof.a), b: [pair(tx.proof.b[0]), pair(tx.proof.b[1])], c: pair(tx.proof.c) },
+    publicInputs: {
+      root: s(tx.publicInputs.root),
+      publicAmount: s(tx.publicInputs.publicAmount),
+      extDataHash: s(tx.publicInputs.extDataHash),
+      asset: tx.publicInputs.asset,
+      domain: s(tx.publicInputs.domain),
+      inputNullifiers: pair(tx.publicInputs.inputNullifiers),
+      outputCommitments: pair(tx.publicInputs.outputCommitments),
+    },
+    extData: {
+      recipient: tx.extData.recipient,
+      extAmount: s(tx.extData.extAmount),
+      relayer: tx.extData.relayer,
+      fee: s(tx.extData.fee),
+      encryptedOutput1: tx.extData.encryptedOutput1,
+      encryptedOutput2: tx.extData.encryptedOutput2,
+    },
+  };
+}
+
+/**
+ * A typed client of the queue runtime that follows spec rules 6 to 8: it checks the served config
+ * against reviewed deployment data before anything is prepared, keeps chain id and Pool address with
+ * every operation id, and when the config changed while an operation was pending, settles that
+ * operation before it lets another be prepared.
+ */
+export function createQueueClient(options: { baseUrl: string; reviewed: ReviewedDeployment; journal?: OperationJournal; fetch?: typeof fetch }) {
+  const fetchFn = options.fetch ?? fetch;
+  const journal = options.journal ?? memoryJournal();
+  const reviewed = options.reviewed;
+
+  async function request<T>(path: string, init?: RequestInit): Promise<{ body: T; response: Response }> {
+    const response = await fetchFn(new URL(path, options.baseUrl), { ...init, headers: { accept: "application/json", ...init?.headers } });
+    const body = (await response.json()) as T;
+    if (!response.ok) throw new QueueProblemError(response.status, body as Record<string, unknown>);
+    return { body, response };
+  }
+
+  async function verifiedConfig(): Promise<DeploymentConfig> {
+    const config = DeploymentConfig.parse((await request<unknown>("/api/queue/config")).body);
+    const differences: string[] = [];
+    const differ = (what: string, served: unknown, expected: unknown) => {
+      if (String(served).toLowerCase() !== String(expected).toLowerCase()) differences.push(`${what}: served ${served}, reviewed ${expected}`);
+    };
+    differ("chainId", config.chainId, reviewed.chainId);
+    differ("poolAddress", config.poolAddress, reviewed.poolAddress);
+    if (reviewed.domain) differ("domain", config.domain, reviewed.domain);
+    differ("poolRuntimeCodeHash", config.poolRuntimeCodeHash, reviewed.poolRuntimeCodeHash);
+    differ("verifier.address", config.queue.proof.verifier.address, reviewed.verifier.address);
+    differ("verifier.runtimeCodeHash", config.queue.proof.verifier.runtimeCodeHash, reviewed.verifier.runtimeCodeHash);
+    differ("verificationKeySha256", config.queue.proof.verificationKeySha256, reviewed.verificationKeySha256);
+    if (differences.length > 0) throw new ConfigMismatchError(differences);
+    return config;
+  }
+
+  async function status(kind: OperationKind, id: string): Promise<Operation> {
+    const path = kind === "send" ? "/api/queue/send-status" : "/api/queue/withdraw-status";
+    const { body } = await request<Operation>(`${path}?id=${encodeURIComponent(id)}`);
+    return body;
+  }
+
+  async function remember(op: Operation): Promise<void> {
+    await journal.put({ id: op.id, kind: op.kind, chainId: op.deployment.chainId, poolAddress: op.deployment.poolAddress, state: op.state, terminal: op.terminal });
+  }
+
+  return {
+    journal,
+    /**
+     * Call before preparing a request: verifies the config (rule 6), and settles any pending operation
+     * that belongs to another deployment (rule 8). Returns the verified config to prepare against.
+     */
+    async beforePrepare(): Promise<DeploymentConfig> {
+      const config = await verifiedConfig();
+      for (const entry of await journal.list()) {
+        if (entry.terminal) continue;
+        const sameDeployment = entry.chainId === config.chainId && entry.poolAddress.toLowerCase() === config.poolAddress.toLowerCase();
+        if (sameDeployment) continue;
+        let op: Operation;
+        try {
+          op = await status(entry.kind, entry.id);
+        } catch (error) {
+          throw new PendingOperationError(
+            `operation ${entry.id} (chain ${entry.chainId}, Pool ${entry.poolAddress}) is pending under the previous configuration and its status is unavailable (${(error as Error).message}); check whether it reached the chain before preparing another`,
+          );
+        }
+        await remember(op);
+        if (!op.terminal) {
+          throw new PendingOperationError(`operation ${entry.id} made for the previous configuration is still ${op.state}; wait for it before preparing another`);
+        }
+      }
+      return config;
+    },
+
+    async submit(kind: OperationKind, config: DeploymentConfig, tx: PreparedTransaction, opts: { idempotencyKey?: string } = {}): Promise<Operation> {
+      const path = kind === "send" ? "/api/queue/send-relay" : "/api/queue/withdraw-relay";
+      const { body } = await request<Operation>(path, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...(opts.idempotencyKey ? { "idempotency-key": opts.idempotencyKey } : {}) },
+        body: JSON.stringify(toRelayRequest(config, tx)),
+      });
+      await remember(body);
+      return body;
+    },
+
+    async status(kind: OperationKind, id: string): Promise<Operation> {
+      const op = await status(kind, id);
+      await remember(op);
+      return op;
+    },
+
+    /** Polls until the operation is terminal (or the timeout), honouring Retry-After up to a cap. */
+    async waitFor(kind: OperationKind, id: string, opts: { timeoutMs?: number; intervalMs?: number } = {}): Promise<Operation> {
+      const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
+      for (;;) {
+        const op = await this.status(kind, id);
+        if (op.terminal || Date.now() > deadline) return op;
+        await new Promise((r) => setTimeout(r, opts.intervalMs ?? 100));
+      }
+    },
+  };
+}
+
+export type QueueClient = ReturnType<typeof createQueueClient>;
+
+/** Reviewed deployment data taken from a config: what an app would pin after reviewing a deployment. */
+export function reviewedFrom(config: DeploymentConfig): ReviewedDeployment {
+  return {
+    chainId: config.chainId,
+    poolAddress: config.poolAddress,
+    domain: config.domain as Hex,
+    poolRuntimeCodeHash: config.poolRuntimeCodeHash as Hex,
+    verifier: { address: config.queue.proof.verifier.address, runtimeCodeHash: config.queue.proof.verifier.runtimeCodeHash as Hex },
+    verificationKeySha256: config.queue.proof.verificationKeySha256 as Hex,
+  };
+}

@@ -1,0 +1,123 @@
+import fastifySwagger, { type SwaggerTransform, type SwaggerTransformObject } from "@fastify/swagger";
+import fastifySwaggerUi from "@fastify/swagger-ui";
+import type { FastifyInstance } from "fastify";
+import { jsonSchemaTransform, jsonSchemaTransformObject } from "fastify-type-provider-zod";
+import { $ZodType, globalRegistry } from "zod/v4/core";
+import { API_PREFIX } from "./paths.ts";
+import { Problem, PROBLEM_CONTENT_TYPE, PROBLEM_STATUS } from "./problem.ts";
+
+/** The version of the queue API the document describes (info.version). */
+export const QUEUE_API_VERSION = "0.1.0";
+
+export const OPENAPI_PATHS = {
+  /** The OpenAPI 3.1 document, generated from the routes' zod schemas. */
+  document: `${API_PREFIX}/openapi.json`,
+  /** Swagger UI over that document; its assets are served from `${docs}/static/`, nothing from a CDN. */
+  docs: `${API_PREFIX}/docs`,
+} as const;
+
+/** By status, then as declared (Array.prototype.sort is stable). */
+const PROBLEM_CODES = (Object.entries(PROBLEM_STATUS) as [keyof typeof PROBLEM_STATUS, number][]).sort(([, a], [, b]) => a - b);
+
+const DESCRIPTION = [
+  "The queue runtime of the private-payment system: its deployment configuration, supported chains, funding assets, proof files and (soon) relaying.",
+  "",
+  "Every error is an [RFC 9457](https://www.rfc-editor.org/rfc/rfc9457) `application/problem+json` body with a stable `code` member (the `type` is `urn:queue-devstack:problem:<code>`). Clients switch on `code`:",
+  "",
+  "| code | status |",
+  "| --- | --- |",
+  ...PROBLEM_CODES.map(([code, status]) => `| \`${code}\` | ${status} |`),
+  "",
+  "This document is generated from the runtime's zod schemas: the schemas that validate requests and serialize responses.",
+].join("\n");
+
+const isZodSchema = (value: unknown): value is $ZodType => value instanceof $ZodType;
+
+/** Schemas that say nothing about the body (z.any(), z.unknown()): the body is whatever the content type says. */
+const isOpaque = (schema: $ZodType): boolean => schema._zod.def.type === "any" || schema._zod.def.type === "unknown";
+
+function problemDescription(status: string): string {
+  const codes = PROBLEM_CODES.filter(([, s]) => String(s) === status).map(([code]) => `\`${code}\``);
+  return codes.length > 0
+    ? `Problem details (RFC 9457); \`code\`: ${codes.join(", ")}`
+    : "An error, as problem details (RFC 9457); `code` says which (the codes are listed in the API description)";
+}
+
+/**
+ * Before fastify-type-provider-zod turns the zod schemas into JSON Schema, give every response an
+ * explicit media type and a description: a response declared as `Problem` is documented as
+ * application/problem+json (what sendProblem sends), others as application/json with the schema's own
+ * description. Only the document changes; the routes' serializers still see their zod schemas.
+ */
+const transform: SwaggerTransform = (document) => {
+  const response = document.schema?.response as Record<string, unknown> | undefined;
+  if (response === undefined || document.schema.hide) return jsonSchemaTransform(document as never);
+  const responses: Record<string, unknown> = {};
+  for (const [status, schema] of Object.entries(response)) {
+    if (!isZodSchema(schema)) {
+      responses[status] = schema; // already { description?, content }, or not ours to touch
+    } else if (schema === Problem) {
+      responses[status] = { description: problemDescription(status), content: { [PROBLEM_CONTENT_TYPE]: { schema } } };
+    } else {
+      responses[status] = {
+        description: globalRegistry.get(schema)?.description ?? "Success",
+        content: { [isOpaque(schema) ? "*/*" : "application/json"]: { schema } },
+      };
+    }
+  }
+  return jsonSchemaTransform({ ...document, schema: { ...document.schema, response: responses } } as never);
+};
+
+/**
+ * Components from schemas registered with `.meta({ id })`. fastify-type-provider-zod emits an input
+ * (`<id>Input`) and an output (`<id>`) variant of every registered schema, and the registry is
+ * process-wide; keep only the components the paths actually reference (transitively).
+ */
+const transformObject: SwaggerTransformObject = (documentObject) => {
+  const openapi = jsonSchemaTransformObject(documentObject) as { components?: { schemas?: Record<string, unknown> }; paths?: unknown };
+  const all = openapi.components?.schemas ?? {};
+  const used = new Set<string>();
+  const visit = (value: unknown): void => {
+    if (Array.isArray(value)) return value.forEach(visit);
+    if (value === null || typeof value !== "object") return;
+    for (const [key, child] of Object.entries(value)) {
+      if (key === "$ref" && typeof child === "string" && child.startsWith("#/components/schemas/")) {
+        const id = child.slice("#/components/schemas/".length);
+        if (!used.has(id)) {
+          used.add(id);
+          visit(all[id]);
+        }
+      } else {
+        visit(child);
+      }
+    }
+  };
+  visit(openapi.paths);
+  const schemas = Object.fromEntries(Object.entries(all).filter(([id]) => used.has(id)).sort(([a], [b]) => a.localeCompare(b)));
+  return { ...openapi, components: { ...openapi.components, schemas } } as ReturnType<SwaggerTransformObject>;
+};
+
+/**
+ * Registers @fastify/swagger (it collects routes through onRoute, so call this before the route
+ * plugins), GET /api/queue/openapi.json and the Swagger UI docs page at GET /api/queue/docs.
+ */
+export async function registerOpenApi(app: FastifyInstance): Promise<void> {
+  await app.register(fastifySwagger, {
+    openapi: {
+      openapi: "3.1.0",
+      info: { title: "queue runtime", version: QUEUE_API_VERSION, description: DESCRIPTION },
+    },
+    transform,
+    transformObject,
+  });
+
+  app.get(OPENAPI_PATHS.document, { schema: { hide: true } }, async (_request, reply) =>
+    reply.type("application/json; charset=utf-8").send(app.swagger()),
+  );
+
+  await app.register(fastifySwaggerUi, {
+    routePrefix: OPENAPI_PATHS.docs,
+    theme: { title: "queue runtime API" },
+    uiConfig: { deepLinking: true, defaultModelsExpandDepth: 0 },
+  });
+}

@@ -1,0 +1,158 @@
+import { encodeFunctionData, parseAbi, type Address, type Hex, type PublicClient } from "viem";
+import type { DeploymentConfig } from "../config/deployment-config.ts";
+import { hashExtData, publicAmountOf } from "../chain/ext-data.ts";
+import { poolAbi } from "../chain/pool-abi.ts";
+import { ProblemError } from "../problem.ts";
+import { currentFees, type Fees } from "./fees.ts";
+import type { OperationKind } from "./operation.ts";
+import { toPoolArgs, type RelayRequest } from "./request.ts";
+import { revertReason } from "./revert.ts";
+import type { RelaySettings } from "./settings.ts";
+import type { OperationStore } from "./store.ts";
+
+const verifierAbi = parseAbi(["function verifyProof(uint256[2] a, uint256[2][2] b, uint256[2] c, uint256[9] input) view returns (bool)"]);
+const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+
+/** Everything the checks read. */
+export interface CheckContext {
+  config: DeploymentConfig;
+  chain: PublicClient;
+  relayer: Address;
+  settings: RelaySettings;
+}
+
+/** Checks that need no chain: route, deployment, asset, binding of the public fields, fee, duplicates. */
+export function checkRequest(kind: OperationKind, request: RelayRequest, { config, relayer }: CheckContext): void {
+  const { deployment, publicInputs, extData } = request;
+  const extAmount = BigInt(extData.extAmount);
+  if (kind === "send" && extAmount !== 0n) {
+    throw new ProblemError("wrong_route", `a private send moves nothing out of the Pool (extAmount 0), this one has extAmount ${extAmount}: use withdraw-relay`);
+  }
+  if (kind === "withdraw" && extAmount >= 0n) {
+    throw new ProblemError("wrong_route", `a withdrawal has a negative extAmount, this one has ${extAmount}: use send-relay`);
+  }
+  if (deployment.chainId !== config.chainId || !same(deployment.poolAddress, config.poolAddress) || deployment.domain !== config.domain) {
+    throw new ProblemError(
+      "deployment_mismatch",
+      `made for chain ${deployment.chainId}, Pool ${deployment.poolAddress}, domain ${deployment.domain}; this runtime serves chain ${config.chainId}, Pool ${config.poolAddress}, domain ${config.domain}`,
+      { extensions: { expected: { chainId: config.chainId, poolAddress: config.poolAddress, domain: config.domain } } },
+    );
+  }
+  if (BigInt(publicInputs.domain) !== BigInt(config.domain)) {
+    throw new ProblemError("deployment_mismatch", `publicInputs.domain is not this Pool's domain ${config.domain}`);
+  }
+  const asset = config.assets.find((a) => same(a.address, publicInputs.asset));
+  if (!asset) throw new ProblemError("unsupported_asset", `asset ${publicInputs.asset} is not one of this Pool's funding assets`);
+
+  const ext = { ...extData, extAmount, fee: BigInt(extData.fee) } as Parameters<typeof hashExtData>[2];
+  const expectedHash = hashExtData({ chainId: config.chainId, poolAddress: config.poolAddress, domain: BigInt(config.domain) }, asset.address, ext);
+  if (BigInt(publicInputs.extDataHash) !== expectedHash) {
+    throw new ProblemError("binding_mismatch", "publicInputs.extDataHash is not the hash of extData for this deployment: the execution fields are not the ones the proof was made for");
+  }
+  if (BigInt(publicInputs.publicAmount) !== publicAmountOf(extAmount, ext.fee)) {
+    throw new ProblemError("binding_mismatch", "publicInputs.publicAmount is not extAmount - fee");
+  }
+
+  if (!same(extData.relayer, relayer)) {
+    throw new ProblemError("relayer_mismatch", `the fee is paid to ${extData.relayer}; this runtime relays as ${relayer} (config relayFees.relayer)`);
+  }
+  const schedule = config.relayFees.fees.find((f) => same(f.asset, asset.address));
+  const minimum = BigInt(schedule?.[kind] ?? "0");
+  if (ext.fee < minimum) {
+    throw new ProblemError("fee_too_low", `fee ${ext.fee} is below the relay fee ${minimum} for a ${kind} in ${asset.symbol}`, {
+      extensions: { minimumFee: minimum.toString() },
+    });
+  }
+  const [n0, n1] = publicInputs.inputNullifiers;
+  if (n0 === n1) throw new ProblemError("duplicate_nullifier", `the request spends nullifier ${n0} twice`, { extensions: { nullifier: n0 } });
+}
+
+export function checkCapacity(store: OperationStore, settings: RelaySettings): void {
+  const live = store.countLive();
+  if (live >= settings.maxLiveOperations) {
+    throw new ProblemError("queue_full", `${live} operations are in flight, the limit is ${settings.maxLiveOperations}`, { headers: { "retry-after": "5" } });
+  }
+}
+
+/** The relayer can pay for a transaction at a fee under its cap; returns the fees it would offer. */
+export async function checkRelayerReady({ chain, relayer, settings }: CheckContext): Promise<Fees> {
+  const [fees, balance] = await Promise.all([currentFees(chain), chain.getBalance({ address: relayer })]);
+  if (fees.maxFeePerGas > settings.maxFeePerGasCap) {
+    throw new ProblemError("gas_price_too_high", `the relayer would offer ${fees.maxFeePerGas} wei/gas, above its cap ${settings.maxFeePerGasCap}`, {
+      headers: { "retry-after": "15" },
+    });
+  }
+  const cost = fees.maxFeePerGas * settings.gasLimit;
+  if (balance < cost) {
+    throw new ProblemError("relayer_unfunded", `the relayer holds ${balance} wei, a relay may cost ${cost}`, { headers: { "retry-after": "30" } });
+  }
+  return fees;
+}
+
+/** Proof, root and nullifiers against the chain (the latter two can go stale and run again before signing). */
+export async function checkProof({ chain, config }: CheckContext, request: RelayRequest): Promise<void> {
+  const [proof, inputs] = toPoolArgs(request);
+  const signals = [
+    inputs.root,
+    inputs.publicAmount,
+    inputs.extDataHash,
+    BigInt(inputs.asset),
+    inputs.domain,
+    ...inputs.inputNullifiers,
+    ...inputs.outputCommitments,
+  ] as const;
+  const valid = await chain.readContract({
+    address: config.queue.proof.verifier.address as Address,
+    abi: verifierAbi,
+    functionName: "verifyProof",
+    args: [proof.a, proof.b, proof.c, signals as unknown as readonly [bigint, bigint, bigint, bigint, bigint, bigint, bigint, bigint, bigint]],
+  });
+  if (!valid) throw new ProblemError("invalid_proof", "the proof does not verify for these public inputs");
+}
+
+export async function checkRootAndNullifiers({ chain, config }: CheckContext, request: RelayRequest): Promise<void> {
+  const pool = config.poolAddress as Address;
+  const root = BigInt(request.publicInputs.root);
+  const nullifiers = request.publicInputs.inputNullifiers.map(BigInt);
+  const [known, ...spent] = await Promise.all([
+    chain.readContract({ address: pool, abi: poolAbi, functionName: "isKnownRoot", args: [root] }),
+    ...nullifiers.map((n) => chain.readContract({ address: pool, abi: poolAbi, functionName: "nullifierSpent", args: [n] })),
+  ]);
+  if (!known) throw new ProblemError("unknown_root", `root ${root} is not among the Pool's recent roots: sync the tree and prove again`);
+  const index = spent.findIndex(Boolean);
+  if (index >= 0) {
+    throw new ProblemError("nullifier_spent", `nullifier ${nullifiers[index]} is already spent on chain`, { extensions: { nullifier: String(nullifiers[index]) } });
+  }
+}
+
+export function checkInFlight(store: { liveHolder(nullifier: string): string | undefined }, request: RelayRequest): void {
+  for (const nullifier of request.publicInputs.inputNullifiers) {
+    const holder = store.liveHolder(nullifier);
+    if (holder) throw nullifierInFlight(nullifier, holder);
+  }
+}
+
+export function nullifierInFlight(nullifier: string, operationId: string): ProblemError {
+  return new ProblemError("nullifier_in_flight", `nullifier ${nullifier} is held by live operation ${operationId}`, { extensions: { nullifier, operationId } });
+}
+
+/** The transaction, simulated from the relayer against the latest state. */
+export async function simulate({ chain, config, relayer, settings }: CheckContext, request: RelayRequest): Promise<void> {
+  try {
+    await chain.simulateContract({
+      account: relayer,
+      address: config.poolAddress as Address,
+      abi: poolAbi,
+      functionName: "transact",
+      args: toPoolArgs(request),
+      gas: settings.gasLimit,
+    });
+  } catch (error) {
+    const reason = revertReason("simulation_failed", error);
+    throw new ProblemError("simulation_failed", reason.detail, { extensions: reason.revert ? { revert: reason.revert } : {} });
+  }
+}
+
+export function transactCalldata(request: RelayRequest): Hex {
+  return encodeFunctionData({ abi: poolAbi, functionName: "transact", args: toPoolArgs(request) });
+}

@@ -1,0 +1,283 @@
+import type { FastifyBaseLogger } from "fastify";
+import { keccak256, type Address, type Hex, type LocalAccount, type PublicClient, type TransactionReceipt } from "viem";
+import { poolAbi } from "../chain/pool-abi.ts";
+import { ProblemError } from "../problem.ts";
+import { checkRelayerReady, checkRootAndNullifiers, simulate, transactCalldata, type CheckContext } from "./checks.ts";
+import { bumpedFees, currentFees, type Fees } from "./fees.ts";
+import { TERMINAL_STATES, type FailureReason, type OperationState } from "./operation.ts";
+import { toPoolArgs } from "./request.ts";
+import { revertReason } from "./revert.ts";
+import type { RelaySettings } from "./settings.ts";
+import type { OperationRecord, OperationStore, StoredAttempt } from "./store.ts";
+
+export interface EngineDeps {
+  store: OperationStore;
+  chain: PublicClient;
+  account: LocalAccount;
+  checks: CheckContext;
+  settings: RelaySettings;
+  log: FastifyBaseLogger;
+}
+
+/**
+ * The relayer. One writer per relayer key: nonce assignment, signing, persisting and broadcasting run
+ * one at a time (`exclusive`). Every attempt is stored before it is broadcast, so a restart finds it
+ * and re-broadcasts the same bytes instead of sending the operation again. A watcher polls every
+ * attempt's receipt: whichever is mined is the real one.
+ */
+export class RelayEngine {
+  private readonly deps: EngineDeps;
+  private writer: Promise<unknown> = Promise.resolve();
+  private readonly queued = new Set<string>();
+  private timer: NodeJS.Timeout | undefined;
+  private ticking: Promise<void> | undefined;
+  private stopped = false;
+
+  constructor(deps: EngineDeps) {
+    this.deps = deps;
+  }
+
+  /** Picks up where a previous process left off, then starts watching. */
+  start(): void {
+    for (const op of this.deps.store.nonTerminal()) {
+      if (op.attempts.length === 0) this.enqueue(op.id);
+    }
+    this.schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.ticking;
+    await this.writer.catch(() => {});
+  }
+
+  enqueue(id: string): void {
+    if (this.queued.has(id) || this.stopped) return;
+    this.queued.add(id);
+    void this.exclusive(async () => {
+      this.queued.delete(id);
+      await this.process(id);
+    });
+  }
+
+  /** Runs one writer step at a time; a failure is logged and does not stop the next. */
+  private exclusive<T>(step: () => Promise<T>): Promise<T | undefined> {
+    const run = this.writer.then(step).catch((error: unknown) => {
+      this.deps.log.error({ err: error }, "relay writer step failed");
+      return undefined;
+    });
+    this.writer = run;
+    return run;
+  }
+
+  private schedule(delay = this.deps.settings.pollIntervalMs): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.ticking = this.tick()
+        .catch((error: unknown) => this.deps.log.warn({ err: error }, "relay watcher tick failed"))
+        .finally(() => this.schedule());
+    }, delay);
+  }
+
+  // accepted → processing → (stale checks, sign, persist) → submitted → broadcast
+  private async process(id: string): Promise<void> {
+    const { store, checks, settings } = this.deps;
+    const op = store.get(id);
+    if (!op || TERMINAL_STATES.has(op.state) || op.attempts.length > 0) return;
+    if (op.state === "accepted") this.transition(op, "processing");
+
+    let fees: Fees;
+    try {
+      fees = await checkRelayerReady(checks);
+    } catch (error) {
+      // Not ready (unfunded, gas too dear): the watcher retries; past maxWaitMs it expires, nothing sent.
+      if (Date.now() - Date.parse(op.createdAt) > settings.maxWaitMs) this.fail(op, "expired", failureOf("expired", error));
+      return;
+    }
+    try {
+      await checkRootAndNullifiers(checks, op.request);
+      await simulate(checks, op.request);
+    } catch (error) {
+      if (error instanceof ProblemError) return this.fail(op, "rejected", failureOf(error.code, error));
+      return; // the chain did not answer: try again on the next tick
+    }
+    const nonce = await this.nextNonce();
+    const attempt = await this.sign(op, nonce, fees);
+    store.addAttempt(op.id, attempt);
+    op.attempts.push(attempt);
+    this.transition(op, "submitted", `nonce ${nonce}, ${attempt.hash}`);
+    await this.broadcast(attempt);
+  }
+
+  private async nextNonce(): Promise<number> {
+    const pending = await this.deps.chain.getTransactionCount({ address: this.deps.account.address, blockTag: "pending" });
+    const stored = this.deps.store.maxNonce();
+    return Math.max(pending, stored === undefined ? 0 : stored + 1);
+  }
+
+  private async sign(op: OperationRecord, nonce: number, fees: Fees): Promise<StoredAttempt> {
+    const { account, checks, settings } = this.deps;
+    const raw = await account.signTransaction({
+      type: "eip1559",
+      chainId: checks.config.chainId,
+      nonce,
+      to: checks.config.poolAddress as Address,
+      data: transactCalldata(op.request),
+      value: 0n,
+      gas: settings.gasLimit,
+      maxFeePerGas: fees.maxFeePerGas,
+      maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+    });
+    return {
+      hash: keccak256(raw),
+      nonce,
+      raw,
+      maxFeePerGas: fees.maxFeePerGas.toString(),
+      maxPriorityFeePerGas: fees.maxPriorityFeePerGas.toString(),
+      createdAt: new Date().toISOString(),
+    };
+  }
+
+  /** Broadcasts stored bytes. Node answers that need no action here are recognised by name. */
+  private async broadcast(attempt: StoredAttempt): Promise<void> {
+    try {
+      await this.deps.chain.request({ method: "eth_sendRawTransaction", params: [attempt.raw] });
+    } catch (error) {
+      const message = `${(error as { details?: string }).details ?? ""} ${(error as Error).message}`.toLowerCase();
+      // already known: it is in the pool. nonce too low: one of our attempts was mined (or the nonce
+      // was taken; the watcher tells which). underpriced: the watcher's next bump outbids. insufficient
+      // funds: kept and re-broadcast once the relayer is refunded.
+      const kind = /already known|known transaction|already imported/.test(message)
+        ? "already-known"
+        : /nonce too low/.test(message)
+          ? "nonce-too-low"
+          : /underpriced/.test(message)
+            ? "underpriced"
+            : /insufficient funds/.test(message)
+              ? "insufficient-funds"
+              : "other";
+      if (kind !== "already-known") this.deps.log.warn({ hash: attempt.hash, kind }, "broadcast refused");
+    }
+  }
+
+  // The watcher: receipts, confirmations, reorgs, stuck transactions, retries and expiry.
+  private async tick(): Promise<void> {
+    const { chain, store, settings, account } = this.deps;
+    const live = store.nonTerminal();
+    if (live.length === 0) return;
+    const [head, minedNonce] = await Promise.all([chain.getBlockNumber(), chain.getTransactionCount({ address: account.address, blockTag: "latest" })]);
+    for (const op of live) {
+      if (this.stopped) return;
+      if (op.attempts.length === 0) {
+        if (Date.now() - Date.parse(op.createdAt) > settings.maxWaitMs) this.fail(op, "expired", { code: "expired", detail: `not broadcast within ${settings.maxWaitMs} ms` });
+        else this.enqueue(op.id);
+        continue;
+      }
+      const receipt = await this.findReceipt(op);
+      if (receipt) {
+        await this.onMined(op, receipt, head);
+        continue;
+      }
+      if (op.state === "included") {
+        const gone = op.block;
+        op.block = null;
+        op.minedHash = null;
+        this.transition(op, "submitted", `reorg: block ${gone?.number} (${gone?.hash}) left the canonical chain`);
+      }
+      const latest = op.attempts.at(-1) as StoredAttempt;
+      if (Math.max(...op.attempts.map((a) => a.nonce)) < minedNonce) {
+        // The nonce was used by a transaction that is none of ours: none of ours can be mined now.
+        this.fail(op, "expired", { code: "nonce_consumed", detail: `nonce ${latest.nonce} was used by another transaction from the relayer key; nothing of this operation was mined` });
+        continue;
+      }
+      if (Date.now() - Date.parse(latest.createdAt) > settings.stuckAfterMs) {
+        await this.exclusive(() => this.bump(op.id));
+      } else if ((await chain.request({ method: "eth_getTransactionByHash", params: [latest.hash as Hex] })) === null) {
+        await this.broadcast(latest); // dropped (restart, reorg, refused while unfunded): same bytes again
+      }
+    }
+  }
+
+  private async findReceipt(op: OperationRecord): Promise<TransactionReceipt | undefined> {
+    for (const attempt of [...op.attempts].reverse()) {
+      const receipt = await this.deps.chain.getTransactionReceipt({ hash: attempt.hash as Hex }).catch(() => undefined);
+      if (receipt) return receipt;
+    }
+    return undefined;
+  }
+
+  private async onMined(op: OperationRecord, receipt: TransactionReceipt, head: bigint): Promise<void> {
+    if (op.state !== "included" || op.block?.hash !== receipt.blockHash) {
+      op.minedHash = receipt.transactionHash;
+      op.block = { number: Number(receipt.blockNumber), hash: receipt.blockHash };
+      this.transition(op, "included", `${receipt.transactionHash} in block ${receipt.blockNumber}${receipt.status === "success" ? "" : " (status 0)"}`);
+    }
+    if (head - receipt.blockNumber + 1n < BigInt(this.deps.settings.requiredConfirmations)) return;
+    if (receipt.status === "success") {
+      this.deps.store.releaseNullifiers(op.id);
+      this.transition(op, "confirmed");
+    } else {
+      this.fail(op, "reverted", await this.minedRevertReason(op, receipt));
+    }
+  }
+
+  /** Why a mined transaction reverted: the same call replayed on the state before its block. */
+  private async minedRevertReason(op: OperationRecord, receipt: TransactionReceipt): Promise<FailureReason> {
+    try {
+      await this.deps.chain.simulateContract({
+        account: this.deps.account.address,
+        address: this.deps.checks.config.poolAddress as Address,
+        abi: poolAbi,
+        functionName: "transact",
+        args: toPoolArgs(op.request),
+        gas: this.deps.settings.gasLimit,
+        blockNumber: receipt.blockNumber - 1n,
+      });
+    } catch (error) {
+      return revertReason("reverted", error);
+    }
+    return { code: "reverted", detail: `${receipt.transactionHash} was mined with status 0` };
+  }
+
+  /** Replaces a stuck attempt: same nonce, both fees raised. */
+  private async bump(id: string): Promise<void> {
+    const { store, chain, settings } = this.deps;
+    const op = store.get(id);
+    if (!op || TERMINAL_STATES.has(op.state) || op.state === "included" || op.attempts.length === 0) return;
+    const latest = op.attempts.at(-1) as StoredAttempt;
+    if (Date.now() - Date.parse(latest.createdAt) <= settings.stuckAfterMs) return;
+    const fees = bumpedFees({ maxFeePerGas: BigInt(latest.maxFeePerGas), maxPriorityFeePerGas: BigInt(latest.maxPriorityFeePerGas) }, await currentFees(chain), settings.feeBumpPercent);
+    if (fees.maxFeePerGas > settings.maxFeePerGasCap) {
+      this.deps.log.warn({ operation: id }, "fee bump would exceed the cap; waiting");
+      return;
+    }
+    const attempt = await this.sign(op, latest.nonce, fees);
+    store.addAttempt(op.id, attempt);
+    op.attempts.push(attempt);
+    this.transition(op, "submitted", `fee bump: ${attempt.hash} replaces ${latest.hash} (maxFeePerGas ${latest.maxFeePerGas} -> ${attempt.maxFeePerGas})`);
+    await this.broadcast(attempt);
+  }
+
+  private fail(op: OperationRecord, state: OperationState, reason: FailureReason): void {
+    op.reason = reason;
+    this.deps.store.releaseNullifiers(op.id);
+    this.transition(op, state, reason.detail);
+  }
+
+  private transition(op: OperationRecord, state: OperationState, detail?: string): void {
+    const at = new Date().toISOString();
+    op.state = state;
+    op.updatedAt = at;
+    op.history.push(detail === undefined ? { state, at } : { state, at, detail });
+    this.deps.store.update(op);
+  }
+}
+
+function failureOf(code: string, error: unknown): FailureReason {
+  if (error instanceof ProblemError) {
+    const revert = error.extensions.revert as FailureReason["revert"] | undefined;
+    return revert ? { code, detail: error.message, revert } : { code, detail: error.message };
+  }
+  return { code, detail: (error as Error).message };
+}

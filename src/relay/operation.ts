@@ -1,0 +1,60 @@
+import { z } from "zod";
+import { Bytes32 } from "../config/primitives.ts";
+import { DeploymentRef } from "./request.ts";
+
+/**
+ * accepted → processing → submitted → included → confirmed; terminal failures: rejected (nothing was
+ * broadcast), reverted (mined with status 0), expired (never broadcast in time). A reorg that drops the
+ * block sends included back to submitted.
+ */
+export const OPERATION_STATES = ["accepted", "processing", "submitted", "included", "confirmed", "rejected", "reverted", "expired"] as const;
+export const OperationState = z.enum(OPERATION_STATES);
+export type OperationState = z.output<typeof OperationState>;
+export const TERMINAL_STATES: ReadonlySet<OperationState> = new Set(["confirmed", "rejected", "reverted", "expired"]);
+
+export const OperationKind = z.enum(["send", "withdraw"]);
+export type OperationKind = z.output<typeof OperationKind>;
+
+export const FailureReason = z
+  .strictObject({
+    code: z.string().meta({ description: "stable failure code, e.g. nullifier_spent, unknown_root, reverted" }),
+    detail: z.string(),
+    revert: z.strictObject({ name: z.string(), args: z.array(z.string()) }).optional().meta({ description: "the Pool's decoded custom error" }),
+  })
+  .meta({ description: "Why an operation failed" });
+export type FailureReason = z.output<typeof FailureReason>;
+
+export const Attempt = z.strictObject({
+  hash: Bytes32,
+  nonce: z.int(),
+  maxFeePerGas: z.string(),
+  maxPriorityFeePerGas: z.string(),
+  createdAt: z.string(),
+});
+export type Attempt = z.output<typeof Attempt>;
+
+export const HistoryEntry = z.strictObject({ state: OperationState, at: z.string(), detail: z.string().optional() });
+export type HistoryEntry = z.output<typeof HistoryEntry>;
+
+export const Operation = z
+  .strictObject({
+    id: z.string().meta({ description: "status identifier: query /send-status?id= or /withdraw-status?id=" }),
+    kind: OperationKind,
+    state: OperationState,
+    terminal: z.boolean(),
+    reason: FailureReason.nullable(),
+    deployment: DeploymentRef,
+    nullifiers: z.array(z.string()),
+    transactions: z.array(Attempt).meta({ description: "every signed attempt, oldest first (fee bumps replace earlier ones)" }),
+    transactionHash: Bytes32.nullable().meta({ description: "the attempt that was mined, if any" }),
+    block: z.strictObject({ number: z.int(), hash: Bytes32 }).nullable(),
+    confirmations: z.int(),
+    requiredConfirmations: z.int(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+    history: z.array(HistoryEntry),
+  })
+  .meta({ id: "Operation", description: "A relayed send or withdrawal and its state" });
+export type Operation = z.output<typeof Operation>;
+
+export const StatusQuery = z.strictObject({ id: z.string().min(1).max(100) });

@@ -1,0 +1,94 @@
+import { z } from "zod";
+import { Address, Bytes32 } from "../config/primitives.ts";
+
+const Uint = z
+  .string()
+  .regex(/^(0|[1-9][0-9]{0,77})$/, "expected a non-negative integer in decimal")
+  .refine((v) => BigInt(v) < 2n ** 256n, "exceeds uint256")
+  .meta({ description: "uint256 as a decimal string" });
+const Int = z
+  .string()
+  .regex(/^-?(0|[1-9][0-9]{0,76})$/, "expected an integer in decimal")
+  .refine((v) => BigInt(v) < 2n ** 255n && BigInt(v) >= -(2n ** 255n), "exceeds int256")
+  .meta({ description: "int256 as a decimal string" });
+/** A note ciphertext: bounded, so one request cannot make the relayer pay for megabytes of calldata. */
+const Ciphertext = z
+  .string()
+  .regex(/^0x([0-9a-fA-F]{2}){0,512}$/, "expected 0x-prefixed hex of at most 512 bytes")
+  .meta({ description: "encrypted note opening (for the recipient), at most 512 bytes" });
+const Pair = z.tuple([Uint, Uint]);
+
+export const DeploymentRef = z
+  .strictObject({
+    chainId: z.int(),
+    poolAddress: Address,
+    domain: Bytes32,
+  })
+  .meta({ description: "The deployment the proof was made for: must be this runtime's (spec rules 7 and 8)" });
+
+/**
+ * POST /send-relay and /withdraw-relay: a prepared join-split, as the client's library produces it.
+ * Proof and public execution fields only (spec §1 rule 4). Strict: an unknown member (a note opening
+ * or a spend secret sent by mistake) is refused, and never logged or stored.
+ */
+export const RelayRequest = z
+  .strictObject({
+    deployment: DeploymentRef,
+    proof: z.strictObject({ a: Pair, b: z.tuple([Pair, Pair]), c: Pair }).meta({ description: "Groth16 proof, in the Solidity verifier's layout" }),
+    publicInputs: z
+      .strictObject({
+        root: Uint,
+        publicAmount: Uint,
+        extDataHash: Uint,
+        asset: Address,
+        domain: Uint,
+        inputNullifiers: Pair,
+        outputCommitments: Pair,
+      })
+      .meta({ description: "The proof's public inputs (Pool.PublicInputs)" }),
+    extData: z
+      .strictObject({
+        recipient: Address,
+        extAmount: Int.meta({ description: "0 for a send; minus the withdrawn amount for a withdrawal" }),
+        relayer: Address.meta({ description: "must be this runtime's relayer (config relayFees.relayer)" }),
+        fee: Uint.meta({ description: "relay fee in the asset's base units, at least the configured fee" }),
+        encryptedOutput1: Ciphertext,
+        encryptedOutput2: Ciphertext,
+      })
+      .meta({ description: "Public execution fields the proof binds through extDataHash (Pool.ExtData)" }),
+  })
+  .meta({ id: "RelayRequest", description: "A prepared private send or withdrawal" });
+
+export type RelayRequest = z.output<typeof RelayRequest>;
+
+export const IdempotencyKey = z
+  .string()
+  .regex(/^[\x21-\x7e]{1,255}$/, "Idempotency-Key must be 1 to 255 visible ASCII characters")
+  .optional();
+
+/** The request in the Pool's types, for encoding the transaction. */
+export function toPoolArgs(request: RelayRequest) {
+  const big = (v: string) => BigInt(v);
+  const pair = (p: readonly [string, string]) => [big(p[0]), big(p[1])] as const;
+  const { proof, publicInputs: pi, extData: ext } = request;
+  return [
+    { a: pair(proof.a), b: [pair(proof.b[0]), pair(proof.b[1])] as const, c: pair(proof.c) },
+    {
+      root: big(pi.root),
+      publicAmount: big(pi.publicAmount),
+      extDataHash: big(pi.extDataHash),
+      asset: pi.asset as `0x${string}`,
+      domain: big(pi.domain),
+      inputNullifiers: pair(pi.inputNullifiers),
+      outputCommitments: pair(pi.outputCommitments),
+    },
+    {
+      recipient: ext.recipient as `0x${string}`,
+      extAmount: big(ext.extAmount),
+      relayer: ext.relayer as `0x${string}`,
+      fee: big(ext.fee),
+      encryptedOutput1: ext.encryptedOutput1 as `0x${string}`,
+      encryptedOutput2: ext.encryptedOutput2 as `0x${string}`,
+    },
+  ] as const;
+}

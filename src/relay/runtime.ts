@@ -1,0 +1,100 @@
+import { createHash, randomUUID } from "node:crypto";
+import type { LocalAccount, PublicClient } from "viem";
+import type { DeploymentConfig } from "../config/deployment-config.ts";
+import { checkCapacity, checkInFlight, checkProof, checkRelayerReady, checkRequest, checkRootAndNullifiers, nullifierInFlight, simulate, type CheckContext } from "./checks.ts";
+import { RelayEngine } from "./engine.ts";
+import type { OperationKind } from "./operation.ts";
+import type { RelayRequest } from "./request.ts";
+import type { RelaySettings } from "./settings.ts";
+import type { OperationRecord, OperationStore } from "./store.ts";
+import { ProblemError } from "../problem.ts";
+import type { FastifyBaseLogger } from "fastify";
+
+/** What the relay routes talk to: admission (checks + atomic insert) and the engine behind it. */
+export class Relayer {
+  readonly store: OperationStore;
+  readonly settings: RelaySettings;
+  readonly checks: CheckContext;
+  readonly engine: RelayEngine;
+
+  constructor(args: { store: OperationStore; chain: PublicClient; account: LocalAccount; config: DeploymentConfig; settings: RelaySettings; log: FastifyBaseLogger }) {
+    this.store = args.store;
+    this.settings = args.settings;
+    this.checks = { config: args.config, chain: args.chain, relayer: args.account.address, settings: args.settings };
+    this.engine = new RelayEngine({ store: args.store, chain: args.chain, account: args.account, checks: this.checks, settings: args.settings, log: args.log });
+  }
+
+  /**
+   * request → validate (schema, done by the route) → decide (checks) → store → hand to the engine.
+   * Returns the operation and whether it is new (false: an idempotent replay).
+   */
+  async submit(kind: OperationKind, request: RelayRequest, idempotencyKey: string | undefined): Promise<{ op: OperationRecord; created: boolean }> {
+    const requestHash = createHash("sha256").update(canonicalJson({ kind, request })).digest("hex");
+    if (idempotencyKey !== undefined) {
+      const replay = this.replay(idempotencyKey, requestHash);
+      if (replay) return { op: replay, created: false };
+    }
+    checkRequest(kind, request, this.checks);
+    checkCapacity(this.store, this.settings);
+    await checkRelayerReady(this.checks);
+    await checkProof(this.checks, request);
+    await checkRootAndNullifiers(this.checks, request);
+    checkInFlight(this.store, request);
+    await simulate(this.checks, request);
+
+    const now = new Date().toISOString();
+    const op: OperationRecord = {
+      id: `op_${randomUUID().replaceAll("-", "")}`,
+      kind,
+      state: "accepted",
+      idempotencyKey: idempotencyKey ?? null,
+      requestHash,
+      request,
+      nullifiers: [...request.publicInputs.inputNullifiers],
+      reason: null,
+      attempts: [],
+      minedHash: null,
+      block: null,
+      history: [{ state: "accepted", at: now }],
+      createdAt: now,
+      updatedAt: now,
+    };
+    // The checks above awaited the chain: a concurrent twin may have been stored meanwhile. The insert
+    // is the atomic decision.
+    const inserted = this.store.insert(op);
+    if (!inserted.ok) {
+      if (inserted.conflict === "nullifier") throw nullifierInFlight(inserted.nullifier, inserted.operationId);
+      const replay = this.replay(idempotencyKey as string, requestHash);
+      if (replay) return { op: replay, created: false };
+    }
+    this.engine.enqueue(op.id);
+    return { op, created: true };
+  }
+
+  private replay(key: string, requestHash: string): OperationRecord | undefined {
+    const existing = this.findByKey(key);
+    if (!existing) return undefined;
+    if (existing.requestHash !== requestHash) {
+      throw new ProblemError("idempotency_key_reused", `Idempotency-Key ${key} was used for another request (operation ${existing.id})`, {
+        extensions: { operationId: existing.id },
+      });
+    }
+    return existing;
+  }
+
+  private findByKey(key: string): OperationRecord | undefined {
+    return this.store.byIdempotencyKey(key);
+  }
+}
+
+/** JSON with sorted keys: the same request always hashes the same. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`)
+      .join(",")}}`;
+  }
+  return JSON.stringify(value);
+}

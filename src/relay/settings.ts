@@ -1,0 +1,32 @@
+import { parseGwei } from "viem";
+
+/** How the relayer behaves. Defaults suit a dev chain (automine, one confirmation). */
+export interface RelaySettings {
+  /** Blocks on top of (and including) the inclusion block before an operation is confirmed. */
+  requiredConfirmations: number;
+  /** Gas limit of a Pool.transact: set, not estimated (eth_estimateGas is wrong for snarkjs verifiers). */
+  gasLimit: bigint;
+  /** Refuse new operations (503) while the fee the relayer would offer exceeds this. */
+  maxFeePerGasCap: bigint;
+  /** Refuse new operations (503) while this many are live. */
+  maxLiveOperations: number;
+  /** How often pending transactions are checked. */
+  pollIntervalMs: number;
+  /** A transaction not mined this long after its broadcast is replaced with a fee bump. */
+  stuckAfterMs: number;
+  /** Percentage a replacement raises both fee fields by (nodes want at least 10). */
+  feeBumpPercent: number;
+  /** An operation not broadcast this long after acceptance expires (nothing was sent). */
+  maxWaitMs: number;
+}
+
+export const DEFAULT_RELAY_SETTINGS: RelaySettings = {
+  requiredConfirmations: 1,
+  gasLimit: 3_000_000n,
+  maxFeePerGasCap: parseGwei("500"),
+  maxLiveOperations: 64,
+  pollIntervalMs: 200,
+  stuckAfterMs: 4_000,
+  feeBumpPercent: 25,
+  maxWaitMs: 120_000,
+};

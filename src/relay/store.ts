@@ -1,0 +1,232 @@
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import type { Hex } from "viem";
+import type { Attempt, FailureReason, HistoryEntry, OperationKind, OperationState } from "./operation.ts";
+import type { RelayRequest } from "./request.ts";
+
+/** An attempt as stored: with the signed raw transaction, so it can be re-broadcast after a crash. */
+export interface StoredAttempt extends Attempt {
+  raw: Hex;
+}
+
+/** Everything the runtime knows about an operation. The request holds public fields only. */
+export interface OperationRecord {
+  id: string;
+  kind: OperationKind;
+  state: OperationState;
+  idempotencyKey: string | null;
+  requestHash: string;
+  request: RelayRequest;
+  nullifiers: string[];
+  reason: FailureReason | null;
+  attempts: StoredAttempt[];
+  minedHash: Hex | null;
+  block: { number: number; hash: Hex } | null;
+  history: HistoryEntry[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+export type InsertResult =
+  | { ok: true }
+  | { ok: false; conflict: "idempotency"; existing: OperationRecord }
+  | { ok: false; conflict: "nullifier"; nullifier: string; operationId: string };
+
+/**
+ * Where operations live. One runtime process owns one store (it is the single writer for its relayer
+ * key). A multi-instance operator deployment would put this behind PostgreSQL instead: the same rows,
+ * `SELECT ... FOR UPDATE SKIP LOCKED` to hand operations to workers, and an advisory lock per relayer
+ * key so that nonce assignment and signing stay serialized across instances.
+ */
+export interface OperationStore {
+  /** Inserts an operation and claims its nullifiers, atomically; or says what it collided with. */
+  insert(record: OperationRecord): InsertResult;
+  get(id: string): OperationRecord | undefined;
+  byIdempotencyKey(key: string): OperationRecord | undefined;
+  /** The live operation holding a nullifier, if any. */
+  liveHolder(nullifier: string): string | undefined;
+  /** Persists state, reason, mined hash, block and history. */
+  update(record: OperationRecord): void;
+  /** Persists a signed attempt. Called before the attempt is broadcast. */
+  addAttempt(id: string, attempt: StoredAttempt): void;
+  /** Frees the nullifiers of an operation that reached a terminal state. */
+  releaseNullifiers(id: string): void;
+  nonTerminal(): OperationRecord[];
+  countLive(): number;
+  /** Highest nonce of any stored attempt. */
+  maxNonce(): number | undefined;
+  close(): void;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS operations (
+  id TEXT PRIMARY KEY,
+  kind TEXT NOT NULL,
+  state TEXT NOT NULL,
+  idempotency_key TEXT UNIQUE,
+  request_hash TEXT NOT NULL,
+  request TEXT NOT NULL,
+  nullifiers TEXT NOT NULL,
+  reason TEXT,
+  mined_hash TEXT,
+  block TEXT,
+  history TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS operations_state ON operations(state);
+CREATE TABLE IF NOT EXISTS live_nullifiers (
+  nullifier TEXT PRIMARY KEY,
+  operation_id TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS attempts (
+  hash TEXT PRIMARY KEY,
+  operation_id TEXT NOT NULL,
+  nonce INTEGER NOT NULL,
+  raw TEXT NOT NULL,
+  max_fee_per_gas TEXT NOT NULL,
+  max_priority_fee_per_gas TEXT NOT NULL,
+  created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS attempts_operation ON attempts(operation_id);
+`;
+
+const LIVE_STATES = "('accepted','processing','submitted','included')";
+
+type Row = Record<string, string | number | null>;
+
+/** The store on SQLite (node:sqlite): a file in the stack's state dir, or ":memory:". */
+export class SqliteOperationStore implements OperationStore {
+  private readonly db: DatabaseSync;
+
+  constructor(file: string) {
+    if (file !== ":memory:") mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+    this.db = new DatabaseSync(file);
+    // WAL + FULL: a commit survives the process being killed at any instant.
+    this.db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 5000;");
+    this.db.exec(SCHEMA);
+  }
+
+  insert(record: OperationRecord): InsertResult {
+    if (record.idempotencyKey !== null) {
+      const existing = this.byIdempotencyKey(record.idempotencyKey);
+      if (existing) return { ok: false, conflict: "idempotency", existing };
+    }
+    for (const nullifier of record.nullifiers) {
+      const holder = this.liveHolder(nullifier);
+      if (holder) return { ok: false, conflict: "nullifier", nullifier, operationId: holder };
+    }
+    this.db.exec("BEGIN IMMEDIATE");
+    try {
+      this.db
+        .prepare(
+          `INSERT INTO operations (id, kind, state, idempotency_key, request_hash, request, nullifiers, reason, mined_hash, block, history, created_at, updated_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, ?, ?, ?)`,
+        )
+        .run(
+          record.id,
+          record.kind,
+          record.state,
+          record.idempotencyKey,
+          record.requestHash,
+          JSON.stringify(record.request),
+          JSON.stringify(record.nullifiers),
+          JSON.stringify(record.history),
+          record.createdAt,
+          record.updatedAt,
+        );
+      const claim = this.db.prepare("INSERT INTO live_nullifiers (nullifier, operation_id) VALUES (?, ?)");
+      for (const nullifier of record.nullifiers) claim.run(nullifier, record.id);
+      this.db.exec("COMMIT");
+      return { ok: true };
+    } catch (error) {
+      this.db.exec("ROLLBACK");
+      throw error;
+    }
+  }
+
+  get(id: string): OperationRecord | undefined {
+    const row = this.db.prepare("SELECT * FROM operations WHERE id = ?").get(id) as Row | undefined;
+    return row ? this.hydrate(row) : undefined;
+  }
+
+  byIdempotencyKey(key: string): OperationRecord | undefined {
+    const row = this.db.prepare("SELECT id FROM operations WHERE idempotency_key = ?").get(key) as Row | undefined;
+    return row ? this.get(String(row.id)) : undefined;
+  }
+
+  liveHolder(nullifier: string): string | undefined {
+    const row = this.db.prepare("SELECT operation_id FROM live_nullifiers WHERE nullifier = ?").get(nullifier) as Row | undefined;
+    return row ? String(row.operation_id) : undefined;
+  }
+
+  update(record: OperationRecord): void {
+    this.db
+      .prepare("UPDATE operations SET state = ?, reason = ?, mined_hash = ?, block = ?, history = ?, updated_at = ? WHERE id = ?")
+      .run(
+        record.state,
+        record.reason === null ? null : JSON.stringify(record.reason),
+        record.minedHash,
+        record.block === null ? null : JSON.stringify(record.block),
+        JSON.stringify(record.history),
+        record.updatedAt,
+        record.id,
+      );
+  }
+
+  addAttempt(id: string, attempt: StoredAttempt): void {
+    this.db
+      .prepare("INSERT OR IGNORE INTO attempts (hash, operation_id, nonce, raw, max_fee_per_gas, max_priority_fee_per_gas, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
+      .run(attempt.hash, id, attempt.nonce, attempt.raw, attempt.maxFeePerGas, attempt.maxPriorityFeePerGas, attempt.createdAt);
+  }
+
+  releaseNullifiers(id: string): void {
+    this.db.prepare("DELETE FROM live_nullifiers WHERE operation_id = ?").run(id);
+  }
+
+  nonTerminal(): OperationRecord[] {
+    const rows = this.db.prepare(`SELECT * FROM operations WHERE state IN ${LIVE_STATES} ORDER BY created_at, rowid`).all() as Row[];
+    return rows.map((row) => this.hydrate(row));
+  }
+
+  countLive(): number {
+    return Number((this.db.prepare(`SELECT COUNT(*) AS n FROM operations WHERE state IN ${LIVE_STATES}`).get() as Row).n);
+  }
+
+  maxNonce(): number | undefined {
+    const row = this.db.prepare("SELECT MAX(nonce) AS n FROM attempts").get() as Row;
+    return row.n === null ? undefined : Number(row.n);
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  private hydrate(row: Row): OperationRecord {
+    const attempts = (this.db.prepare("SELECT * FROM attempts WHERE operation_id = ? ORDER BY rowid").all(String(row.id)) as Row[]).map((a) => ({
+      hash: String(a.hash) as Hex,
+      nonce: Number(a.nonce),
+      raw: String(a.raw) as Hex,
+      maxFeePerGas: String(a.max_fee_per_gas),
+      maxPriorityFeePerGas: String(a.max_priority_fee_per_gas),
+      createdAt: String(a.created_at),
+    }));
+    return {
+      id: String(row.id),
+      kind: row.kind as OperationKind,
+      state: row.state as OperationState,
+      idempotencyKey: row.idempotency_key === null ? null : String(row.idempotency_key),
+      requestHash: String(row.request_hash),
+      request: JSON.parse(String(row.request)) as RelayRequest,
+      nullifiers: JSON.parse(String(row.nullifiers)) as string[],
+      reason: row.reason === null ? null : (JSON.parse(String(row.reason)) as FailureReason),
+      attempts,
+      minedHash: row.mined_hash === null ? null : (String(row.mined_hash) as Hex),
+      block: row.block === null ? null : (JSON.parse(String(row.block)) as { number: number; hash: Hex }),
+      history: JSON.parse(String(row.history)) as HistoryEntry[],
+      createdAt: String(row.created_at),
+      updatedAt: String(row.updated_at),
+    };
+  }
+}

@@ -1,0 +1,41 @@
+import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
+import { z } from "zod";
+import type { RuntimeContext } from "../context.ts";
+import { Problem, ProblemError } from "../problem.ts";
+import { QUEUE_PATHS } from "../paths.ts";
+import { Operation, type OperationKind } from "../relay/operation.ts";
+import { IdempotencyKey, RelayRequest } from "../relay/request.ts";
+import { operationView } from "../relay/view.ts";
+
+const ROUTES: Array<{ kind: OperationKind; url: string; status: string; what: string }> = [
+  { kind: "send", url: QUEUE_PATHS.sendRelay, status: QUEUE_PATHS.sendStatus, what: "a prepared private send (extAmount 0)" },
+  { kind: "withdraw", url: QUEUE_PATHS.withdrawRelay, status: QUEUE_PATHS.withdrawStatus, what: "a prepared withdrawal (extAmount < 0)" },
+];
+
+/** POST /api/queue/send-relay and /withdraw-relay. */
+export const relayRoutes: FastifyPluginAsyncZod<{ context: RuntimeContext }> = async (app, { context }) => {
+  for (const { kind, url, status, what } of ROUTES) {
+    app.post(url, {
+      schema: {
+        summary: `Submit ${what}`,
+        description:
+          "Takes the proof and public execution fields only (spec §1 rule 4), checks them (deployment, asset, binding, fee, proof, root, nullifiers, simulation, relayer funds, capacity) and queues the transaction. Answers 202 with the operation and a Location to its status. Send an Idempotency-Key header to make retries safe.",
+        body: RelayRequest,
+        headers: z.looseObject({ "idempotency-key": IdempotencyKey }),
+        response: { 202: Operation, default: Problem },
+      },
+      handler: async (request, reply) => {
+        const relayer = context.relayer;
+        if (!relayer) throw new ProblemError("not_implemented", "this runtime has no relayer key: it relays nothing");
+        // request → validate (schemas above) → decide → store → response; the engine does the chain.
+        const { op } = await relayer.submit(kind, request.body, request.headers["idempotency-key"]);
+        const head = await context.chain.getBlockNumber().catch(() => null);
+        return reply
+          .code(202)
+          .header("location", `${status}?id=${op.id}`)
+          .header("retry-after", "1")
+          .send(operationView(op, head, relayer.settings.requiredConfirmations));
+      },
+    });
+  }
+};

@@ -1,0 +1,66 @@
+import { erc20Abi, parseUnits, type Address, type Hex } from "viem";
+import type { DevStack } from "../../harness/index.ts";
+import {
+  createProver,
+  encryptNote,
+  fetchProofFiles,
+  findNotes,
+  poolAbi,
+  precommitmentOf,
+  prepareTransaction,
+  randomFieldElement,
+  syncPool,
+  type AccountKeys,
+  type Deployment,
+  type Note,
+  type Prover,
+  type TransactionRequest,
+} from "../../harness/client/index.ts";
+import { clients } from "./chain.ts";
+
+/** Explicit: eth_estimateGas is wrong for snarkjs verifiers. */
+export const GAS = 6_000_000n;
+
+/** A stack's Pool seen from a client: deposit, sync, find notes, prove. Real chain, real proofs. */
+export async function poolFixture(stack: DevStack) {
+  const config = stack.manifest;
+  const prover: Prover = createProver(await fetchProofFiles(stack.queueUrl, config));
+  const deployment: Deployment = { chainId: config.chainId, poolAddress: config.poolAddress, domain: BigInt(config.domain) };
+  const asset = config.assets.find((a) => a.decimals === 6)?.address as Address;
+  const levels = config.queue.proof.treeDepth;
+  const user = (i: number) => clients(stack.rpcUrl, stack.accounts[i]?.privateKey as Hex);
+  const usdc = (x: string) => parseUnits(x, 6);
+  const sync = () => syncPool({ client: user(0).public, pool: deployment.poolAddress, fromBlock: BigInt(config.deploymentBlock), levels });
+
+  async function deposit(from: number, keys: AccountKeys, amount: bigint): Promise<void> {
+    const { wallet, public: client } = user(from);
+    const note: Note = { amount, asset, ownerPublicKey: keys.notePublicKey, blinding: randomFieldElement() };
+    await client.waitForTransactionReceipt({
+      hash: await wallet.writeContract({ address: asset, abi: erc20Abi, functionName: "approve", args: [deployment.poolAddress, amount] }),
+    });
+    const hash = await wallet.writeContract({
+      address: deployment.poolAddress,
+      abi: poolAbi,
+      functionName: "deposit",
+      args: [asset, amount, precommitmentOf(note), encryptNote(note, keys.encryption.publicKey)],
+      gas: GAS,
+    });
+    const receipt = await client.waitForTransactionReceipt({ hash });
+    if (receipt.status !== "success") throw new Error("deposit reverted");
+  }
+
+  /** Deposits `amount` for fresh keys and returns the spendable note. */
+  async function fundedNote(from: number, keys: AccountKeys, amount: bigint) {
+    await deposit(from, keys, amount);
+    const state = await sync();
+    const owned = findNotes(keys, state, deployment.domain).filter((n) => !n.spent);
+    const note = owned.at(-1);
+    if (!note) throw new Error("deposit not found");
+    return { state, input: { note: note.note, leafIndex: note.leafIndex } };
+  }
+
+  const prove = (request: Omit<TransactionRequest, "deployment" | "asset"> & Partial<Pick<TransactionRequest, "deployment" | "asset">>) =>
+    prepareTransaction({ deployment, asset, prover, ...request });
+
+  return { config, prover, deployment, asset, levels, user, usdc, sync, deposit, fundedNote, prove };
+}
