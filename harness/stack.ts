@@ -95,6 +95,10 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     const leftover = await timed(progress, "check state dir", () => reclaimStateDir(stateDir), (r) =>
       r.found ? (r.stoppedAnvilPid ? `stopped anvil pid ${r.stoppedAnvilPid} left by a killed run` : "removed a stale stack.json") : undefined,
     );
+    // Every run starts a new chain: operations stored by an earlier run belong to a chain that is gone.
+    if (options.store === undefined) {
+      await Promise.all(["", "-wal", "-shm"].map((suffix) => rm(path.join(stateDir, `queue.sqlite${suffix}`), { force: true })));
+    }
     const fork =
       options.forkUrl === undefined
         ? null

@@ -111,6 +111,12 @@ export async function buildQueueRuntime(options: QueueRuntimeOptions): Promise<F
   }).withTypeProvider<ZodTypeProvider>();
   if (account) {
     const store = new SqliteOperationStore(options.store ?? ":memory:");
+    try {
+      store.bindDeployment(`${config.chainId}:${config.poolAddress}:${config.deploymentBlockHash}`);
+    } catch (error) {
+      store.close();
+      throw error;
+    }
     const relayer = new Relayer({ store, chain, account, config, settings: { ...DEFAULT_RELAY_SETTINGS, ...options.relay }, log: app.log });
     context.relayer = relayer;
     relayer.engine.start();

@@ -34,13 +34,20 @@ export class Relayer {
       const replay = this.replay(idempotencyKey, requestHash);
       if (replay) return { op: replay, created: false };
     }
-    checkRequest(kind, request, this.checks);
-    checkCapacity(this.store, this.settings);
-    await checkRelayerReady(this.checks);
-    await checkProof(this.checks, request);
-    await checkRootAndNullifiers(this.checks, request);
-    checkInFlight(this.store, request);
-    await simulate(this.checks, request);
+    try {
+      checkRequest(kind, request, this.checks);
+      checkCapacity(this.store, this.settings);
+      await checkRelayerReady(this.checks);
+      await checkProof(this.checks, request);
+      await checkRootAndNullifiers(this.checks, request);
+      checkInFlight(this.store, request);
+      await simulate(this.checks, request);
+    } catch (error) {
+      // A concurrent retry with the same key may have been stored while we checked: that is a replay.
+      const replay = idempotencyKey === undefined ? undefined : this.replay(idempotencyKey, requestHash);
+      if (replay) return { op: replay, created: false };
+      throw error;
+    }
 
     const now = new Date().toISOString();
     const op: OperationRecord = {

@@ -56,6 +56,11 @@ export interface OperationStore {
   countLive(): number;
   /** Highest nonce of any stored attempt. */
   maxNonce(): number | undefined;
+  /**
+   * Binds the store to one deployment (chain id, Pool, deployment block hash): its operations are
+   * signed transactions for that chain, and must never be re-broadcast anywhere else.
+   */
+  bindDeployment(identity: string): void;
   close(): void;
 }
 
@@ -90,7 +95,15 @@ CREATE TABLE IF NOT EXISTS attempts (
   created_at TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS attempts_operation ON attempts(operation_id);
+CREATE TABLE IF NOT EXISTS meta (
+  key TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
 `;
+
+export class StoreMismatchError extends Error {
+  override name = "StoreMismatchError";
+}
 
 const LIVE_STATES = "('accepted','processing','submitted','included')";
 
@@ -197,6 +210,15 @@ export class SqliteOperationStore implements OperationStore {
   maxNonce(): number | undefined {
     const row = this.db.prepare("SELECT MAX(nonce) AS n FROM attempts").get() as Row;
     return row.n === null ? undefined : Number(row.n);
+  }
+
+  bindDeployment(identity: string): void {
+    const row = this.db.prepare("SELECT value FROM meta WHERE key = 'deployment'").get() as Row | undefined;
+    if (row === undefined) {
+      this.db.prepare("INSERT INTO meta (key, value) VALUES ('deployment', ?)").run(identity);
+    } else if (row.value !== identity) {
+      throw new StoreMismatchError(`the operation store belongs to deployment ${row.value}, not ${identity}: use another store`);
+    }
   }
 
   close(): void {

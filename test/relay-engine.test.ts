@@ -1,0 +1,170 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Hex } from "viem";
+import { startDevStack, type DevStack } from "../harness/index.ts";
+import { closeProvers, createAccountKeys, recipientOf, toRelayRequest } from "../harness/client/index.ts";
+import type { Operation } from "../src/relay/operation.ts";
+import type { RelayRequest } from "../src/relay/request.ts";
+import { poolFixture } from "./support/pool.ts";
+import { hex, rpc } from "./support/rpc.ts";
+
+// The engine under pressure, on real stacks: concurrency, stuck transactions, a full queue, reorgs.
+afterAll(closeProvers);
+
+async function fixture(stack: DevStack) {
+  const pool = await poolFixture(stack);
+  /** A valid send, proved, of a freshly deposited note (each call spends a different note). */
+  async function request(from = 2): Promise<RelayRequest> {
+    const keys = createAccountKeys();
+    const { state, input } = await pool.fundedNote(from, keys, pool.usdc("3"));
+    const fee = BigInt(stack.manifest.relayFees.fees[0]?.send ?? "0");
+    const { transaction } = await pool.prove({
+      tree: state.tree, keys, inputs: [input], outputs: [{ amount: pool.usdc("3") - fee, to: recipientOf(createAccountKeys()) }],
+      fee, relayer: stack.relayer.address,
+    });
+    return toRelayRequest(stack.manifest, transaction);
+  }
+  async function send(body: RelayRequest, headers: Record<string, string> = {}) {
+    const response = await fetch(`${stack.queueUrl}/api/queue/send-relay`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...headers },
+      body: JSON.stringify(body),
+    });
+    return { status: response.status, body: (await response.json()) as Operation & { code?: string; operationId?: string } };
+  }
+  async function status(id: string): Promise<Operation> {
+    return (await (await fetch(`${stack.queueUrl}/api/queue/send-status?id=${id}`)).json()) as Operation;
+  }
+  async function until(id: string, done: (op: Operation) => boolean, timeoutMs = 30_000): Promise<Operation> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const op = await status(id);
+      if (done(op)) return op;
+      if (Date.now() > deadline) throw new Error(`operation ${id} stuck in ${op.state}: ${JSON.stringify(op.history)}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  const nonce = async () => Number(await rpc<string>(stack.rpcUrl, "eth_getTransactionCount", [stack.relayer.address, "latest"]));
+  return { pool, request, send, status, until, nonce };
+}
+
+describe("50 concurrent identical submissions", () => {
+  let stack: DevStack;
+  let f: Awaited<ReturnType<typeof fixture>>;
+  beforeAll(async () => {
+    stack = await startDevStack();
+    f = await fixture(stack);
+  }, 120_000);
+  afterAll(() => stack?.stop());
+
+  it("make exactly one operation and one transaction; the others are told which operation holds the nullifier", async () => {
+    const body = await f.request();
+    const nonceBefore = await f.nonce();
+    const answers = await Promise.all(Array.from({ length: 50 }, () => f.send(body)));
+    const accepted = answers.filter((a) => a.status === 202);
+    expect(accepted).toHaveLength(1);
+    const id = accepted[0]?.body.id as string;
+    for (const refused of answers.filter((a) => a.status !== 202)) {
+      expect(refused.status).toBe(409);
+      if (refused.body.code === "nullifier_in_flight") expect(refused.body.operationId).toBe(id);
+      else expect(refused.body.code).toBe("nullifier_spent"); // it was confirmed before this one was checked
+    }
+    const op = await f.until(id, (o) => o.terminal);
+    expect(op.state).toBe("confirmed");
+    expect(op.transactions).toHaveLength(1);
+    expect(await f.nonce()).toBe(nonceBefore + 1);
+  });
+
+  it("with one Idempotency-Key, all 50 get the same operation", async () => {
+    const body = await f.request();
+    const nonceBefore = await f.nonce();
+    const answers = await Promise.all(Array.from({ length: 50 }, () => f.send(body, { "idempotency-key": "fifty" })));
+    expect(answers.every((a) => a.status === 202)).toBe(true);
+    expect(new Set(answers.map((a) => a.body.id)).size).toBe(1);
+    await f.until(answers[0]?.body.id as string, (o) => o.state === "confirmed");
+    expect(await f.nonce()).toBe(nonceBefore + 1);
+  });
+});
+
+describe("automine off", () => {
+  let stack: DevStack;
+  let f: Awaited<ReturnType<typeof fixture>>;
+  beforeAll(async () => {
+    stack = await startDevStack({ relay: { stuckAfterMs: 1_000, maxLiveOperations: 2 } });
+    f = await fixture(stack);
+  }, 120_000);
+  afterAll(async () => {
+    await rpc(stack.rpcUrl, "evm_setAutomine", [true]).catch(() => {});
+    await stack?.stop();
+  });
+
+  it("a stuck transaction is replaced with a fee bump; the replacement is tracked to confirmed; the queue fills up", async () => {
+    const [a, b, c] = [await f.request(2), await f.request(3), await f.request(4)];
+    await rpc(stack.rpcUrl, "evm_setAutomine", [false]);
+    const first = await f.send(a);
+    expect(first.status).toBe(202);
+    const id = first.body.id;
+    const submitted = await f.until(id, (o) => o.state === "submitted");
+    // The same nullifiers again, while the first is live: 409 naming it.
+    expect(await f.send(a)).toMatchObject({ status: 409, body: { code: "nullifier_in_flight", operationId: id } });
+    // Time passes without a block: the engine re-signs the same nonce with higher fees.
+    const bumped = await f.until(id, (o) => o.transactions.length >= 2);
+    const [original, replacement] = bumped.transactions as [Operation["transactions"][0], Operation["transactions"][0]];
+    expect(replacement.nonce).toBe(original.nonce);
+    expect(BigInt(replacement.maxFeePerGas)).toBeGreaterThanOrEqual((BigInt(original.maxFeePerGas) * 125n) / 100n);
+    expect(BigInt(replacement.maxPriorityFeePerGas)).toBeGreaterThan(BigInt(original.maxPriorityFeePerGas));
+    expect(submitted.transactions[0]?.hash).toBe(original.hash);
+    expect(bumped.history.some((h) => h.detail?.startsWith("fee bump"))).toBe(true);
+
+    // Capacity: a second operation fits (limit 2), a third gets 503 queue_full with Retry-After.
+    expect((await f.send(b)).status).toBe(202);
+    const full = await fetch(`${stack.queueUrl}/api/queue/send-relay`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(c) });
+    expect(full.status).toBe(503);
+    expect(((await full.json()) as { code: string }).code).toBe("queue_full");
+    expect(Number(full.headers.get("retry-after"))).toBeGreaterThan(0);
+
+    // A block at last: whichever attempt is mined is the real one (the replacement).
+    await rpc(stack.rpcUrl, "evm_mine");
+    const done = await f.until(id, (o) => o.terminal);
+    expect(done.state).toBe("confirmed");
+    const minedHash = done.transactionHash as Hex;
+    expect(done.transactions.map((t) => t.hash)).toContain(minedHash);
+    expect(minedHash).not.toBe(original.hash);
+    expect(await rpc(stack.rpcUrl, "eth_getTransactionReceipt", [original.hash])).toBeNull();
+    await rpc(stack.rpcUrl, "evm_setAutomine", [true]);
+  });
+});
+
+describe("a reorg", () => {
+  let stack: DevStack;
+  let f: Awaited<ReturnType<typeof fixture>>;
+  beforeAll(async () => {
+    stack = await startDevStack({ relay: { requiredConfirmations: 3 } });
+    f = await fixture(stack);
+  }, 120_000);
+  afterAll(() => stack?.stop());
+
+  it("moves an included operation back to submitted, and forward again to confirmed", async () => {
+    const body = await f.request();
+    const snapshot = await rpc<string>(stack.rpcUrl, "evm_snapshot");
+    const { body: accepted } = await f.send(body);
+    const included = await f.until(accepted.id, (o) => o.state === "included");
+    expect(included.confirmations).toBeLessThan(3);
+    // The block that held it leaves the chain.
+    await rpc(stack.rpcUrl, "evm_revert", [snapshot]);
+    const back = await f.until(accepted.id, (o) => o.history.some((h) => h.state === "submitted" && h.detail?.startsWith("reorg")));
+    expect(back.history.find((h) => h.detail?.startsWith("reorg"))?.detail).toContain(included.block?.hash as string);
+    // The engine re-broadcasts the same signed bytes; automine includes them again; two more blocks confirm.
+    const again = await f.until(accepted.id, (o) => o.state === "included");
+    await rpc(stack.rpcUrl, "anvil_mine", [hex(2)]);
+    const done = await f.until(accepted.id, (o) => o.terminal);
+    expect(done.state).toBe("confirmed");
+    expect(done.confirmations).toBeGreaterThanOrEqual(3);
+    expect(done.transactions).toHaveLength(1);
+    expect(done.transactionHash).toBe(included.transactionHash);
+    expect(again.block?.hash).not.toBe(included.block?.hash);
+    const states = done.history.map((h) => h.state);
+    expect(states.slice(0, 3)).toEqual(["accepted", "processing", "submitted"]);
+    expect(states.indexOf("included")).toBeLessThan(states.lastIndexOf("submitted"));
+    expect(states.at(-1)).toBe("confirmed");
+  });
+});
