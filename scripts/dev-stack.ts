@@ -15,6 +15,7 @@ Options:
   --chain-port <port>         anvil's port (default 8545; 0 = any free port)
   --queue-port <port>         the queue runtime's port (default 8700; 0 = any free port)
   --host <ip>                 interface to bind (default 127.0.0.1)
+  --confirmations <n>         blocks before a relayed operation is confirmed (default 1)
   --json                      print one JSON line (stack.json) when ready, nothing else on stdout
   --verbose                   log every queue request
   -h, --help                  show this help
@@ -30,6 +31,7 @@ const { values } = parseArgs({
     "chain-port": { type: "string", default: "8545" },
     "queue-port": { type: "string", default: "8700" },
     host: { type: "string", default: "127.0.0.1" },
+    confirmations: { type: "string", default: "1" },
     json: { type: "boolean", default: false },
     verbose: { type: "boolean", default: false },
     help: { type: "boolean", short: "h", default: false },
@@ -91,6 +93,7 @@ try {
     pool: values.pool,
     deploymentBlock: integer("deployment-block", values["deployment-block"]),
     logger: values.verbose ? { level: "info" } : false,
+    relay: { requiredConfirmations: Math.max(1, Number(integer("confirmations", values.confirmations))) },
     onProgress: ({ step, detail, ms }) => out.write(`  ${step.padEnd(22)} ${`${ms.toFixed(0)} ms`.padStart(8)}${detail ? `  ${detail}` : ""}\n`),
   });
 } catch (error) {
