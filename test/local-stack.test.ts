@@ -159,10 +159,6 @@ describe("errors are RFC 9457 problems with a stable code", () => {
   it("routes not implemented yet: 501 not_implemented, not 404", async () => {
     const routes = [
       ["POST", "/api/queue/quote"],
-      ["POST", "/api/queue/send-relay"],
-      ["GET", "/api/queue/send-status"],
-      ["POST", "/api/queue/withdraw-relay"],
-      ["GET", "/api/queue/withdraw-status"],
       ["POST", "/api/queue/finalize"],
     ] as const;
     for (const [method, path] of routes) {
@@ -174,6 +170,7 @@ describe("errors are RFC 9457 problems with a stable code", () => {
   it("malformed and oversized bodies: 400 and 413", async () => {
     const post = (body: string, type = "application/json") => ({ method: "POST", body, headers: { "content-type": type } });
     expect(await problem("/api/queue/send-relay", post("{not json"))).toMatchObject({ status: 400, code: "invalid_request" });
+    expect(await problem("/api/queue/send-relay", post("{}"))).toMatchObject({ status: 400, code: "invalid_request" });
     expect(await problem("/api/queue/send-relay", post("x".repeat(300 * 1024)))).toMatchObject({ status: 413, code: "payload_too_large" });
     expect(await problem("/api/queue/send-relay", post("a=b", "application/x-www-form-urlencoded"))).toMatchObject({
       status: 415,

@@ -101,9 +101,11 @@ describe("GET /api/queue/openapi.json", () => {
 
   it("documents the zod schemas as components, referenced by the responses", () => {
     const schemas = doc.components.schemas as Json;
-    expect(Object.keys(schemas)).toEqual(expect.arrayContaining(["DeploymentConfig", "Problem", "NetworkList", "AssetsSnapshot"]));
-    // Only what the paths use: no unused <id>Input variants.
-    expect(Object.keys(schemas).filter((id) => id.endsWith("Input"))).toEqual([]);
+    expect(Object.keys(schemas)).toEqual(expect.arrayContaining(["DeploymentConfig", "Problem", "NetworkList", "AssetsSnapshot", "Operation"]));
+    // Only what the paths use: an <id>Input variant only for a request body.
+    expect(Object.keys(schemas).filter((id) => id.endsWith("Input"))).toEqual(["RelayRequestInput"]);
+    const body = doc.paths[QUEUE_PATHS.sendRelay].post.requestBody.content["application/json"].schema;
+    expect(body).toEqual({ $ref: "#/components/schemas/RelayRequestInput" });
 
     // Generated from the zod schema itself.
     expect(schemas.DeploymentConfig.type).toBe("object");

@@ -208,6 +208,10 @@ export class RelayEngine {
   }
 
   private async onMined(op: OperationRecord, receipt: TransactionReceipt, head: bigint): Promise<void> {
+    if (op.state === "included" && op.block !== null && op.block.hash !== receipt.blockHash) {
+      // Re-mined in another block between two looks: the old block still left the chain.
+      this.transition(op, "submitted", `reorg: block ${op.block.number} (${op.block.hash}) left the canonical chain`);
+    }
     if (op.state !== "included" || op.block?.hash !== receipt.blockHash) {
       op.minedHash = receipt.transactionHash;
       op.block = { number: Number(receipt.blockNumber), hash: receipt.blockHash };
