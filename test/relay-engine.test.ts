@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Hex } from "viem";
 import { startDevStack, type DevStack } from "../harness/index.ts";
-import { closeProvers, createAccountKeys, recipientOf, toRelayRequest } from "../harness/client/index.ts";
+import { closeProvers, createAccountKeys, poolAbi, recipientOf, toRelayRequest } from "../harness/client/index.ts";
 import type { Operation } from "../src/relay/operation.ts";
 import type { RelayRequest } from "../src/relay/request.ts";
 import { poolFixture } from "./support/pool.ts";
@@ -51,7 +51,7 @@ describe("50 concurrent identical submissions", () => {
   let stack: DevStack;
   let f: Awaited<ReturnType<typeof fixture>>;
   beforeAll(async () => {
-    stack = await startDevStack();
+    stack = await startDevStack({ relay: { stuckAfterMs: 60_000 } }); // no fee bump: one attempt exactly
     f = await fixture(stack);
   }, 120_000);
   afterAll(() => stack?.stop());
@@ -138,7 +138,7 @@ describe("a reorg", () => {
   let stack: DevStack;
   let f: Awaited<ReturnType<typeof fixture>>;
   beforeAll(async () => {
-    stack = await startDevStack({ relay: { requiredConfirmations: 3 } });
+    stack = await startDevStack({ relay: { requiredConfirmations: 3, stuckAfterMs: 60_000 } });
     f = await fixture(stack);
   }, 120_000);
   afterAll(() => stack?.stop());
@@ -166,5 +166,65 @@ describe("a reorg", () => {
     expect(states.slice(0, 3)).toEqual(["accepted", "processing", "submitted"]);
     expect(states.indexOf("included")).toBeLessThan(states.lastIndexOf("submitted"));
     expect(states.at(-1)).toBe("confirmed");
+  });
+});
+
+describe("terminal failures", () => {
+  let stack: DevStack;
+  let f: Awaited<ReturnType<typeof fixture>>;
+  beforeAll(async () => {
+    stack = await startDevStack({ relay: { stuckAfterMs: 60_000 } });
+    f = await fixture(stack);
+  }, 120_000);
+  afterAll(async () => {
+    await rpc(stack.rpcUrl, "evm_setAutomine", [true]).catch(() => {});
+    await stack?.stop();
+  });
+
+  it("reverted: mined with status 0 (the note was spent first by another transaction), with the Pool's decoded error", async () => {
+    const keys = createAccountKeys();
+    const { state, input } = await f.pool.fundedNote(2, keys, f.pool.usdc("3"));
+    const fee = BigInt(stack.manifest.relayFees.fees[0]?.send ?? "0");
+    const viaQueue = await f.pool.prove({ tree: state.tree, keys, inputs: [input], outputs: [{ amount: f.pool.usdc("3") - fee, to: recipientOf(keys) }], fee, relayer: stack.relayer.address });
+    const direct = await f.pool.prove({ tree: state.tree, keys, inputs: [input], outputs: [{ amount: f.pool.usdc("3"), to: recipientOf(keys) }] });
+    await rpc(stack.rpcUrl, "evm_setAutomine", [false]);
+    const { body: accepted } = await f.send(toRelayRequest(stack.manifest, viaQueue.transaction));
+    const submitted = await f.until(accepted.id, (o) => o.state === "submitted");
+    // Someone spends the same note directly, with a higher tip: mined first in the same block.
+    const { wallet } = f.pool.user(5);
+    const tip = BigInt(submitted.transactions[0]?.maxPriorityFeePerGas as string) * 10n;
+    await wallet.writeContract({
+      address: stack.manifest.poolAddress, abi: poolAbi, functionName: "transact", args: [direct.transaction.proof, direct.transaction.publicInputs, direct.transaction.extData],
+      gas: 3_000_000n, maxPriorityFeePerGas: tip, maxFeePerGas: tip * 4n + BigInt(submitted.transactions[0]?.maxFeePerGas as string),
+    });
+    await rpc(stack.rpcUrl, "evm_mine");
+    const done = await f.until(accepted.id, (o) => o.terminal);
+    expect(done.state).toBe("reverted");
+    expect(done.reason).toMatchObject({ code: "reverted", revert: { name: "NullifierSpent" } });
+    expect(done.transactionHash).toBe(submitted.transactions[0]?.hash);
+    expect(done.history.map((h) => h.state)).toEqual(["accepted", "processing", "submitted", "included", "reverted"]);
+    await rpc(stack.rpcUrl, "evm_setAutomine", [true]);
+  });
+});
+
+describe("an operation that cannot be broadcast in time", () => {
+  let stack: DevStack;
+  let f: Awaited<ReturnType<typeof fixture>>;
+  beforeAll(async () => {
+    stack = await startDevStack({ relay: { maxWaitMs: 0 } }); // every operation is already late
+    f = await fixture(stack);
+  }, 120_000);
+  afterAll(() => stack?.stop());
+
+  it("expires with nothing sent, and frees its nullifiers", async () => {
+    const body = await f.request();
+    const nonceBefore = await f.nonce();
+    const { status, body: accepted } = await f.send(body);
+    expect(status).toBe(202);
+    const done = await f.until(accepted.id, (o) => o.terminal);
+    expect(done).toMatchObject({ state: "expired", reason: { code: "expired" }, transactions: [], transactionHash: null });
+    expect(await f.nonce()).toBe(nonceBefore);
+    // The nullifiers are free again: a retry is not refused as in flight (it is accepted, and expires too).
+    expect((await f.send(body)).status).toBe(202);
   });
 });

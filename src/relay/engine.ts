@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from "fastify";
-import { keccak256, type Address, type Hex, type LocalAccount, type PublicClient, type TransactionReceipt } from "viem";
+import { keccak256, TransactionReceiptNotFoundError, type Address, type Hex, type LocalAccount, type PublicClient, type TransactionReceipt } from "viem";
 import { poolAbi } from "../chain/pool-abi.ts";
 import { ProblemError } from "../problem.ts";
 import { checkRelayerReady, checkRootAndNullifiers, simulate, transactCalldata, type CheckContext } from "./checks.ts";
@@ -85,15 +85,17 @@ export class RelayEngine {
     const { store, checks, settings } = this.deps;
     const op = store.get(id);
     if (!op || TERMINAL_STATES.has(op.state) || op.attempts.length > 0) return;
+    // Decided here, in the writer, on a fresh read: nothing can be signed for it afterwards.
+    if (Date.now() - Date.parse(op.createdAt) > settings.maxWaitMs) {
+      return this.fail(op, "expired", { code: "expired", detail: `not broadcast within ${settings.maxWaitMs} ms of acceptance` });
+    }
     if (op.state === "accepted") this.transition(op, "processing");
 
     let fees: Fees;
     try {
       fees = await checkRelayerReady(checks);
-    } catch (error) {
-      // Not ready (unfunded, gas too dear): the watcher retries; past maxWaitMs it expires, nothing sent.
-      if (Date.now() - Date.parse(op.createdAt) > settings.maxWaitMs) this.fail(op, "expired", failureOf("expired", error));
-      return;
+    } catch {
+      return; // not ready (unfunded, gas too dear): the watcher re-queues it; past maxWaitMs it expires, nothing sent
     }
     try {
       await checkRootAndNullifiers(checks, op.request);
@@ -170,8 +172,7 @@ export class RelayEngine {
     for (const op of live) {
       if (this.stopped) return;
       if (op.attempts.length === 0) {
-        if (Date.now() - Date.parse(op.createdAt) > settings.maxWaitMs) this.fail(op, "expired", { code: "expired", detail: `not broadcast within ${settings.maxWaitMs} ms` });
-        else this.enqueue(op.id);
+        this.enqueue(op.id); // the writer processes it, or expires it
         continue;
       }
       const receipt = await this.findReceipt(op);
@@ -201,8 +202,12 @@ export class RelayEngine {
 
   private async findReceipt(op: OperationRecord): Promise<TransactionReceipt | undefined> {
     for (const attempt of [...op.attempts].reverse()) {
-      const receipt = await this.deps.chain.getTransactionReceipt({ hash: attempt.hash as Hex }).catch(() => undefined);
-      if (receipt) return receipt;
+      try {
+        return await this.deps.chain.getTransactionReceipt({ hash: attempt.hash as Hex });
+      } catch (error) {
+        // Only "no receipt" means not mined; any other failure aborts this tick (decided on the next).
+        if (!(error instanceof TransactionReceiptNotFoundError)) throw error;
+      }
     }
     return undefined;
   }
@@ -226,20 +231,25 @@ export class RelayEngine {
     }
   }
 
-  /** Why a mined transaction reverted: the same call replayed on the state before its block. */
+  /**
+   * Why a mined transaction reverted: the same call replayed on the state after its block (which holds
+   * what an earlier transaction of that block changed, the usual cause), then on the state before it.
+   */
   private async minedRevertReason(op: OperationRecord, receipt: TransactionReceipt): Promise<FailureReason> {
-    try {
-      await this.deps.chain.simulateContract({
-        account: this.deps.account.address,
-        address: this.deps.checks.config.poolAddress as Address,
-        abi: poolAbi,
-        functionName: "transact",
-        args: toPoolArgs(op.request),
-        gas: this.deps.settings.gasLimit,
-        blockNumber: receipt.blockNumber - 1n,
-      });
-    } catch (error) {
-      return revertReason("reverted", error);
+    for (const blockNumber of [receipt.blockNumber, receipt.blockNumber - 1n]) {
+      try {
+        await this.deps.chain.simulateContract({
+          account: this.deps.account.address,
+          address: this.deps.checks.config.poolAddress as Address,
+          abi: poolAbi,
+          functionName: "transact",
+          args: toPoolArgs(op.request),
+          gas: this.deps.settings.gasLimit,
+          blockNumber,
+        });
+      } catch (error) {
+        return revertReason("reverted", error);
+      }
     }
     return { code: "reverted", detail: `${receipt.transactionHash} was mined with status 0` };
   }

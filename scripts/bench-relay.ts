@@ -1,0 +1,203 @@
+import { encodeFunctionData, erc20Abi, maxUint256, parseUnits, type Address, type Hex, type TransactionReceipt } from "viem";
+import {
+  closeProvers,
+  createAccountKeys,
+  createProver,
+  createQueueClient,
+  encryptNote,
+  fetchProofFiles,
+  findNotes,
+  poolAbi,
+  precommitmentOf,
+  prepareTransaction,
+  randomFieldElement,
+  recipientOf,
+  reviewedFrom,
+  syncPool,
+  type Note,
+  type PreparedTransaction,
+} from "../harness/client/index.ts";
+import { startDevStack, type DevStack } from "../harness/index.ts";
+import { DEFAULT_RELAY_SETTINGS } from "../src/relay/settings.ts";
+import type { Operation } from "../src/relay/operation.ts";
+import { clients } from "../test/support/chain.ts";
+
+// Sustained relay throughput through the queue (POST /send-relay, polled until `confirmed`) against
+// the same kind of transactions sent straight to Pool.transact by one account, in the same run on one
+// local stack (automine). Every transaction spends one distinct deposited note (the other input is a
+// dummy), so no two share a nullifier; all 2N proofs are made before anything is timed.
+//
+// Every proof is made against the tree right after the 2N deposits. The Pool accepts a root while it is
+// among its last ROOT_HISTORY_SIZE = 100 roots, and each transact adds one root: after the N relayed
+// and N direct transactions that root is 2N roots back, so N must stay <= 40 (2N = 80 < 100, with room
+// for nothing else to touch the Pool meanwhile).
+const N = Number(process.env.BENCH_RELAYS ?? 16);
+const MAX_N = 40;
+if (!Number.isInteger(N) || N < 1 || N > MAX_N) {
+  console.error(`BENCH_RELAYS must be an integer from 1 to ${MAX_N} (the proofs' root must stay within the Pool's last 100 roots), got ${process.env.BENCH_RELAYS}`);
+  process.exit(2);
+}
+const GAS = 3_000_000n; // explicit: eth_estimateGas is wrong for snarkjs verifiers
+const POLL_MS = 50;
+const TIMEOUT_MS = 120_000;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
+};
+/** Nearest-rank percentile: with fewer than 100 samples, p99 is the maximum. */
+const percentile = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length, Math.max(1, Math.ceil((p / 100) * s.length))) - 1] as number;
+};
+const ms = (x: number) => `${x.toFixed(0)} ms`;
+
+class QueuePathError extends Error {
+  override name = "QueuePathError";
+}
+
+let stack: DevStack | undefined;
+try {
+  stack = await startDevStack({ logger: process.env.DEVSTACK_LOG ? { level: process.env.DEVSTACK_LOG } : false });
+  const config = stack.manifest;
+  const setupStarted = performance.now();
+  const prover = createProver(await fetchProofFiles(stack.queueUrl, config));
+  const deployment = { chainId: config.chainId, poolAddress: config.poolAddress, domain: BigInt(config.domain) };
+  const asset = config.assets.find((a) => a.decimals === 6)?.address as Address;
+  const levels = config.queue.proof.treeDepth;
+  const depositor = clients(stack.rpcUrl, stack.accounts[2]?.privateKey as Hex);
+  const direct = clients(stack.rpcUrl, stack.accounts[3]?.privateKey as Hex);
+  const chain = depositor.public;
+  const usdc = (x: string) => parseUnits(x, 6);
+
+  // Set-up (untimed): one approval, 2N deposits to one set of keys, one sync, 2N proofs.
+  const alice = createAccountKeys();
+  const amount = usdc("10");
+  const approve = await depositor.wallet.writeContract({ address: asset, abi: erc20Abi, functionName: "approve", args: [config.poolAddress, maxUint256] });
+  await chain.waitForTransactionReceipt({ hash: approve });
+  let nonce = await chain.getTransactionCount({ address: depositor.account.address, blockTag: "pending" });
+  const depositHashes: Hex[] = [];
+  for (let i = 0; i < 2 * N; i++) {
+    const note: Note = { amount, asset, ownerPublicKey: alice.notePublicKey, blinding: randomFieldElement() };
+    depositHashes.push(
+      await depositor.wallet.writeContract({
+        address: config.poolAddress, abi: poolAbi, functionName: "deposit",
+        args: [asset, amount, precommitmentOf(note), encryptNote(note, alice.encryption.publicKey)], gas: GAS, nonce: nonce++,
+      }),
+    );
+  }
+  for (const hash of depositHashes) {
+    if ((await chain.waitForTransactionReceipt({ hash })).status !== "success") throw new Error(`deposit ${hash} reverted`);
+  }
+  const state = await syncPool({ client: chain, pool: config.poolAddress, fromBlock: BigInt(config.deploymentBlock), levels });
+  const notes = findNotes(alice, state, deployment.domain).filter((n) => !n.spent);
+  if (notes.length !== 2 * N) throw new Error(`expected ${2 * N} deposited notes, found ${notes.length}`);
+
+  const queue = createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(config) });
+  const queueConfig = await queue.beforePrepare();
+  const fee = BigInt(queueConfig.relayFees.fees.find((f) => f.asset.toLowerCase() === asset.toLowerCase())?.send ?? "0");
+  // The same private send for both paths: 4 to a fresh recipient, the rest minus the fee back to
+  // alice, the fee paid to msg.sender (Pool: RelayerMismatch otherwise): the stack's relayer through
+  // the queue, the direct account itself on the baseline. Same calldata shape, same token transfers.
+  const prove = async (input: (typeof notes)[number], relayer: Address): Promise<PreparedTransaction> =>
+    (
+      await prepareTransaction({
+        deployment, prover, tree: state.tree, keys: alice, asset,
+        inputs: [{ note: input.note, leafIndex: input.leafIndex }],
+        outputs: [{ amount: usdc("4"), to: recipientOf(createAccountKeys()) }, { amount: amount - usdc("4") - fee, to: recipientOf(alice) }],
+        fee, relayer,
+      })
+    ).transaction;
+  const queued: PreparedTransaction[] = [];
+  const baseline: PreparedTransaction[] = [];
+  const proveStarted = performance.now();
+  for (let i = 0; i < N; i++) {
+    queued.push(await prove(notes[2 * i] as (typeof notes)[number], stack.relayer.address));
+    baseline.push(await prove(notes[2 * i + 1] as (typeof notes)[number], direct.account.address));
+  }
+  const proveMs = performance.now() - proveStarted;
+  const setupMs = performance.now() - setupStarted;
+
+  // 1. Through the queue: all N submitted at once, each polled until terminal.
+  const queueStarted = performance.now();
+  const settled = await Promise.allSettled(
+    queued.map(async (tx) => {
+      const t0 = performance.now();
+      const accepted = await queue.submit("send", queueConfig, tx);
+      const accept = performance.now();
+      const op: Operation = await queue.waitFor("send", accepted.id, { intervalMs: POLL_MS, timeoutMs: TIMEOUT_MS });
+      return { op, acceptMs: accept - t0, latencyMs: performance.now() - t0, doneAt: performance.now() };
+    }),
+  );
+  let failures = 0;
+  for (const r of settled) {
+    if (r.status === "rejected") {
+      failures++;
+      console.error(`submission failed: ${(r.reason as Error).message}`); // a QueueProblemError names the problem code
+    } else if (r.value.op.state !== "confirmed") {
+      const op = r.value.op;
+      failures++;
+      console.error(`operation ${op.id} ended ${op.state}${op.terminal ? "" : ` (not terminal after ${TIMEOUT_MS} ms)`}: ${op.reason ? `${op.reason.code}: ${op.reason.detail}` : "no reason given"}`);
+      console.error(`  history: ${op.history.map((h) => `${h.state}${h.detail ? ` (${h.detail})` : ""}`).join(" -> ")}`);
+    }
+  }
+  if (failures > 0) throw new QueuePathError(`${failures} of ${N} relayed operations did not confirm`);
+  const relayed = settled.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
+  const queueMs = Math.max(...relayed.map((r) => r.doneAt)) - queueStarted;
+
+  // 2. Baseline: the same kind of transactions straight to Pool.transact from one account, signed
+  // locally with explicit nonces, gas and fees, all sent, then every receipt awaited.
+  const directStarted = performance.now();
+  const fees = await chain.estimateFeesPerGas();
+  let directNonce = await chain.getTransactionCount({ address: direct.account.address, blockTag: "pending" });
+  const receipts: Array<Promise<{ receipt: TransactionReceipt; latencyMs: number; doneAt: number }>> = [];
+  for (const tx of baseline) {
+    const t0 = performance.now();
+    const raw = await direct.account.signTransaction({
+      type: "eip1559", chainId: config.chainId, nonce: directNonce++, to: config.poolAddress, value: 0n, gas: GAS,
+      data: encodeFunctionData({ abi: poolAbi, functionName: "transact", args: [tx.proof, tx.publicInputs, tx.extData] }),
+      maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+    });
+    const hash = await chain.sendRawTransaction({ serializedTransaction: raw });
+    receipts.push(
+      (async () => {
+        for (;;) {
+          const receipt = await chain.getTransactionReceipt({ hash }).catch(() => undefined);
+          if (receipt) return { receipt, latencyMs: performance.now() - t0, doneAt: performance.now() };
+          if (performance.now() - t0 > TIMEOUT_MS) throw new Error(`direct transaction ${hash} not mined within ${TIMEOUT_MS} ms`);
+          await sleep(POLL_MS);
+        }
+      })(),
+    );
+  }
+  const mined = await Promise.all(receipts);
+  const directMs = Math.max(...mined.map((m) => m.doneAt)) - directStarted;
+  const reverted = mined.filter((m) => m.receipt.status !== "success");
+  if (reverted.length > 0) throw new Error(`${reverted.length} direct transactions reverted: ${reverted.map((m) => m.receipt.transactionHash).join(", ")}`);
+
+  const queueTps = N / (queueMs / 1000);
+  const directTps = N / (directMs / 1000);
+  const qLat = relayed.map((r) => r.latencyMs);
+  const dLat = mined.map((m) => m.latencyMs);
+  const s = DEFAULT_RELAY_SETTINGS;
+  const bumps = relayed.reduce((n, r) => n + r.op.transactions.length - 1, 0);
+  console.log(
+    `N = ${N} private sends per path, one local stack (automine); setup ${(setupMs / 1000).toFixed(1)} s (${2 * N} deposits, ${2 * N} proofs in ${(proveMs / 1000).toFixed(1)} s)`,
+  );
+  console.log(
+    `relay settings (stack defaults): pollIntervalMs ${s.pollIntervalMs}, requiredConfirmations ${s.requiredConfirmations}, gasLimit ${s.gasLimit}, stuckAfterMs ${s.stuckAfterMs}, maxLiveOperations ${s.maxLiveOperations}; client polls status every ${POLL_MS} ms`,
+  );
+  console.log(
+    `through the queue  ${queueTps.toFixed(2)} tx/s  (${N} in ${ms(queueMs)})  submit->confirmed p50 ${ms(median(qLat))}, p99 ${ms(percentile(qLat, 99))} (= max, N < 100); submit->202 p50 ${ms(median(relayed.map((r) => r.acceptMs)))}; fee bumps ${bumps}`,
+  );
+  console.log(`direct, one account ${directTps.toFixed(2)} tx/s  (${N} in ${ms(directMs)})  send->receipt p50 ${ms(median(dLat))}, p99 ${ms(percentile(dLat, 99))} (= max)`);
+  console.log(`ratio queue / direct throughput: ${(queueTps / directTps).toFixed(2)}x`);
+} catch (error) {
+  console.error(error instanceof QueuePathError ? `queue path failed: ${error.message}` : error);
+  process.exitCode = 1;
+} finally {
+  await closeProvers();
+  await stack?.stop();
+}
