@@ -21,19 +21,22 @@ export interface ForkPoint {
 export async function resolveForkPoint(url: string, blockNumber?: bigint): Promise<ForkPoint> {
   const displayUrl = redactUrl(url);
   const client = createPublicClient({ transport: http(url, { timeout: 10_000, retryCount: 0 }) });
-  let chainId: number;
-  try {
-    chainId = await client.getChainId();
-  } catch (error) {
-    const reason = redactText((error as { shortMessage?: string }).shortMessage ?? (error as Error).message, url);
-    throw new ForkUpstreamError(`the fork RPC ${displayUrl} did not answer eth_chainId: ${reason}`);
-  }
+  // Every call is inside the redacting catch: viem quotes the URL it called in its errors.
+  const ask = async <T>(what: string, call: () => Promise<T>): Promise<T> => {
+    try {
+      return await call();
+    } catch (error) {
+      const reason = redactText((error as { shortMessage?: string }).shortMessage ?? (error as Error).message, url);
+      throw new ForkUpstreamError(`the fork RPC ${displayUrl} failed ${what}: ${reason}`);
+    }
+  };
+  const chainId = await ask("eth_chainId", () => client.getChainId());
   if (chainId !== CHAIN_ID) {
     throw new ForkUpstreamError(`the fork RPC ${displayUrl} is chain ${chainId}, not Sepolia (${CHAIN_ID}): refusing to fork it`);
   }
-  const latest = await client.getBlockNumber();
+  const latest = await ask("eth_blockNumber", () => client.getBlockNumber());
   const pinned = blockNumber ?? latest;
   if (pinned > latest) throw new ForkUpstreamError(`fork block ${pinned} is ahead of the upstream's latest block ${latest}`);
-  const block = await client.getBlock({ blockNumber: pinned });
+  const block = await ask(`eth_getBlockByNumber(${pinned})`, () => client.getBlock({ blockNumber: pinned }));
   return { url, displayUrl, blockNumber: pinned, blockHash: block.hash };
 }

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { commandLineOf, isAlive, stopPid } from "./processes.ts";
@@ -23,7 +24,8 @@ export async function reclaimStateDir(stateDir: string): Promise<LeftoverReport>
     return { found: false };
   }
   const { owner, anvil } = info.processes;
-  if (owner.pid !== process.pid && isAlive(owner.pid) && (await commandLineOf(owner.pid)) === owner.command) {
+  const ownerCommand = owner.pid === process.pid || !isAlive(owner.pid) ? undefined : await commandLineOf(owner.pid);
+  if (ownerCommand !== undefined && createHash("sha256").update(ownerCommand).digest("hex") === owner.commandSha256) {
     throw new StackAlreadyRunningError(
       `a stack is already running from ${stateDir} (pid ${owner.pid}); stop it, or choose another --state-dir`,
     );

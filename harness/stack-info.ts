@@ -25,8 +25,8 @@ export const StackInfo = z.strictObject({
   /** Funded accounts with their keys. Well-known anvil test keys: development only. */
   devAccounts: z.array(StackAccount),
   processes: z.strictObject({
-    /** The process that owns the stack (dev-stack, or a test runner) and its command line. */
-    owner: z.strictObject({ pid: z.number(), command: z.string() }),
+    /** The process that owns the stack (dev-stack, or a test runner) and a sha256 of its command line. */
+    owner: z.strictObject({ pid: z.number(), commandSha256: z.string() }),
     /** anvil's PID and the unique argument that identifies its command line. */
     anvil: z.strictObject({ pid: z.number(), marker: z.string() }),
   }),

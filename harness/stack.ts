@@ -1,4 +1,5 @@
 import { mkdtemp, rm } from "node:fs/promises";
+import { createHash } from "node:crypto";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { FastifyInstance } from "fastify";
@@ -12,7 +13,7 @@ import { CIRCUIT_BUILD_DIR, loadCircuitManifest } from "./circuit.ts";
 import { deployFixtures } from "./deploy.ts";
 import { loadFixtures } from "./fixtures.ts";
 import { resolveForkPoint, type ForkPoint } from "./fork.ts";
-import { reclaimStateDir, type LeftoverReport } from "./leftovers.ts";
+import { reclaimStateDir, StackAlreadyRunningError, type LeftoverReport } from "./leftovers.ts";
 import { describeDeployment, manifestBytes, writeFileAtomic } from "./manifest.ts";
 import { pinPool } from "./pin.ts";
 import { commandLineOf } from "./processes.ts";
@@ -66,6 +67,9 @@ export interface DevStack {
   stop(): Promise<void>;
 }
 
+/** State dirs of the stacks running in this process (stack.json alone cannot tell them apart: same PID). */
+const liveStateDirs = new Set<string>();
+
 /** Dev accounts by anvil index: 0 deploys, 1 relays, the rest are for apps and tests. */
 const DEPLOYER_INDEX = 0;
 const RELAYER_INDEX = 1;
@@ -85,7 +89,11 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     throw new Error("--pool pins an existing Pool on a fork: it needs --fork-url");
   }
 
-  const cleanups: Array<() => Promise<unknown>> = [];
+  if (liveStateDirs.has(stateDir)) {
+    throw new StackAlreadyRunningError(`a stack is already running from ${stateDir} in this process; stop it, or choose another stateDir`);
+  }
+  liveStateDirs.add(stateDir);
+  const cleanups: Array<() => Promise<unknown>> = [async () => liveStateDirs.delete(stateDir)];
   const stopAll = async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
   };
@@ -174,13 +182,14 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       relayer: { address: relayer.address },
       devAccounts: accounts.map((a) => ({ ...a, role: a === deployer ? "deployer" : "dev" })),
       processes: {
-        owner: { pid: process.pid, command: (await commandLineOf(process.pid)) ?? process.argv.join(" ") },
+        // Its command line may carry --fork-url with credentials: only a hash of it is stored.
+        owner: { pid: process.pid, commandSha256: sha256((await commandLineOf(process.pid)) ?? "") },
         anvil: { pid: chain.pid, marker: chain.configOut },
       },
       startedAt: new Date().toISOString(),
     });
     await writeFileAtomic(stackInfoPath, `${JSON.stringify(info, null, 2)}\n`);
-    cleanups.splice(ownsStateDir ? 1 : 0, 0, () => rm(stackInfoPath, { force: true }));
+    cleanups.splice(ownsStateDir ? 2 : 1, 0, () => rm(stackInfoPath, { force: true }));
 
     let stopping: Promise<void> | undefined;
     return {
@@ -203,6 +212,10 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     await stopAll();
     throw error;
   }
+}
+
+function sha256(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
 }
 
 function toBigInt(value: bigint | number | undefined): bigint | undefined {

@@ -1,6 +1,7 @@
 import { parseArgs } from "node:util";
 import { formatEther } from "viem";
 import { startDevStack, type DevStack } from "../harness/stack.ts";
+import { redactText } from "../src/redact.ts";
 
 const HELP = `Usage: npm run dev-stack -- [options]
 
@@ -97,7 +98,8 @@ try {
     onProgress: ({ step, detail, ms }) => out.write(`  ${step.padEnd(22)} ${`${ms.toFixed(0)} ms`.padStart(8)}${detail ? `  ${detail}` : ""}\n`),
   });
 } catch (error) {
-  process.stderr.write(`dev-stack: ${(error as Error).name}: ${(error as Error).message}\n`);
+  const forkUrl = values["fork-url"] ?? process.env.DEVSTACK_FORK_URL;
+  process.stderr.write(`dev-stack: ${(error as Error).name}: ${redactText((error as Error).message, forkUrl)}\n`);
   process.exit(1);
 }
 if (stopping) await new Promise(() => {}); // a signal arrived during start-up; shutdown() exits

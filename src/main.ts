@@ -17,7 +17,7 @@ const HELP = `Usage: node --experimental-strip-types src/main.ts --manifest <fil
   --explorer-url <url>     block explorer served by /networks (default: none)
   --store <file>           operation store, SQLite (default: queue.sqlite next to the manifest; ":memory:" for none)
   --confirmations <n>      blocks before an operation is confirmed (default 1)
-  --stuck-after-ms <ms>    replace a transaction with a fee bump when not mined for this long (default 4000)
+  --stuck-after-ms <ms>    replace a transaction with a fee bump when not mined for this long (default 30000)
 
 Environment:
   QUEUE_RPC_URL            the chain RPC the runtime uses (required; may carry credentials, never served or logged)
@@ -60,7 +60,8 @@ try {
     store: values.store ?? path.join(path.dirname(values.manifest), "queue.sqlite"),
     relay: {
       ...(values.confirmations ? { requiredConfirmations: Number(values.confirmations) } : {}),
-      ...(values["stuck-after-ms"] ? { stuckAfterMs: Number(values["stuck-after-ms"]) } : {}),
+      // An operator's chain has 12-second blocks: don't outbid a transaction that is merely waiting.
+      stuckAfterMs: Number(values["stuck-after-ms"] ?? 30_000),
     },
     logger: { level: "info", redact: ["req.headers.authorization"] },
   });

@@ -20,7 +20,7 @@ export const OPENAPI_PATHS = {
 const PROBLEM_CODES = (Object.entries(PROBLEM_STATUS) as [keyof typeof PROBLEM_STATUS, number][]).sort(([, a], [, b]) => a - b);
 
 const DESCRIPTION = [
-  "The queue runtime of the private-payment system: its deployment configuration, supported chains, funding assets, proof files and (soon) relaying.",
+  "The queue runtime of the private-payment system: its deployment configuration, supported chains, funding assets, proof files, and relaying of private sends and withdrawals with their status.",
   "",
   "Every error is an [RFC 9457](https://www.rfc-editor.org/rfc/rfc9457) `application/problem+json` body with a stable `code` member (the `type` is `urn:queue-devstack:problem:<code>`). Clients switch on `code`:",
   "",

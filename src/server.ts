@@ -9,6 +9,7 @@ import { DeploymentConfig } from "./config/deployment-config.ts";
 import { NetworkList } from "./config/networks.ts";
 import type { RuntimeContext } from "./context.ts";
 import { installProblemHandlers } from "./errors.ts";
+import { ProblemError, sendProblem } from "./problem.ts";
 import { loadProofArtifacts } from "./proof-artifacts.ts";
 import { registerOpenApi } from "./openapi.ts";
 import { artifactsRoutes } from "./routes/artifacts.ts";
@@ -21,7 +22,7 @@ import { statusRoutes } from "./routes/status.ts";
 import { Relayer } from "./relay/runtime.ts";
 import { DEFAULT_RELAY_SETTINGS, type RelaySettings } from "./relay/settings.ts";
 import { SqliteOperationStore } from "./relay/store.ts";
-import { redactUrl } from "./redact.ts";
+import { redactText, redactUrl } from "./redact.ts";
 
 export interface QueueRuntimeOptions {
   /** The manifest file's bytes (what GET /config serves). */
@@ -104,12 +105,19 @@ export async function buildQueueRuntime(options: QueueRuntimeOptions): Promise<F
   };
 
   const app = Fastify({
-    logger: options.logger ?? false,
+    logger: withRedactedErrors(options.logger ?? false, options.rpcUrl),
+    // Fastify's own errors (a malformed URL, say) answer as problems too.
+    frameworkErrors: (error, request, reply) => {
+      sendProblem(reply, new ProblemError("invalid_request", error.message));
+    },
     bodyLimit: options.bodyLimit ?? 64 * 1024,
     // Never trust a client-chosen request id in our logs.
     requestIdHeader: false,
   }).withTypeProvider<ZodTypeProvider>();
+  // Only JSON bodies: a text/plain body is a 415, not a string that fails the schema.
+  app.removeContentTypeParser("text/plain");
   if (account) {
+    const settings = relaySettings(options.relay);
     const store = new SqliteOperationStore(options.store ?? ":memory:");
     try {
       store.bindDeployment(`${config.chainId}:${config.poolAddress}:${config.deploymentBlockHash}`);
@@ -117,13 +125,14 @@ export async function buildQueueRuntime(options: QueueRuntimeOptions): Promise<F
       store.close();
       throw error;
     }
-    const relayer = new Relayer({ store, chain, account, config, settings: { ...DEFAULT_RELAY_SETTINGS, ...options.relay }, log: app.log });
+    const relayer = new Relayer({ store, chain, account, config, settings, log: app.log });
     context.relayer = relayer;
-    relayer.engine.start();
     app.addHook("onClose", async () => {
       await relayer.engine.stop();
       store.close();
     });
+    // Once the app is fully built: a failed build leaves no timer running.
+    app.addHook("onReady", async () => relayer.engine.start());
   }
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
@@ -145,4 +154,31 @@ export async function buildQueueRuntime(options: QueueRuntimeOptions): Promise<F
   await app.register(statusRoutes, { context });
   await app.register(pendingRoutes);
   return app;
+}
+
+/** Relayer settings over the defaults, checked: a NaN would silently stop confirmations or bumps. */
+export function relaySettings(overrides: Partial<RelaySettings> = {}): RelaySettings {
+  const settings = { ...DEFAULT_RELAY_SETTINGS, ...overrides };
+  for (const [name, value] of Object.entries(settings)) {
+    const ok = typeof value === "bigint" ? value > 0n : Number.isInteger(value) && value >= 0;
+    if (!ok) throw new RangeError(`relay setting ${name} must be a non-negative integer, got ${String(value)}`);
+  }
+  if (settings.requiredConfirmations < 1) throw new RangeError("relay setting requiredConfirmations must be at least 1");
+  return settings;
+}
+
+/**
+ * Error objects are logged with the runtime's RPC URL scrubbed from their message and stack: viem
+ * quotes the URL it called, and an operator's URL may carry an API key.
+ */
+function withRedactedErrors(logger: FastifyServerOptions["logger"], rpcUrl: string): FastifyServerOptions["logger"] {
+  if (!logger) return false;
+  const base = logger === true ? {} : logger;
+  const err = (error: Error) => ({
+    type: error.name,
+    message: redactText(error.message ?? "", rpcUrl),
+    stack: redactText(error.stack ?? "", rpcUrl),
+    code: (error as { code?: unknown }).code,
+  });
+  return { ...base, serializers: { ...(base as { serializers?: object }).serializers, err } } as FastifyServerOptions["logger"];
 }

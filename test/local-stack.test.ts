@@ -167,6 +167,12 @@ describe("errors are RFC 9457 problems with a stable code", () => {
     }
   });
 
+  it("a malformed URL: 400 problem; a text body: 415", async () => {
+    expect(await problem("/api/queue/%")).toMatchObject({ status: 400, code: "invalid_request" });
+    const post = { method: "POST", body: "hello", headers: { "content-type": "text/plain" } };
+    expect(await problem("/api/queue/send-relay", post)).toMatchObject({ status: 415, code: "unsupported_media_type" });
+  });
+
   it("malformed and oversized bodies: 400 and 413", async () => {
     const post = (body: string, type = "application/json") => ({ method: "POST", body, headers: { "content-type": type } });
     expect(await problem("/api/queue/send-relay", post("{not json"))).toMatchObject({ status: 400, code: "invalid_request" });
@@ -180,6 +186,12 @@ describe("errors are RFC 9457 problems with a stable code", () => {
 });
 
 describe("several stacks", () => {
+  it("but not two from one state dir", async () => {
+    const stateDir = stack.stateDir;
+    await expect(startDevStack({ stateDir })).rejects.toThrow(/already running from .* in this process/);
+    expect(Number(await rpc<string>(stack.rpcUrl, "eth_chainId"))).toBe(11155111); // the first one is untouched
+  });
+
   it("run at once in one process, on their own ports, with the same local addresses", async () => {
     const [a, b] = await Promise.all([startDevStack(), startDevStack()]);
     try {

@@ -24,8 +24,11 @@ describe("SqliteOperationStore", () => {
     expect(replay).toMatchObject({ ok: false, conflict: "idempotency", existing: { id: "a" } });
     expect(store.get("b")).toBeUndefined(); // nothing half-written
     expect(store.countLive()).toBe(1);
-    store.releaseNullifiers("a");
+    const a = store.get("a") as OperationRecord;
+    a.state = "confirmed";
+    store.save(a, { releaseNullifiers: true });
     expect(store.insert(record("b", ["2", "3"]))).toEqual({ ok: true });
+    expect(store.countLive()).toBe(1);
     store.close();
   });
 
@@ -34,10 +37,9 @@ describe("SqliteOperationStore", () => {
     const store = new SqliteOperationStore(where);
     const op = record("a", ["1", "2"]);
     store.insert(op);
-    store.addAttempt("a", { hash: `0x${"11".repeat(32)}`, nonce: 7, raw: "0x02f8", maxFeePerGas: "2", maxPriorityFeePerGas: "1", createdAt: op.createdAt });
     op.state = "submitted";
     op.history.push({ state: "submitted", at: op.createdAt });
-    store.update(op);
+    store.save(op, { attempt: { hash: `0x${"11".repeat(32)}`, nonce: 7, raw: "0x02f8", maxFeePerGas: "2", maxPriorityFeePerGas: "1", createdAt: op.createdAt } });
     store.close();
     const reopened = new SqliteOperationStore(where);
     const back = reopened.get("a");

@@ -1,4 +1,4 @@
-import { encodeFunctionData, parseAbi, type Address, type Hex, type PublicClient } from "viem";
+import { BaseError, ContractFunctionRevertedError, encodeFunctionData, parseAbi, type Address, type Hex, type PublicClient } from "viem";
 import type { DeploymentConfig } from "../config/deployment-config.ts";
 import { hashExtData, publicAmountOf } from "../chain/ext-data.ts";
 import { poolAbi } from "../chain/pool-abi.ts";
@@ -39,7 +39,9 @@ export function checkRequest(kind: OperationKind, request: RelayRequest, { confi
     );
   }
   if (BigInt(publicInputs.domain) !== BigInt(config.domain)) {
-    throw new ProblemError("deployment_mismatch", `publicInputs.domain is not this Pool's domain ${config.domain}`);
+    throw new ProblemError("deployment_mismatch", `publicInputs.domain is not this Pool's domain ${config.domain}`, {
+      extensions: { expected: { chainId: config.chainId, poolAddress: config.poolAddress, domain: config.domain } },
+    });
   }
   const asset = config.assets.find((a) => same(a.address, publicInputs.asset));
   if (!asset) throw new ProblemError("unsupported_asset", `asset ${publicInputs.asset} is not one of this Pool's funding assets`);
@@ -148,9 +150,18 @@ export async function simulate({ chain, config, relayer, settings }: CheckContex
       gas: settings.gasLimit,
     });
   } catch (error) {
+    // Only a revert means "would revert"; a timeout or a dead RPC says nothing about the transaction.
+    const reverted = error instanceof BaseError && error.walk((e) => e instanceof ContractFunctionRevertedError);
+    if (!reverted) throw chainUnavailable(error);
     const reason = revertReason("simulation_failed", error);
     throw new ProblemError("simulation_failed", reason.detail, { extensions: reason.revert ? { revert: reason.revert } : {} });
   }
+}
+
+/** A chain call that failed for a reason other than the chain's answer: 503, try again. */
+export function chainUnavailable(error: unknown): ProblemError {
+  if (error instanceof ProblemError) return error;
+  return new ProblemError("chain_unavailable", "the chain did not answer; try again", { headers: { "retry-after": "2" } });
 }
 
 export function transactCalldata(request: RelayRequest): Hex {

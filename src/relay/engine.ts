@@ -29,6 +29,8 @@ export class RelayEngine {
   private readonly deps: EngineDeps;
   private writer: Promise<unknown> = Promise.resolve();
   private readonly queued = new Set<string>();
+  /** Operations whose nonce looked used by another transaction on the last tick. */
+  private readonly suspects = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<void> | undefined;
   private stopped = false;
@@ -37,11 +39,8 @@ export class RelayEngine {
     this.deps = deps;
   }
 
-  /** Picks up where a previous process left off, then starts watching. */
+  /** Picks up where a previous process left off (the first tick re-queues or watches every live operation). */
   start(): void {
-    for (const op of this.deps.store.nonTerminal()) {
-      if (op.attempts.length === 0) this.enqueue(op.id);
-    }
     this.schedule(0);
   }
 
@@ -101,14 +100,13 @@ export class RelayEngine {
       await checkRootAndNullifiers(checks, op.request);
       await simulate(checks, op.request);
     } catch (error) {
-      if (error instanceof ProblemError) return this.fail(op, "rejected", failureOf(error.code, error));
+      if (error instanceof ProblemError && error.code !== "chain_unavailable") return this.fail(op, "rejected", failureOf(error));
       return; // the chain did not answer: try again on the next tick
     }
     const nonce = await this.nextNonce();
     const attempt = await this.sign(op, nonce, fees);
-    store.addAttempt(op.id, attempt);
     op.attempts.push(attempt);
-    this.transition(op, "submitted", `nonce ${nonce}, ${attempt.hash}`);
+    this.transition(op, "submitted", `nonce ${nonce}, ${attempt.hash}`, { attempt }); // stored, then broadcast
     await this.broadcast(attempt);
   }
 
@@ -187,15 +185,24 @@ export class RelayEngine {
         this.transition(op, "submitted", `reorg: block ${gone?.number} (${gone?.hash}) left the canonical chain`);
       }
       const latest = op.attempts.at(-1) as StoredAttempt;
-      if (Math.max(...op.attempts.map((a) => a.nonce)) < minedNonce) {
-        // The nonce was used by a transaction that is none of ours: none of ours can be mined now.
-        this.fail(op, "expired", { code: "nonce_consumed", detail: `nonce ${latest.nonce} was used by another transaction from the relayer key; nothing of this operation was mined` });
+      if (latest.nonce < minedNonce) {
+        // The nonce is used, and by none of our attempts (no receipt)? Decide only if it holds on two
+        // consecutive ticks, with a fresh look for a receipt: a lagging RPC must not end an operation.
+        if (this.suspects.has(op.id) && !(await this.findReceipt(op))) {
+          this.suspects.delete(op.id);
+          this.fail(op, "expired", { code: "nonce_consumed", detail: `nonce ${latest.nonce} was used by another transaction from the relayer key; no attempt of this operation was mined` });
+        } else {
+          this.suspects.add(op.id);
+        }
         continue;
       }
-      if (Date.now() - Date.parse(latest.createdAt) > settings.stuckAfterMs) {
+      this.suspects.delete(op.id);
+      const known = (await chain.request({ method: "eth_getTransactionByHash", params: [latest.hash as Hex] })) !== null;
+      if (!known) {
+        await this.broadcast(latest); // dropped (restart, reorg, refused while unfunded): the same bytes again
+      } else if (latest.nonce === minedNonce && Date.now() - Date.parse(latest.createdAt) > settings.stuckAfterMs) {
+        // Known to the node and next in line, yet not mined: outbid with a fee bump.
         await this.exclusive(() => this.bump(op.id));
-      } else if ((await chain.request({ method: "eth_getTransactionByHash", params: [latest.hash as Hex] })) === null) {
-        await this.broadcast(latest); // dropped (restart, reorg, refused while unfunded): same bytes again
       }
     }
   }
@@ -224,8 +231,7 @@ export class RelayEngine {
     }
     if (head - receipt.blockNumber + 1n < BigInt(this.deps.settings.requiredConfirmations)) return;
     if (receipt.status === "success") {
-      this.deps.store.releaseNullifiers(op.id);
-      this.transition(op, "confirmed");
+      this.transition(op, "confirmed", undefined, { releaseNullifiers: true });
     } else {
       this.fail(op, "reverted", await this.minedRevertReason(op, receipt));
     }
@@ -257,7 +263,7 @@ export class RelayEngine {
   /** Replaces a stuck attempt: same nonce, both fees raised. */
   private async bump(id: string): Promise<void> {
     const { store, chain, settings } = this.deps;
-    const op = store.get(id);
+    const op = store.get(id); // fresh: the writer's copy is the only one that changes it now
     if (!op || TERMINAL_STATES.has(op.state) || op.state === "included" || op.attempts.length === 0) return;
     const latest = op.attempts.at(-1) as StoredAttempt;
     if (Date.now() - Date.parse(latest.createdAt) <= settings.stuckAfterMs) return;
@@ -267,31 +273,26 @@ export class RelayEngine {
       return;
     }
     const attempt = await this.sign(op, latest.nonce, fees);
-    store.addAttempt(op.id, attempt);
     op.attempts.push(attempt);
-    this.transition(op, "submitted", `fee bump: ${attempt.hash} replaces ${latest.hash} (maxFeePerGas ${latest.maxFeePerGas} -> ${attempt.maxFeePerGas})`);
+    this.transition(op, "submitted", `fee bump: ${attempt.hash} replaces ${latest.hash} (maxFeePerGas ${latest.maxFeePerGas} -> ${attempt.maxFeePerGas})`, { attempt });
     await this.broadcast(attempt);
   }
 
   private fail(op: OperationRecord, state: OperationState, reason: FailureReason): void {
     op.reason = reason;
-    this.deps.store.releaseNullifiers(op.id);
-    this.transition(op, state, reason.detail);
+    this.transition(op, state, reason.detail, { releaseNullifiers: true });
   }
 
-  private transition(op: OperationRecord, state: OperationState, detail?: string): void {
+  private transition(op: OperationRecord, state: OperationState, detail?: string, changes?: { attempt?: StoredAttempt; releaseNullifiers?: boolean }): void {
     const at = new Date().toISOString();
     op.state = state;
     op.updatedAt = at;
     op.history.push(detail === undefined ? { state, at } : { state, at, detail });
-    this.deps.store.update(op);
+    this.deps.store.save(op, changes);
   }
 }
 
-function failureOf(code: string, error: unknown): FailureReason {
-  if (error instanceof ProblemError) {
-    const revert = error.extensions.revert as FailureReason["revert"] | undefined;
-    return revert ? { code, detail: error.message, revert } : { code, detail: error.message };
-  }
-  return { code, detail: (error as Error).message };
+function failureOf(error: ProblemError): FailureReason {
+  const revert = error.extensions.revert as FailureReason["revert"] | undefined;
+  return revert ? { code: error.code, detail: error.message, revert } : { code: error.code, detail: error.message };
 }

@@ -3,8 +3,9 @@ import { Bytes32 } from "../config/primitives.ts";
 import { DeploymentRef } from "./request.ts";
 
 /**
- * accepted → processing → submitted → included → confirmed; terminal failures: rejected (nothing was
- * broadcast), reverted (mined with status 0), expired (never broadcast in time). A reorg that drops the
+ * accepted → processing → submitted → included → confirmed; terminal failures: rejected (a re-check
+ * failed; nothing was broadcast), reverted (mined with status 0), expired (not broadcast in time, or its
+ * nonce taken by another transaction of the relayer key; nothing of it was mined). A reorg that drops the
  * block sends included back to submitted.
  */
 export const OPERATION_STATES = ["accepted", "processing", "submitted", "included", "confirmed", "rejected", "reverted", "expired"] as const;

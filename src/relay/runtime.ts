@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import type { LocalAccount, PublicClient } from "viem";
 import type { DeploymentConfig } from "../config/deployment-config.ts";
-import { checkCapacity, checkInFlight, checkProof, checkRelayerReady, checkRequest, checkRootAndNullifiers, nullifierInFlight, simulate, type CheckContext } from "./checks.ts";
+import { chainUnavailable, checkCapacity, checkInFlight, checkProof, checkRelayerReady, checkRequest, checkRootAndNullifiers, nullifierInFlight, simulate, type CheckContext } from "./checks.ts";
 import { RelayEngine } from "./engine.ts";
 import type { OperationKind } from "./operation.ts";
 import type { RelayRequest } from "./request.ts";
@@ -26,13 +26,13 @@ export class Relayer {
 
   /**
    * request → validate (schema, done by the route) → decide (checks) → store → hand to the engine.
-   * Returns the operation and whether it is new (false: an idempotent replay).
+   * Returns the new operation, or the one an idempotent retry refers to.
    */
-  async submit(kind: OperationKind, request: RelayRequest, idempotencyKey: string | undefined): Promise<{ op: OperationRecord; created: boolean }> {
+  async submit(kind: OperationKind, request: RelayRequest, idempotencyKey: string | undefined): Promise<OperationRecord> {
     const requestHash = createHash("sha256").update(canonicalJson({ kind, request })).digest("hex");
     if (idempotencyKey !== undefined) {
       const replay = this.replay(idempotencyKey, requestHash);
-      if (replay) return { op: replay, created: false };
+      if (replay) return replay;
     }
     try {
       checkRequest(kind, request, this.checks);
@@ -45,8 +45,8 @@ export class Relayer {
     } catch (error) {
       // A concurrent retry with the same key may have been stored while we checked: that is a replay.
       const replay = idempotencyKey === undefined ? undefined : this.replay(idempotencyKey, requestHash);
-      if (replay) return { op: replay, created: false };
-      throw error;
+      if (replay) return replay;
+      throw chainUnavailable(error);
     }
 
     const now = new Date().toISOString();
@@ -71,26 +71,24 @@ export class Relayer {
     const inserted = this.store.insert(op);
     if (!inserted.ok) {
       if (inserted.conflict === "nullifier") throw nullifierInFlight(inserted.nullifier, inserted.operationId);
-      const replay = this.replay(idempotencyKey as string, requestHash);
-      if (replay) return { op: replay, created: false };
+      if (inserted.existing.requestHash !== requestHash) throw this.keyReused(idempotencyKey as string, inserted.existing);
+      return inserted.existing;
     }
     this.engine.enqueue(op.id);
-    return { op, created: true };
+    return op;
   }
 
+  /** The operation stored under this key (same body), if any; another body under it is a 422. */
   private replay(key: string, requestHash: string): OperationRecord | undefined {
-    const existing = this.findByKey(key);
-    if (!existing) return undefined;
-    if (existing.requestHash !== requestHash) {
-      throw new ProblemError("idempotency_key_reused", `Idempotency-Key ${key} was used for another request (operation ${existing.id})`, {
-        extensions: { operationId: existing.id },
-      });
-    }
+    const existing = this.store.byIdempotencyKey(key);
+    if (existing && existing.requestHash !== requestHash) throw this.keyReused(key, existing);
     return existing;
   }
 
-  private findByKey(key: string): OperationRecord | undefined {
-    return this.store.byIdempotencyKey(key);
+  private keyReused(key: string, existing: OperationRecord): ProblemError {
+    return new ProblemError("idempotency_key_reused", `Idempotency-Key ${key} was used for another request (operation ${existing.id})`, {
+      extensions: { operationId: existing.id },
+    });
   }
 }
 

@@ -46,12 +46,12 @@ export interface OperationStore {
   byIdempotencyKey(key: string): OperationRecord | undefined;
   /** The live operation holding a nullifier, if any. */
   liveHolder(nullifier: string): string | undefined;
-  /** Persists state, reason, mined hash, block and history. */
-  update(record: OperationRecord): void;
-  /** Persists a signed attempt. Called before the attempt is broadcast. */
-  addAttempt(id: string, attempt: StoredAttempt): void;
-  /** Frees the nullifiers of an operation that reached a terminal state. */
-  releaseNullifiers(id: string): void;
+  /**
+   * Persists the operation's state, reason, mined hash, block and history, in one transaction with
+   * a new signed attempt (stored before it is broadcast) and/or the release of its nullifiers (when
+   * it reaches a terminal state).
+   */
+  save(record: OperationRecord, changes?: { attempt?: StoredAttempt; releaseNullifiers?: boolean }): void;
   nonTerminal(): OperationRecord[];
   countLive(): number;
   /** Highest nonce of any stored attempt. */
@@ -122,16 +122,15 @@ export class SqliteOperationStore implements OperationStore {
   }
 
   insert(record: OperationRecord): InsertResult {
-    if (record.idempotencyKey !== null) {
-      const existing = this.byIdempotencyKey(record.idempotencyKey);
-      if (existing) return { ok: false, conflict: "idempotency", existing };
-    }
-    for (const nullifier of record.nullifiers) {
-      const holder = this.liveHolder(nullifier);
-      if (holder) return { ok: false, conflict: "nullifier", nullifier, operationId: holder };
-    }
-    this.db.exec("BEGIN IMMEDIATE");
-    try {
+    return this.transaction((): InsertResult => {
+      if (record.idempotencyKey !== null) {
+        const existing = this.byIdempotencyKey(record.idempotencyKey);
+        if (existing) return { ok: false, conflict: "idempotency", existing };
+      }
+      for (const nullifier of record.nullifiers) {
+        const holder = this.liveHolder(nullifier);
+        if (holder) return { ok: false, conflict: "nullifier", nullifier, operationId: holder };
+      }
       this.db
         .prepare(
           `INSERT INTO operations (id, kind, state, idempotency_key, request_hash, request, nullifiers, reason, mined_hash, block, history, created_at, updated_at)
@@ -151,8 +150,17 @@ export class SqliteOperationStore implements OperationStore {
         );
       const claim = this.db.prepare("INSERT INTO live_nullifiers (nullifier, operation_id) VALUES (?, ?)");
       for (const nullifier of record.nullifiers) claim.run(nullifier, record.id);
-      this.db.exec("COMMIT");
       return { ok: true };
+    });
+  }
+
+  /** Runs `work` in one IMMEDIATE transaction: all of it is committed, or none. */
+  private transaction<T>(work: () => T): T {
+    this.db.exec("BEGIN IMMEDIATE");
+    try {
+      const result = work();
+      this.db.exec("COMMIT");
+      return result;
     } catch (error) {
       this.db.exec("ROLLBACK");
       throw error;
@@ -174,28 +182,27 @@ export class SqliteOperationStore implements OperationStore {
     return row ? String(row.operation_id) : undefined;
   }
 
-  update(record: OperationRecord): void {
-    this.db
-      .prepare("UPDATE operations SET state = ?, reason = ?, mined_hash = ?, block = ?, history = ?, updated_at = ? WHERE id = ?")
-      .run(
-        record.state,
-        record.reason === null ? null : JSON.stringify(record.reason),
-        record.minedHash,
-        record.block === null ? null : JSON.stringify(record.block),
-        JSON.stringify(record.history),
-        record.updatedAt,
-        record.id,
-      );
-  }
-
-  addAttempt(id: string, attempt: StoredAttempt): void {
-    this.db
-      .prepare("INSERT OR IGNORE INTO attempts (hash, operation_id, nonce, raw, max_fee_per_gas, max_priority_fee_per_gas, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
-      .run(attempt.hash, id, attempt.nonce, attempt.raw, attempt.maxFeePerGas, attempt.maxPriorityFeePerGas, attempt.createdAt);
-  }
-
-  releaseNullifiers(id: string): void {
-    this.db.prepare("DELETE FROM live_nullifiers WHERE operation_id = ?").run(id);
+  save(record: OperationRecord, changes: { attempt?: StoredAttempt; releaseNullifiers?: boolean } = {}): void {
+    this.transaction(() => {
+      const { attempt } = changes;
+      if (attempt) {
+        this.db
+          .prepare("INSERT OR IGNORE INTO attempts (hash, operation_id, nonce, raw, max_fee_per_gas, max_priority_fee_per_gas, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
+          .run(attempt.hash, record.id, attempt.nonce, attempt.raw, attempt.maxFeePerGas, attempt.maxPriorityFeePerGas, attempt.createdAt);
+      }
+      this.db
+        .prepare("UPDATE operations SET state = ?, reason = ?, mined_hash = ?, block = ?, history = ?, updated_at = ? WHERE id = ?")
+        .run(
+          record.state,
+          record.reason === null ? null : JSON.stringify(record.reason),
+          record.minedHash,
+          record.block === null ? null : JSON.stringify(record.block),
+          JSON.stringify(record.history),
+          record.updatedAt,
+          record.id,
+        );
+      if (changes.releaseNullifiers) this.db.prepare("DELETE FROM live_nullifiers WHERE operation_id = ?").run(record.id);
+    });
   }
 
   nonTerminal(): OperationRecord[] {

@@ -19,7 +19,7 @@ export const assetsRoutes: FastifyPluginAsyncZod<{ context: RuntimeContext }> = 
     },
     handler: async (request) => {
       const { blockNumber } = request.query;
-      const block = await resolveBlock(context.chain, blockNumber === undefined ? undefined : Number(blockNumber));
+      const block = await resolveBlock(context.chain, blockNumber === undefined ? undefined : BigInt(blockNumber));
       if (block.number < BigInt(context.config.deploymentBlock)) {
         throw new ProblemError(
           "block_before_deployment",
@@ -31,9 +31,9 @@ export const assetsRoutes: FastifyPluginAsyncZod<{ context: RuntimeContext }> = 
   });
 };
 
-async function resolveBlock(chain: PublicClient, blockNumber: number | undefined): Promise<Block<bigint, false, "latest">> {
+async function resolveBlock(chain: PublicClient, blockNumber: bigint | undefined): Promise<Block<bigint, false, "latest">> {
   try {
-    return blockNumber === undefined ? await chain.getBlock({ blockTag: "latest" }) : await chain.getBlock({ blockNumber: BigInt(blockNumber) });
+    return blockNumber === undefined ? await chain.getBlock({ blockTag: "latest" }) : await chain.getBlock({ blockNumber });
   } catch (error) {
     if (error instanceof BlockNotFoundError) {
       throw new ProblemError("block_not_found", `block ${blockNumber} does not exist on this chain`);

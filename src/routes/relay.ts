@@ -28,7 +28,7 @@ export const relayRoutes: FastifyPluginAsyncZod<{ context: RuntimeContext }> = a
         const relayer = context.relayer;
         if (!relayer) throw new ProblemError("not_implemented", "this runtime has no relayer key: it relays nothing");
         // request → validate (schemas above) → decide → store → response; the engine does the chain.
-        const { op } = await relayer.submit(kind, request.body, request.headers["idempotency-key"]);
+        const op = await relayer.submit(kind, request.body, request.headers["idempotency-key"]);
         const head = await context.chain.getBlockNumber().catch(() => null);
         return reply
           .code(202)

@@ -1,0 +1,85 @@
+import { createServer, type Server } from "node:http";
+import { readFile } from "node:fs/promises";
+import { Writable } from "node:stream";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { FastifyInstance } from "fastify";
+import { CIRCUIT_BUILD_DIR } from "../harness/circuit.ts";
+import { startDevStack, type DevStack } from "../harness/index.ts";
+import { hashExtData } from "../harness/client/index.ts";
+import { publicAmountOf } from "../src/chain/ext-data.ts";
+import { buildQueueRuntime } from "../src/server.ts";
+import { RELAYER_KEY } from "./support/chain.ts";
+
+// The runtime's chain goes away (through a proxy we can cut): answers are 503 chain_unavailable, never
+// a 500 or a verdict on the request, and the RPC URL's key never reaches the log.
+const KEY = "0123456789abcdef0123456789";
+let stack: DevStack;
+let proxy: Server;
+let down = false;
+let app: FastifyInstance;
+let logs = "";
+
+beforeAll(async () => {
+  stack = await startDevStack();
+  proxy = createServer(async (req, res) => {
+    if (down) return res.destroy();
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const upstream = await fetch(stack.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: Buffer.concat(chunks) });
+    res.writeHead(upstream.status, { "content-type": "application/json" }).end(Buffer.from(await upstream.arrayBuffer()));
+  });
+  await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r));
+  const { port } = proxy.address() as { port: number };
+  app = await buildQueueRuntime({
+    manifest: await readFile(stack.manifestPath),
+    rpcUrl: `http://127.0.0.1:${port}/v3/${KEY}`,
+    artifactsDir: CIRCUIT_BUILD_DIR,
+    relayerPrivateKey: RELAYER_KEY,
+    store: ":memory:",
+    logger: { level: "info", stream: new Writable({ write: (c, _e, done) => ((logs += c.toString()), done()) }) } as never,
+  });
+  await app.ready();
+});
+afterAll(async () => {
+  await app?.close();
+  proxy?.close();
+  await stack?.stop();
+});
+
+/** A send that passes every check that needs no chain (its proof is never looked at here). */
+function request() {
+  const m = stack.manifest;
+  const asset = m.assets[0]?.address as `0x${string}`;
+  const fee = BigInt(m.relayFees.fees[0]?.send ?? "0");
+  const extData = { recipient: "0x0000000000000000000000000000000000000000", extAmount: "0", relayer: stack.relayer.address, fee: fee.toString(), encryptedOutput1: "0x01", encryptedOutput2: "0x02" } as const;
+  const extDataHash = hashExtData({ chainId: m.chainId, poolAddress: m.poolAddress, domain: BigInt(m.domain) }, asset, { ...extData, extAmount: 0n, fee } as never);
+  return {
+    deployment: { chainId: m.chainId, poolAddress: m.poolAddress, domain: m.domain },
+    proof: { a: ["1", "2"], b: [["3", "4"], ["5", "6"]], c: ["7", "8"] },
+    publicInputs: { root: "1", publicAmount: publicAmountOf(0n, fee).toString(), extDataHash: extDataHash.toString(), asset, domain: BigInt(m.domain).toString(), inputNullifiers: ["11", "12"], outputCommitments: ["13", "14"] },
+    extData,
+  };
+}
+
+describe("when the chain does not answer", () => {
+  it("relay submissions and asset reads are 503 chain_unavailable with Retry-After", async () => {
+    const up = await app.inject({ method: "POST", url: "/api/queue/send-relay", payload: request() });
+    expect(up.json().code).toBe("invalid_proof"); // with the chain up, the garbage proof is what is refused
+    down = true;
+    try {
+      for (const res of [
+        await app.inject({ method: "POST", url: "/api/queue/send-relay", payload: request() }),
+        await app.inject({ method: "GET", url: "/api/queue/assets" }),
+      ]) {
+        expect(res.statusCode).toBe(503);
+        expect(res.headers["content-type"]).toMatch(/^application\/problem\+json/);
+        expect(res.json().code).toBe("chain_unavailable");
+        expect(Number(res.headers["retry-after"])).toBeGreaterThan(0);
+        expect(res.body).not.toContain(KEY);
+      }
+    } finally {
+      down = false;
+    }
+    expect(logs).not.toContain(KEY);
+  });
+});
