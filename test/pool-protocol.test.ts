@@ -1,70 +1,46 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { erc20Abi, parseUnits, zeroAddress, type Address, type Hex } from "viem";
+import { erc20Abi, zeroAddress, type Address, type Hex } from "viem";
 import { startDevStack, type DevStack } from "../harness/index.ts";
 import {
   closeProvers,
   createAccountKeys,
-  createProver,
-  encryptNote,
-  fetchProofFiles,
   findNotes,
   poolAbi,
-  precommitmentOf,
   prepareTransaction,
   randomFieldElement,
   recipientOf,
-  syncPool,
   type AccountKeys,
   type Deployment,
   type Note,
   type PreparedTransaction,
   type Prover,
 } from "../harness/client/index.ts";
-import { clients, revertName } from "./support/chain.ts";
+import { revertName } from "./support/chain.ts";
+import { GAS, poolFixture } from "./support/pool.ts";
 
 // Real chain, real Pool, real Groth16 proofs from the proof files the queue serves. Transactions go
 // straight to the Pool here; the relay routes come with the relay pipeline.
 let stack: DevStack;
+let fixture: Awaited<ReturnType<typeof poolFixture>>;
 let prover: Prover;
 let deployment: Deployment;
 let asset: Address;
-let levels: number;
-const GAS = 6_000_000n; // explicit: eth_estimateGas is wrong for snarkjs verifiers
 
 beforeAll(async () => {
   stack = await startDevStack();
-  const config = stack.manifest;
-  const files = await fetchProofFiles(stack.queueUrl, config);
-  prover = createProver(files);
-  deployment = { chainId: config.chainId, poolAddress: config.poolAddress, domain: BigInt(config.domain) };
-  asset = config.assets.find((a) => a.decimals === 6)?.address as Address;
-  levels = config.queue.proof.treeDepth;
+  fixture = await poolFixture(stack); // fetches and checks the served proof files
+  ({ prover, deployment, asset } = fixture);
 }, 120_000);
 afterAll(async () => {
   await closeProvers();
   await stack?.stop();
 });
 
-const user = (i: number) => clients(stack.rpcUrl, stack.accounts[i]?.privateKey as Hex);
-const usdc = (x: string) => parseUnits(x, 6);
+const user = (i: number) => fixture.user(i);
+const usdc = (x: string) => fixture.usdc(x);
 const balanceOf = (who: Address) => user(0).public.readContract({ address: asset, abi: erc20Abi, functionName: "balanceOf", args: [who] });
-const sync = () => syncPool({ client: user(0).public, pool: deployment.poolAddress, fromBlock: BigInt(stack.manifest.deploymentBlock), levels });
-
-async function deposit(from: number, keys: AccountKeys, amount: bigint): Promise<void> {
-  const { wallet, public: client } = user(from);
-  const note: Note = { amount, asset, ownerPublicKey: keys.notePublicKey, blinding: randomFieldElement() };
-  await client.waitForTransactionReceipt({
-    hash: await wallet.writeContract({ address: asset, abi: erc20Abi, functionName: "approve", args: [deployment.poolAddress, amount] }),
-  });
-  const hash = await wallet.writeContract({
-    address: deployment.poolAddress,
-    abi: poolAbi,
-    functionName: "deposit",
-    args: [asset, amount, precommitmentOf(note), encryptNote(note, keys.encryption.publicKey)],
-    gas: GAS,
-  });
-  expect((await client.waitForTransactionReceipt({ hash })).status).toBe("success");
-}
+const sync = () => fixture.sync();
+const deposit = (from: number, keys: AccountKeys, amount: bigint) => fixture.deposit(from, keys, amount);
 
 /** Submits as dev account `from` (who is also the relayer the fee is paid to). */
 async function submit(from: number, tx: PreparedTransaction) {

@@ -1,15 +1,14 @@
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { execa, type ResultPromise } from "execa";
+import type { ResultPromise } from "execa";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { CIRCUIT_BUILD_DIR } from "../harness/circuit.ts";
 import { startDevStack, type DevStack } from "../harness/index.ts";
 import { closeProvers, createAccountKeys, recipientOf, toRelayRequest } from "../harness/client/index.ts";
 import type { Operation } from "../src/relay/operation.ts";
-import { RELAYER_KEY } from "./support/chain.ts";
 import { poolFixture } from "./support/pool.ts";
 import { rpc } from "./support/rpc.ts";
+import { startRuntimeProcess } from "./support/runtime-process.ts";
 
 // The runtime as its own process with a durable store, killed with SIGKILL mid-flight and started again.
 let stack: DevStack;
@@ -33,22 +32,9 @@ afterAll(async () => {
 });
 
 async function startRuntime(store: string): Promise<{ url: string; child: ResultPromise }> {
-  const child = execa(
-    process.execPath,
-    ["--experimental-strip-types", "--no-warnings", "src/main.ts", "--manifest", stack.manifestPath, "--artifacts", CIRCUIT_BUILD_DIR, "--store", store, "--port", "0", "--stuck-after-ms", "60000"],
-    { env: { QUEUE_RPC_URL: stack.rpcUrl, QUEUE_RELAYER_KEY: RELAYER_KEY }, reject: false },
-  );
-  running.push(child);
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = "";
-    child.stdout?.on("data", (d: Buffer) => {
-      out += d.toString();
-      const m = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (m) resolve(m[1] as string);
-    });
-    void child.then((r) => reject(new Error(`runtime exited ${r.exitCode}: ${r.stderr}`)));
-  });
-  return { url, child };
+  const runtime = await startRuntimeProcess(stack, ["--store", store, "--stuck-after-ms", "60000"]);
+  running.push(runtime.child);
+  return runtime;
 }
 
 async function request() {

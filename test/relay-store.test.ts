@@ -2,7 +2,7 @@ import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { SqliteOperationStore, StoreMismatchError, type OperationRecord } from "../src/relay/store.ts";
+import { SqliteOperationStore, StoreInUseError, StoreMismatchError, type OperationRecord } from "../src/relay/store.ts";
 
 // The store on its own (a real SQLite file): atomic claims, durability across reopening, deployment binding.
 function record(id: string, nullifiers: string[], key: string | null = null): OperationRecord {
@@ -48,6 +48,14 @@ describe("SqliteOperationStore", () => {
     expect(reopened.nonTerminal().map((o) => o.id)).toEqual(["a"]);
     expect(reopened.maxNonce()).toBe(7);
     reopened.close();
+  });
+
+  it("is used by one runtime at a time", async () => {
+    const where = await file();
+    const first = new SqliteOperationStore(where);
+    expect(() => new SqliteOperationStore(where)).toThrow(StoreInUseError);
+    first.close();
+    new SqliteOperationStore(where).close(); // free again once the first is closed
   });
 
   it("belongs to one deployment", async () => {

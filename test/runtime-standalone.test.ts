@@ -6,6 +6,7 @@ import { startDevStack, type DevStack } from "../harness/index.ts";
 import { buildQueueRuntime } from "../src/server.ts";
 import { CIRCUIT_BUILD_DIR } from "../harness/circuit.ts";
 import { RELAYER_KEY } from "./support/chain.ts";
+import { startRuntimeProcess } from "./support/runtime-process.ts";
 
 // The runtime as an operator runs it: src/ alone, given a manifest, an RPC URL and a relayer key.
 let stack: DevStack;
@@ -27,27 +28,15 @@ describe("the queue runtime on its own", () => {
   });
 
   it("serves a manifest from its CLI with secrets from the environment", async () => {
-    const child = execa(process.execPath, ["--experimental-strip-types", "src/main.ts", "--manifest", stack.manifestPath, "--artifacts", CIRCUIT_BUILD_DIR, "--port", "0"], {
-      env: { QUEUE_RPC_URL: stack.rpcUrl, QUEUE_RELAYER_KEY: RELAYER_KEY },
-      reject: false,
-    });
+    const { url, child } = await startRuntimeProcess(stack, ["--store", ":memory:"]);
     try {
-      const url = await new Promise<string>((resolve, reject) => {
-        let out = "";
-        child.stdout?.on("data", (d: Buffer) => {
-          out += d.toString();
-          const m = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-          if (m) resolve(m[1] as string);
-        });
-        void child.then((r) => reject(new Error(`runtime exited ${r.exitCode}: ${r.stderr}`)));
-      });
       const served = await (await fetch(`${url}/api/queue/config`)).text();
       expect(served).toBe(await readFile(stack.manifestPath, "utf8"));
     } finally {
       child.kill("SIGTERM");
       const result = await child;
       expect(result.exitCode).toBe(0);
-      expect(result.stdout + result.stderr).not.toContain(RELAYER_KEY.slice(2));
+      expect(`${String(result.stdout)}${String(result.stderr)}`).not.toContain(RELAYER_KEY.slice(2));
     }
   });
 

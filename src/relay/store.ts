@@ -101,6 +101,10 @@ CREATE TABLE IF NOT EXISTS meta (
 );
 `;
 
+export class StoreInUseError extends Error {
+  override name = "StoreInUseError";
+}
+
 export class StoreMismatchError extends Error {
   override name = "StoreMismatchError";
 }
@@ -116,9 +120,17 @@ export class SqliteOperationStore implements OperationStore {
   constructor(file: string) {
     if (file !== ":memory:") mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
     this.db = new DatabaseSync(file);
-    // WAL + FULL: a commit survives the process being killed at any instant.
-    this.db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 5000;");
-    this.db.exec(SCHEMA);
+    // WAL + FULL: a commit survives the process being killed at any instant. EXCLUSIVE locking, taken
+    // by a first write: one runtime per store, so one writer per relayer key (a second one is refused).
+    try {
+      this.db.exec("PRAGMA busy_timeout = 2000; PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;");
+      this.db.exec(SCHEMA);
+      this.db.exec("BEGIN IMMEDIATE; COMMIT;");
+    } catch (error) {
+      this.db.close();
+      if (/locked|busy/i.test((error as Error).message)) throw new StoreInUseError(`the operation store ${file} is in use by another runtime`);
+      throw error;
+    }
   }
 
   insert(record: OperationRecord): InsertResult {

@@ -1,0 +1,23 @@
+import { execa, type ResultPromise } from "execa";
+import { CIRCUIT_BUILD_DIR } from "../../harness/circuit.ts";
+import type { DevStack } from "../../harness/index.ts";
+import { RELAYER_KEY } from "./chain.ts";
+
+/** The queue runtime as an operator runs it (src/main.ts, its own process) for a stack's manifest and chain. */
+export async function startRuntimeProcess(stack: DevStack, extraArgs: string[] = []): Promise<{ url: string; child: ResultPromise }> {
+  const child = execa(
+    process.execPath,
+    ["--experimental-strip-types", "--no-warnings", "src/main.ts", "--manifest", stack.manifestPath, "--artifacts", CIRCUIT_BUILD_DIR, "--port", "0", ...extraArgs],
+    { env: { QUEUE_RPC_URL: stack.rpcUrl, QUEUE_RELAYER_KEY: RELAYER_KEY }, reject: false },
+  );
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = "";
+    child.stdout?.on("data", (d: Buffer) => {
+      out += d.toString();
+      const m = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (m) resolve(m[1] as string);
+    });
+    void child.then((r) => reject(new Error(`runtime exited ${r.exitCode}: ${r.stderr}`)));
+  });
+  return { url, child };
+}
