@@ -15,6 +15,8 @@ export interface ChainOptions {
   /** Holds anvil's --config-out file, which also makes its command line unique for PID lookup. */
   stateDir: string;
   fork?: { url: string; blockNumber: bigint } | undefined;
+  /** anvil --state: load the chain from this file if it exists, save it there on a graceful stop. */
+  stateFile?: string | undefined;
   /** Seconds between blocks; undefined = automine (a block per transaction). */
   blockTime?: number | undefined;
 }
@@ -52,6 +54,7 @@ export async function startChain(options: ChainOptions): Promise<Chain> {
     forkUrl: options.fork?.url,
     forkBlockNumber: options.fork === undefined ? undefined : Number(options.fork.blockNumber),
     blockTime: options.blockTime,
+    state: options.stateFile,
     configOut,
     startTimeout: 30_000,
     stopTimeout: 10_000,

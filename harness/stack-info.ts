@@ -20,6 +20,8 @@ export const StackInfo = z.strictObject({
   fork: z.strictObject({ url: z.string(), blockNumber: z.number(), blockHash: Hex }).nullable(),
   stateDir: z.string(),
   manifestPath: z.string(),
+  /** The saved chain (--persist), or null for a throwaway one. */
+  chainState: z.string().nullable(),
   poolAddress: Hex,
   relayer: z.strictObject({ address: Hex }),
   /** Funded accounts with their keys. Well-known anvil test keys: development only. */

@@ -1,12 +1,13 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { access, mkdtemp, readFile, rm } from "node:fs/promises";
 import { createHash } from "node:crypto";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { FastifyInstance } from "fastify";
-import type { Address, Hex } from "viem";
+import type { Address, Hex, PublicClient } from "viem";
 import { createChainClient } from "../src/chain/client.ts";
 import type { DeploymentConfig } from "../src/config/deployment-config.ts";
-import { buildQueueRuntime } from "../src/server.ts";
+import { buildQueueRuntime, parseManifest } from "../src/server.ts";
+import { verifyDeployment } from "../src/chain/verify-deployment.ts";
 import type { RelaySettings } from "../src/relay/settings.ts";
 import { startChain, type Chain, type DevAccount } from "./chain.ts";
 import { CIRCUIT_BUILD_DIR, loadCircuitManifest } from "./circuit.ts";
@@ -39,6 +40,12 @@ export interface DevStackOptions {
   deploymentBlock?: bigint | number;
   /** Called after each start-up step, with its duration. */
   onProgress?: ProgressListener;
+  /**
+   * Save the chain in `<stateDir>/chain-state.json` when the stack stops, and resume from it (same
+   * blocks, same Pool, same manifest, same operation store) when it starts again. Local mode only: a
+   * fork is reproduced by its pinned block.
+   */
+  persist?: boolean;
   /** Relayer behaviour (confirmations, fee cap, timings); defaults suit a dev chain. */
   relay?: Partial<RelaySettings>;
   /** The operation store: default `<stateDir>/queue.sqlite` (durable); ":memory:" for tests that want it. */
@@ -88,6 +95,11 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
   if (options.pool !== undefined && options.forkUrl === undefined) {
     throw new Error("--pool pins an existing Pool on a fork: it needs --fork-url");
   }
+  if (options.persist && (ownsStateDir || options.forkUrl !== undefined)) {
+    throw new Error("persist saves a local stack in its state dir: it needs a stateDir and no fork (a fork is reproduced by its pinned block)");
+  }
+  const chainStateFile = options.persist ? path.join(stateDir, "chain-state.json") : undefined;
+  const resume = chainStateFile !== undefined && (await exists(chainStateFile)) && (await exists(manifestPath));
 
   if (liveStateDirs.has(stateDir)) {
     throw new StackAlreadyRunningError(`a stack is already running from ${stateDir} in this process; stop it, or choose another stateDir`);
@@ -103,8 +115,9 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     const leftover = await timed(progress, "check state dir", () => reclaimStateDir(stateDir), (r) =>
       r.found ? (r.stoppedAnvilPid ? `stopped anvil pid ${r.stoppedAnvilPid} left by a killed run` : "removed a stale stack.json") : undefined,
     );
-    // Every run starts a new chain: operations stored by an earlier run belong to a chain that is gone.
-    if (options.store === undefined) {
+    // A run that does not resume starts a new chain: operations stored by an earlier run belong to a
+    // chain that is gone.
+    if (options.store === undefined && !resume) {
       await Promise.all(["", "-wal", "-shm"].map((suffix) => rm(path.join(stateDir, `queue.sqlite${suffix}`), { force: true })));
     }
     const fork =
@@ -117,7 +130,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     fixturesPromise.catch(() => {}); // awaited below; avoid an unhandled rejection while anvil starts
 
     const chain: Chain = await timed(progress, fork ? "start anvil (fork)" : "start anvil", () =>
-      startChain({ host, port: options.chainPort ?? 0, stateDir, fork: fork ?? undefined }),
+      startChain({ host, port: options.chainPort ?? 0, stateDir, fork: fork ?? undefined, stateFile: chainStateFile }),
     );
     cleanups.push(() => chain.stop());
     const client = createChainClient(chain.rpcUrl);
@@ -125,8 +138,9 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     const relayer = chain.accounts[RELAYER_INDEX] as DevAccount;
     const deployer = chain.accounts[DEPLOYER_INDEX] as DevAccount;
 
-    const { pool, deploymentBlock } =
-      options.pool === undefined
+    const { pool, deploymentBlock } = resume
+      ? await timed(progress, "resume saved chain", () => resumeDeployment(client, manifestPath), (d) => `Pool ${d.pool} from ${chainStateFile}`)
+      : options.pool === undefined
         ? await timed(progress, "deploy fixtures", async () => {
             const deployment = await deployFixtures({
               client,
@@ -178,6 +192,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       fork: fork ? { url: fork.displayUrl, blockNumber: Number(fork.blockNumber), blockHash: fork.blockHash } : null,
       stateDir,
       manifestPath,
+      chainState: chainStateFile ?? null,
       poolAddress: manifest.poolAddress,
       relayer: { address: relayer.address },
       devAccounts: accounts.map((a) => ({ ...a, role: a === deployer ? "deployer" : "dev" })),
@@ -212,6 +227,24 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     await stopAll();
     throw error;
   }
+}
+
+async function exists(file: string): Promise<boolean> {
+  return access(file).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** A saved stack's Pool, checked against the chain it was saved with. */
+async function resumeDeployment(client: PublicClient, manifestPath: string): Promise<{ pool: Address; deploymentBlock: bigint }> {
+  const saved = parseManifest(await readFile(manifestPath));
+  try {
+    await verifyDeployment(client, saved);
+  } catch (error) {
+    throw new Error(`the saved chain does not hold the saved manifest's Pool (${(error as Error).message}); remove ${path.dirname(manifestPath)} to start afresh`);
+  }
+  return { pool: saved.poolAddress as Address, deploymentBlock: BigInt(saved.deploymentBlock) };
 }
 
 function sha256(text: string): string {

@@ -13,6 +13,7 @@ Options:
   --pool <address>            pin this existing Pool on the fork instead of deploying the fixtures
   --deployment-block <n>      the pinned Pool's deployment block; default: found on the chain
   --state-dir <dir>           where manifest.json and stack.json go (default .devstack)
+  --persist                   save the chain in the state dir on exit and resume it next time (local mode)
   --chain-port <port>         anvil's port (default 8545; 0 = any free port)
   --queue-port <port>         the queue runtime's port (default 8700; 0 = any free port)
   --host <ip>                 interface to bind (default 127.0.0.1)
@@ -34,6 +35,7 @@ const { values } = parseArgs({
     host: { type: "string", default: "127.0.0.1" },
     confirmations: { type: "string", default: "1" },
     json: { type: "boolean", default: false },
+    persist: { type: "boolean", default: false },
     verbose: { type: "boolean", default: false },
     help: { type: "boolean", short: "h", default: false },
   },
@@ -89,6 +91,7 @@ try {
     chainPort: port("chain-port", values["chain-port"]),
     queuePort: port("queue-port", values["queue-port"]),
     stateDir: values["state-dir"],
+    persist: values.persist,
     forkUrl: values["fork-url"] ?? (process.env.DEVSTACK_FORK_URL || undefined),
     forkBlockNumber: integer("fork-block-number", values["fork-block-number"]),
     pool: values.pool,

@@ -90,20 +90,21 @@ export class RelayEngine {
     }
     if (op.state === "accepted") this.transition(op, "processing");
 
-    let fees: Fees;
-    try {
-      fees = await checkRelayerReady(checks);
-    } catch {
-      return; // not ready (unfunded, gas too dear): the watcher re-queues it; past maxWaitMs it expires, nothing sent
-    }
-    try {
-      await checkRootAndNullifiers(checks, op.request);
-      await simulate(checks, op.request);
-    } catch (error) {
+    // The re-checks that can go stale, the relayer's readiness and the nonce, read side by side.
+    const [ready, fresh, next] = await Promise.allSettled([
+      checkRelayerReady(checks),
+      checkRootAndNullifiers(checks, op.request).then(() => simulate(checks, op.request)),
+      this.nextNonce(),
+    ]);
+    if (fresh.status === "rejected") {
+      const error = fresh.reason as unknown;
       if (error instanceof ProblemError && error.code !== "chain_unavailable") return this.fail(op, "rejected", failureOf(error));
       return; // the chain did not answer: try again on the next tick
     }
-    const nonce = await this.nextNonce();
+    // Not ready (unfunded, gas too dear): the watcher re-queues it; past maxWaitMs it expires, nothing sent.
+    if (ready.status === "rejected" || next.status === "rejected") return;
+    const fees: Fees = ready.value;
+    const nonce = next.value;
     const attempt = await this.sign(op, nonce, fees);
     op.attempts.push(attempt);
     this.transition(op, "submitted", `nonce ${nonce}, ${attempt.hash}`, { attempt }); // stored, then broadcast
