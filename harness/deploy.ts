@@ -1,6 +1,6 @@
-import { createWalletClient, getContractAddress, http, parseUnits, type Address, type Hex, type PublicClient } from "viem";
+import { encodeDeployData, getContractAddress, parseUnits, type Address, type Hex, type PublicClient } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { sepoliaAt } from "../src/chain/client.ts";
+import { CHAIN_ID } from "./chain.ts";
 import type { CompiledFixtures, FixtureName } from "./fixtures.ts";
 
 /** The funding assets a deployed stack gets: different decimals on purpose. */
@@ -30,7 +30,6 @@ export interface Deployment {
  */
 export async function deployFixtures(args: {
   client: PublicClient;
-  rpcUrl: string;
   fixtures: CompiledFixtures;
   deployerKey: Hex;
   holders: Address[];
@@ -39,16 +38,17 @@ export async function deployFixtures(args: {
 }): Promise<Deployment> {
   const { client, fixtures } = args;
   const account = privateKeyToAccount(args.deployerKey);
-  const wallet = createWalletClient({ account, chain: sepoliaAt(args.rpcUrl), transport: http(args.rpcUrl) });
   let nonce = await client.getTransactionCount({ address: account.address, blockTag: "pending" });
   const [fees, gasLimit] = await Promise.all([client.estimateFeesPerGas(), client.getBlock().then((b) => b.gasLimit / 2n)]);
 
-  const pending: Hex[] = [];
+  // Signed locally with explicit gas and nonces (nothing is estimated against state the earlier
+  // deployments will create), then broadcast together: the node orders them by nonce.
+  const signed: Hex[] = [];
   const deploy = async (name: FixtureName, constructorArgs: readonly unknown[] = []): Promise<Address> => {
     const { abi, bytecode } = fixtures.contracts[name];
     const address = getContractAddress({ from: account.address, nonce: BigInt(nonce) });
-    // Explicit gas and nonce: nothing is estimated against state the earlier deployments will create.
-    pending.push(await wallet.deployContract({ abi, bytecode, args: constructorArgs as never, nonce: nonce++, gas: gasLimit, ...fees } as never));
+    const data = encodeDeployData({ abi, bytecode, args: constructorArgs as never });
+    signed.push(await account.signTransaction({ type: "eip1559", chainId: CHAIN_ID, nonce: nonce++, data, gas: gasLimit, ...fees }));
     return address;
   };
 
@@ -62,6 +62,7 @@ export async function deployFixtures(args: {
     assets.push(await deploy("TestToken", [asset.name, asset.symbol, asset.decimals, args.holders, parseUnits(String(DEV_TOKEN_GRANT), asset.decimals)]));
   }
   const pool = await deploy("Pool", [verifier, poseidon2, poseidon3, accountRegistry, receiveDirectory, assets, args.levels]);
+  const pending = await Promise.all(signed.map((raw) => client.request({ method: "eth_sendRawTransaction", params: [raw] })));
 
   const receipts = await Promise.all(pending.map((hash) => client.waitForTransactionReceipt({ hash, pollingInterval: 20 })));
   const failed = receipts.find((r) => r.status !== "success");

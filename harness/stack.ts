@@ -144,7 +144,6 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
         ? await timed(progress, "deploy fixtures", async () => {
             const deployment = await deployFixtures({
               client,
-              rpcUrl: chain.rpcUrl,
               fixtures,
               deployerKey: deployer.privateKey,
               holders: chain.accounts.map((a) => a.address),
