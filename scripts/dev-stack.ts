@@ -66,7 +66,6 @@ function fail(message: string): never {
 
 // Progress and the summary go to stderr under --json, so stdout carries exactly one JSON line.
 const out = values.json ? process.stderr : process.stdout;
-const launched = performance.now();
 
 let stack: DevStack | undefined;
 let stopping = false;
@@ -118,7 +117,7 @@ const balance = await fetch(s.rpcUrl, {
   .catch(() => "?");
 
 out.write(`
-queue-devstack ready in ${((performance.now() - launched) / 1000).toFixed(2)} s
+queue-devstack ready in ${(performance.now() / 1000).toFixed(2)} s (since the process started)
   mode            ${s.mode}${s.fork ? ` (${s.fork.displayUrl} at block ${s.fork.blockNumber}, ${s.fork.blockHash})` : ""}
   chain id        ${s.manifest.chainId}
   RPC URL         ${s.rpcUrl}
