@@ -1,76 +1,50 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import * as snarkjs from "snarkjs";
-import { erc20Abi, parseUnits, type Address, type Hex } from "viem";
+import { erc20Abi, type Address, type Hex } from "viem";
 import { CIRCUIT_BUILD_DIR } from "../harness/circuit.ts";
-import {
-  buildWitness,
-  closeProvers,
-  createAccountKeys,
-  createProver,
-  encryptNote,
-  fetchProofFiles,
-  findNotes,
-  poolAbi,
-  precommitmentOf,
-  prepareTransaction,
-  randomFieldElement,
-  recipientOf,
-  syncPool,
-  type Note,
-  type PreparedTransaction,
-} from "../harness/client/index.ts";
+import { buildWitness, closeProvers, createAccountKeys, findNotes, poolAbi, recipientOf, type PreparedTransaction } from "../harness/client/index.ts";
 import { startDevStack } from "../harness/index.ts";
-import { clients } from "../test/support/chain.ts";
+import { GAS, poolFixture } from "../test/support/pool.ts";
 
 // Proof generation time (full witness + Groth16 prove) against witness generation alone, and the gas
 // of a deposit, a private send and a withdrawal against a plain ERC-20 transfer, on a real stack.
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
-const GAS = 6_000_000n;
 
 const stack = await startDevStack();
 try {
-  const config = stack.manifest;
-  const prover = createProver(await fetchProofFiles(stack.queueUrl, config));
+  const pool = await poolFixture(stack); // the served proof files, checked, and a prover over them
+  const { config, prover, deployment, asset, usdc, sync } = pool;
   const wasm = await readFile(path.join(CIRCUIT_BUILD_DIR, "joinsplit.wasm"));
-  const deployment = { chainId: config.chainId, poolAddress: config.poolAddress, domain: BigInt(config.domain) };
-  const asset = config.assets.find((a) => a.decimals === 6)?.address as Address;
-  const levels = config.queue.proof.treeDepth;
-  const { wallet, public: client, account } = clients(stack.rpcUrl, stack.accounts[1]?.privateKey as Hex);
+  const { wallet, public: client, account } = pool.user(1);
   const receipt = async (hash: Hex) => client.waitForTransactionReceipt({ hash });
-  const sync = () => syncPool({ client, pool: config.poolAddress, fromBlock: BigInt(config.deploymentBlock), levels });
   const keys = createAccountKeys();
-  const amount = parseUnits("100", 6);
 
   // Gas.
   const transfer = await receipt(await wallet.writeContract({ address: asset, abi: erc20Abi, functionName: "transfer", args: [stack.accounts[2]?.address as Address, 1n] }));
-  await receipt(await wallet.writeContract({ address: asset, abi: erc20Abi, functionName: "approve", args: [config.poolAddress, amount] }));
-  const note: Note = { amount, asset, ownerPublicKey: keys.notePublicKey, blinding: randomFieldElement() };
-  const deposit = await receipt(
-    await wallet.writeContract({ address: config.poolAddress, abi: poolAbi, functionName: "deposit", args: [asset, amount, precommitmentOf(note), encryptNote(note, keys.encryption.publicKey)], gas: GAS }),
-  );
+  const deposit = await pool.deposit(1, keys, usdc("100"));
   const transact = async (tx: PreparedTransaction) =>
     receipt(await wallet.writeContract({ address: config.poolAddress, abi: poolAbi, functionName: "transact", args: [tx.proof, tx.publicInputs, tx.extData], gas: GAS }));
   let state = await sync();
   const [owned] = findNotes(keys, state, deployment.domain);
-  const fee = parseUnits("0.01", 6);
+  const fee = usdc("0.01");
   const sendStarted = performance.now();
-  const send = await prepareTransaction({
-    deployment, prover, tree: state.tree, keys, asset,
+  const send = await pool.prove({
+    tree: state.tree, keys,
     inputs: [{ note: owned!.note, leafIndex: owned!.leafIndex }],
-    outputs: [{ amount: parseUnits("60", 6), to: recipientOf(createAccountKeys()) }, { amount: parseUnits("40", 6) - fee, to: recipientOf(keys) }],
+    outputs: [{ amount: usdc("60"), to: recipientOf(createAccountKeys()) }, { amount: usdc("40") - fee, to: recipientOf(keys) }],
     fee, relayer: account.address,
   });
   const firstProofMs = performance.now() - sendStarted;
   const sendReceipt = await transact(send.transaction);
   state = await sync();
   const change = findNotes(keys, state, deployment.domain).find((n) => !n.spent);
-  const withdraw = await prepareTransaction({
-    deployment, prover, tree: state.tree, keys, asset,
+  const withdraw = await pool.prove({
+    tree: state.tree, keys,
     inputs: [{ note: change!.note, leafIndex: change!.leafIndex }],
-    outputs: [{ amount: parseUnits("20", 6), to: recipientOf(keys) }],
-    extAmount: -(parseUnits("20", 6) - 2n * fee), fee, recipient: stack.accounts[3]?.address as Address, relayer: account.address,
+    outputs: [{ amount: usdc("20"), to: recipientOf(keys) }],
+    extAmount: -(usdc("20") - 2n * fee), fee, recipient: stack.accounts[3]?.address as Address, relayer: account.address,
   });
   const withdrawReceipt = await transact(withdraw.transaction);
   for (const r of [sendReceipt, withdrawReceipt, deposit]) if (r.status !== "success") throw new Error(`transaction ${r.transactionHash} reverted`);
@@ -89,6 +63,7 @@ try {
     proofMs.push(performance.now() - t);
   }
   const p = median(proofMs);
+  const levels = config.queue.proof.treeDepth;
   const w = median(witnessMs);
   console.log(`tree depth ${levels}, ${RUNS} runs each (first proof in the process: ${firstProofMs.toFixed(0)} ms)`);
   console.log(`proof generation (witness + Groth16) median ${p.toFixed(0)} ms  (min ${Math.min(...proofMs).toFixed(0)}, max ${Math.max(...proofMs).toFixed(0)})`);

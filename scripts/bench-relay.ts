@@ -1,11 +1,9 @@
-import { encodeFunctionData, erc20Abi, maxUint256, parseUnits, type Address, type Hex, type TransactionReceipt } from "viem";
+import { encodeFunctionData, erc20Abi, maxUint256, type Address, type Hex, type TransactionReceipt } from "viem";
 import {
   closeProvers,
   createAccountKeys,
-  createProver,
   createQueueClient,
   encryptNote,
-  fetchProofFiles,
   findNotes,
   poolAbi,
   precommitmentOf,
@@ -13,14 +11,13 @@ import {
   randomFieldElement,
   recipientOf,
   reviewedFrom,
-  syncPool,
   type Note,
   type PreparedTransaction,
 } from "../harness/client/index.ts";
 import { startDevStack, type DevStack } from "../harness/index.ts";
 import { DEFAULT_RELAY_SETTINGS } from "../src/relay/settings.ts";
 import type { Operation } from "../src/relay/operation.ts";
-import { clients } from "../test/support/chain.ts";
+import { poolFixture } from "../test/support/pool.ts";
 
 // Sustained relay throughput through the queue (POST /send-relay, polled until `confirmed`) against
 // the same kind of transactions sent straight to Pool.transact by one account, in the same run on one
@@ -61,16 +58,12 @@ class QueuePathError extends Error {
 let stack: DevStack | undefined;
 try {
   stack = await startDevStack({ logger: process.env.DEVSTACK_LOG ? { level: process.env.DEVSTACK_LOG } : false });
-  const config = stack.manifest;
   const setupStarted = performance.now();
-  const prover = createProver(await fetchProofFiles(stack.queueUrl, config));
-  const deployment = { chainId: config.chainId, poolAddress: config.poolAddress, domain: BigInt(config.domain) };
-  const asset = config.assets.find((a) => a.decimals === 6)?.address as Address;
-  const levels = config.queue.proof.treeDepth;
-  const depositor = clients(stack.rpcUrl, stack.accounts[2]?.privateKey as Hex);
-  const direct = clients(stack.rpcUrl, stack.accounts[3]?.privateKey as Hex);
+  const pool = await poolFixture(stack); // the served proof files, checked, and a prover over them
+  const { config, prover, deployment, asset, usdc } = pool;
+  const depositor = pool.user(2);
+  const direct = pool.user(3);
   const chain = depositor.public;
-  const usdc = (x: string) => parseUnits(x, 6);
 
   // Set-up (untimed): one approval, 2N deposits to one set of keys, one sync, 2N proofs.
   const alice = createAccountKeys();
@@ -91,7 +84,7 @@ try {
   for (const hash of depositHashes) {
     if ((await chain.waitForTransactionReceipt({ hash })).status !== "success") throw new Error(`deposit ${hash} reverted`);
   }
-  const state = await syncPool({ client: chain, pool: config.poolAddress, fromBlock: BigInt(config.deploymentBlock), levels });
+  const state = await pool.sync();
   const notes = findNotes(alice, state, deployment.domain).filter((n) => !n.spent);
   if (notes.length !== 2 * N) throw new Error(`expected ${2 * N} deposited notes, found ${notes.length}`);
 

@@ -40,7 +40,7 @@ const user = (i: number) => fixture.user(i);
 const usdc = (x: string) => fixture.usdc(x);
 const balanceOf = (who: Address) => user(0).public.readContract({ address: asset, abi: erc20Abi, functionName: "balanceOf", args: [who] });
 const sync = () => fixture.sync();
-const deposit = (from: number, keys: AccountKeys, amount: bigint) => fixture.deposit(from, keys, amount);
+const deposit = async (from: number, keys: AccountKeys, amount: bigint) => void (await fixture.deposit(from, keys, amount));
 
 /** Submits as dev account `from` (who is also the relayer the fee is paid to). */
 async function submit(from: number, tx: PreparedTransaction) {

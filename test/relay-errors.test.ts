@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseEther, zeroAddress, type Address } from "viem";
+import { parseEther, type Address } from "viem";
 import { startDevStack, type DevStack } from "../harness/index.ts";
 import { closeProvers, createAccountKeys, hashExtData, MerkleTree, commitmentOf, randomFieldElement, recipientOf, toRelayRequest, type Note } from "../harness/client/index.ts";
 import type { RelayRequest } from "../src/relay/request.ts";

@@ -1,4 +1,4 @@
-import { erc20Abi, parseUnits, type Address, type Hex } from "viem";
+import { erc20Abi, parseUnits, type Address, type Hex, type TransactionReceipt } from "viem";
 import type { DevStack } from "../../harness/index.ts";
 import {
   createProver,
@@ -32,7 +32,8 @@ export async function poolFixture(stack: DevStack) {
   const usdc = (x: string) => parseUnits(x, 6);
   const sync = () => syncPool({ client: user(0).public, pool: deployment.poolAddress, fromBlock: BigInt(config.deploymentBlock), levels });
 
-  async function deposit(from: number, keys: AccountKeys, amount: bigint): Promise<void> {
+  /** Approves and deposits `amount` as a note for `keys`; returns the deposit's receipt. */
+  async function deposit(from: number, keys: AccountKeys, amount: bigint): Promise<TransactionReceipt> {
     const { wallet, public: client } = user(from);
     const note: Note = { amount, asset, ownerPublicKey: keys.notePublicKey, blinding: randomFieldElement() };
     await client.waitForTransactionReceipt({
@@ -47,6 +48,7 @@ export async function poolFixture(stack: DevStack) {
     });
     const receipt = await client.waitForTransactionReceipt({ hash });
     if (receipt.status !== "success") throw new Error("deposit reverted");
+    return receipt;
   }
 
   /** Deposits `amount` for fresh keys and returns the spendable note. */
