@@ -1,24 +1,34 @@
-import { mkdir, readFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { createAnvil } from "@viem/anvil";
 import { getAddress, type Hex } from "viem";
 import { redactText } from "../src/redact.ts";
 import { anvilBinaryPath } from "./anvil-binary.ts";
+import { guardedCommand } from "./orphan-guard.ts";
 import { listProcesses } from "./processes.ts";
 
 export const CHAIN_ID = 11155111;
+
+/** Prefix of the private folder, inside the state dir, that holds anvil's --config-out for an instant. */
+export const ANVIL_RUN_DIR_PREFIX = ".anvil-";
 
 export interface ChainOptions {
   host: string;
   /** 0 picks a free port (read back from anvil's "Listening on" line). */
   port: number;
-  /** Holds anvil's --config-out file, which also makes its command line unique for PID lookup. */
+  /** The stack's state dir: anvil's command line carries a path inside it, which identifies the process. */
   stateDir: string;
+  /** Fork this RPC (a URL without credentials: see harness/rpc-forwarder.ts) at a pinned block. */
   fork?: { url: string; blockNumber: bigint } | undefined;
-  /** anvil --state: load the chain from this file if it exists, save it there on a graceful stop. */
-  stateFile?: string | undefined;
+  /** anvil --load-state: start from this saved chain. */
+  loadState?: string | undefined;
   /** Seconds between blocks; undefined = automine (a block per transaction). */
   blockTime?: number | undefined;
+  /**
+   * Called with anvil's unique command-line marker just before it is spawned, and again with its PID
+   * once known, so the caller can record both: a run killed at any step leaves a findable anvil.
+   */
+  onProcess?: (process: { marker: string; pid: number | null }) => Promise<void>;
 }
 
 export interface DevAccount {
@@ -31,7 +41,8 @@ export interface Chain {
   port: number;
   pid: number;
   binary: string;
-  configOut: string;
+  /** A path unique to this anvil in its command line: with the PID, how a leftover is recognised. */
+  marker: string;
   /** anvil's funded accounts, in its order (the default test mnemonic). */
   accounts: DevAccount[];
   stop(): Promise<void>;
@@ -43,9 +54,11 @@ export class ChainStartError extends Error {
 
 /** Starts anvil (local, or forking an upstream at a pinned block) with chain id 11155111. */
 export async function startChain(options: ChainOptions): Promise<Chain> {
-  await mkdir(options.stateDir, { recursive: true });
   const binary = anvilBinaryPath();
-  const configOut = path.resolve(options.stateDir, "anvil-accounts.json");
+  // anvil's --config-out holds every private key and the fork URL. It goes to a private (0700) folder
+  // that is read and removed as soon as anvil is up; its path stays in anvil's command line as the marker.
+  const runDir = await mkdtemp(path.join(path.resolve(options.stateDir), ANVIL_RUN_DIR_PREFIX));
+  const marker = path.join(runDir, "accounts.json");
   const anvil = createAnvil({
     anvilBinary: binary,
     host: options.host,
@@ -54,34 +67,44 @@ export async function startChain(options: ChainOptions): Promise<Chain> {
     forkUrl: options.fork?.url,
     forkBlockNumber: options.fork === undefined ? undefined : Number(options.fork.blockNumber),
     blockTime: options.blockTime,
-    state: options.stateFile,
-    configOut,
+    loadState: options.loadState,
+    configOut: marker,
     startTimeout: 30_000,
     stopTimeout: 10_000,
+    // Spawned so that it dies with us, even on SIGKILL (where the platform allows).
+    execArgs: ([file, args, execaOptions]) => {
+      const guarded = guardedCommand(file, args ?? []);
+      return [guarded.file, guarded.args, execaOptions];
+    },
   });
   try {
+    await options.onProcess?.({ marker, pid: null });
     await anvil.start();
   } catch (error) {
+    await rm(runDir, { recursive: true, force: true });
     const log = anvil.logs.join("").trim().split("\n").slice(-3).join(" | ");
     throw new ChainStartError(redactText(`anvil did not start: ${(error as Error).message}${log ? ` (${log})` : ""}`, options.fork?.url));
   }
   try {
+    const pid = await findAnvilPid(marker);
+    await options.onProcess?.({ marker, pid });
     const port = listeningPort(anvil.logs.join(""));
-    const pid = await findAnvilPid(configOut);
-    const out = JSON.parse(await readFile(configOut, "utf8")) as { available_accounts: Hex[]; private_keys: Hex[] };
+    const out = JSON.parse(await readFile(marker, "utf8")) as { available_accounts: Hex[]; private_keys: Hex[] };
     const accounts = out.available_accounts.map((address, i) => ({ address: getAddress(address), privateKey: out.private_keys[i] as Hex }));
     return {
       rpcUrl: `http://${options.host}:${port}`,
       port,
       pid,
       binary,
-      configOut,
+      marker,
       accounts,
       stop: () => anvil.stop(),
     };
   } catch (error) {
     await anvil.stop();
     throw error;
+  } finally {
+    await rm(runDir, { recursive: true, force: true });
   }
 }
 
@@ -91,9 +114,9 @@ function listeningPort(logs: string): number {
   return Number(match[1]);
 }
 
-/** Our own child whose command line carries this stack's unique --config-out path. */
-async function findAnvilPid(configOut: string): Promise<number> {
-  const mine = (await listProcesses()).filter((p) => p.ppid === process.pid && p.args.includes(configOut));
-  if (mine.length !== 1) throw new ChainStartError(`expected one anvil child with ${configOut}, found ${mine.length}`);
+/** Our own child whose command line carries this anvil's unique marker. */
+async function findAnvilPid(marker: string): Promise<number> {
+  const mine = (await listProcesses()).filter((p) => p.ppid === process.pid && p.args.includes(marker));
+  if (mine.length !== 1) throw new ChainStartError(`expected one anvil child with ${marker}, found ${mine.length}`);
   return (mine[0] as { pid: number }).pid;
 }

@@ -1,40 +1,120 @@
 import { createHash } from "node:crypto";
-import { readFile, rm } from "node:fs/promises";
+import { readdir, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import path from "node:path";
-import { commandLineOf, isAlive, stopPid } from "./processes.ts";
-import { StackInfo } from "./stack-info.ts";
+import { z } from "zod";
+import { ANVIL_RUN_DIR_PREFIX } from "./chain.ts";
+import { writeFileAtomic } from "./manifest.ts";
+import { commandLineOf, isAlive, listProcesses, stopPid } from "./processes.ts";
 
 export class StackAlreadyRunningError extends Error {
   override name = "StackAlreadyRunningError";
 }
 
-export type LeftoverReport = { found: false } | { found: true; stoppedAnvilPid: number | null };
+export type LeftoverReport = { found: false } | { found: true; stoppedAnvilPids: number[] };
 
 /**
- * A stack left behind by a killed run is found through the stack.json it wrote. Its anvil is stopped
- * only if the PID is alive and its command line still carries that stack's unique marker (PIDs get
- * reused); if the owning process is itself still running, the state dir is busy and we refuse.
+ * `<state-dir>/processes.json`: who owns the state dir and which anvil it started. Written before
+ * anything is spawned and updated the moment anvil's PID is known, so a run killed at any step (even
+ * by SIGKILL, before it was ready) leaves enough behind for the next start to find its anvil.
+ */
+const ProcessRecord = z.strictObject({
+  version: z.literal(1),
+  /** The owning process (dev-stack, or a test runner) and a sha256 of its command line (it may carry credentials). */
+  owner: z.strictObject({ pid: z.int(), commandSha256: z.string() }),
+  /** anvil's unique command-line marker, and its PID once known. */
+  anvil: z.strictObject({ pid: z.int().nullable(), marker: z.string() }).nullable(),
+});
+export type ProcessRecord = z.output<typeof ProcessRecord>;
+
+const RECORD = "processes.json";
+
+export function processRecordPath(stateDir: string): string {
+  return path.join(stateDir, RECORD);
+}
+
+export async function writeProcessRecord(stateDir: string, record: Omit<ProcessRecord, "version">): Promise<void> {
+  await writeFileAtomic(processRecordPath(stateDir), `${JSON.stringify({ version: 1, ...record }, null, 2)}\n`);
+}
+
+export async function readProcessRecord(stateDir: string): Promise<ProcessRecord | undefined> {
+  try {
+    return ProcessRecord.parse(JSON.parse(await readFile(processRecordPath(stateDir), "utf8")));
+  } catch {
+    return undefined;
+  }
+}
+
+/** This process's owner entry: its PID and a hash of its command line. */
+export async function currentOwner(): Promise<ProcessRecord["owner"]> {
+  return { pid: process.pid, commandSha256: sha256((await commandLineOf(process.pid)) ?? "") };
+}
+
+/**
+ * A stack left behind by a killed run is found through its process record. Its anvil is stopped only
+ * if the recorded PID is alive and its command line still carries the recorded marker (PIDs get
+ * reused); with no PID recorded yet, the process carrying the marker is found by its command line.
+ * If the owning process itself is still running, the state dir is busy and we refuse.
  */
 export async function reclaimStateDir(stateDir: string): Promise<LeftoverReport> {
-  const file = path.join(stateDir, "stack.json");
-  let info: StackInfo;
-  try {
-    info = StackInfo.parse(JSON.parse(await readFile(file, "utf8")));
-  } catch {
-    return { found: false };
+  const record = await readProcessRecord(stateDir);
+  await removeAnvilRunDirs(stateDir); // anvil's config output, if a run died before removing it
+  if (!record) return { found: false };
+  const { owner, anvil } = record;
+  if (owner.pid !== process.pid && (await ownerRunning(owner))) {
+    throw new StackAlreadyRunningError(`a stack is already running from ${stateDir} (pid ${owner.pid}); stop it, or choose another --state-dir`);
   }
-  const { owner, anvil } = info.processes;
-  const ownerCommand = owner.pid === process.pid || !isAlive(owner.pid) ? undefined : await commandLineOf(owner.pid);
-  if (ownerCommand !== undefined && createHash("sha256").update(ownerCommand).digest("hex") === owner.commandSha256) {
-    throw new StackAlreadyRunningError(
-      `a stack is already running from ${stateDir} (pid ${owner.pid}); stop it, or choose another --state-dir`,
-    );
+  const stoppedAnvilPids: number[] = [];
+  if (anvil) {
+    const processes = await listProcesses();
+    const carrying = processes.filter((p) => p.args.includes(anvil.marker)).map((p) => p.pid);
+    const pids = anvil.pid !== null && carrying.includes(anvil.pid) ? [anvil.pid] : carrying;
+    // SIGTERM first: a persisted chain is dumped on a graceful stop.
+    await Promise.all(pids.map((pid) => stopPid(pid)));
+    stoppedAnvilPids.push(...pids);
   }
-  let stoppedAnvilPid: number | null = null;
-  if (isAlive(anvil.pid) && (await commandLineOf(anvil.pid))?.includes(anvil.marker)) {
-    await stopPid(anvil.pid);
-    stoppedAnvilPid = anvil.pid;
+  await Promise.all([RECORD, "stack.json"].map((f) => rm(path.join(stateDir, f), { force: true })));
+  return { found: true, stoppedAnvilPids };
+}
+
+async function ownerRunning(owner: ProcessRecord["owner"]): Promise<boolean> {
+  if (!isAlive(owner.pid)) return false;
+  const command = await commandLineOf(owner.pid);
+  return command !== undefined && sha256(command) === owner.commandSha256;
+}
+
+async function removeAnvilRunDirs(stateDir: string): Promise<void> {
+  const entries = await readdir(stateDir).catch(() => [] as string[]);
+  await Promise.all(entries.filter((e) => e.startsWith(ANVIL_RUN_DIR_PREFIX)).map((e) => rm(path.join(stateDir, e), { recursive: true, force: true })));
+}
+
+/** Prefix of the temp state dirs the library creates for stacks started without a stateDir. */
+export const TEMP_STATE_DIR_PREFIX = "queue-devstack-";
+
+/**
+ * Temp state dirs of library stacks whose owner died without stopping them (a test worker SIGKILLed,
+ * an interrupted run): their anvil, if it survived, is stopped and the dir removed. Only dirs with our
+ * prefix and a record whose owner is gone are touched.
+ */
+export async function sweepAbandonedTempStacks(): Promise<string[]> {
+  const root = tmpdir();
+  const entries = await readdir(root).catch(() => [] as string[]);
+  const swept: string[] = [];
+  for (const entry of entries.filter((e) => e.startsWith(TEMP_STATE_DIR_PREFIX))) {
+    const dir = path.join(root, entry);
+    const record = await readProcessRecord(dir);
+    if (!record || record.owner.pid === process.pid || (await ownerRunning(record.owner))) continue;
+    try {
+      await reclaimStateDir(dir);
+      await rm(dir, { recursive: true, force: true });
+      swept.push(dir);
+    } catch {
+      /* another process is reclaiming it, or it came back to life: leave it */
+    }
   }
-  await rm(file, { force: true });
-  return { found: true, stoppedAnvilPid };
+  return swept;
+}
+
+function sha256(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
 }

@@ -1,8 +1,7 @@
 import { access, mkdtemp, readFile, rm } from "node:fs/promises";
-import { createHash } from "node:crypto";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyServerOptions } from "fastify";
 import type { Address, Hex, PublicClient } from "viem";
 import { createChainClient } from "../src/chain/client.ts";
 import type { DeploymentConfig } from "../src/config/deployment-config.ts";
@@ -10,15 +9,25 @@ import { buildQueueRuntime, parseManifest } from "../src/server.ts";
 import { verifyDeployment } from "../src/chain/verify-deployment.ts";
 import type { RelaySettings } from "../src/relay/settings.ts";
 import { startChain, type Chain, type DevAccount } from "./chain.ts";
+import { startChainSaver, type ChainSaver } from "./chain-saver.ts";
 import { CIRCUIT_BUILD_DIR, loadCircuitManifest } from "./circuit.ts";
 import { deployFixtures } from "./deploy.ts";
 import { loadFixtures } from "./fixtures.ts";
 import { resolveForkPoint, type ForkPoint } from "./fork.ts";
-import { reclaimStateDir, StackAlreadyRunningError, type LeftoverReport } from "./leftovers.ts";
+import {
+  currentOwner,
+  processRecordPath,
+  reclaimStateDir,
+  StackAlreadyRunningError,
+  sweepAbandonedTempStacks,
+  TEMP_STATE_DIR_PREFIX,
+  writeProcessRecord,
+  type LeftoverReport,
+} from "./leftovers.ts";
 import { describeDeployment, manifestBytes, writeFileAtomic } from "./manifest.ts";
 import { pinPool } from "./pin.ts";
-import { commandLineOf } from "./processes.ts";
 import { timed, type ProgressListener } from "./progress.ts";
+import { startRpcForwarder } from "./rpc-forwarder.ts";
 import { StackInfo } from "./stack-info.ts";
 
 export interface DevStackOptions {
@@ -41,17 +50,17 @@ export interface DevStackOptions {
   /** Called after each start-up step, with its duration. */
   onProgress?: ProgressListener;
   /**
-   * Save the chain in `<stateDir>/chain-state.json` when the stack stops, and resume from it (same
-   * blocks, same Pool, same manifest, same operation store) when it starts again. Local mode only: a
-   * fork is reproduced by its pinned block.
+   * Keep the chain in `<stateDir>/chain-state.json` (saved on every new block and on stop), and resume
+   * from it (same blocks, same Pool, same manifest, same operation store) when it starts again, also
+   * after a crash. Local mode only: a fork is reproduced by its pinned block.
    */
   persist?: boolean;
   /** Relayer behaviour (confirmations, fee cap, timings); defaults suit a dev chain. */
   relay?: Partial<RelaySettings>;
   /** The operation store: default `<stateDir>/queue.sqlite` (durable); ":memory:" for tests that want it. */
   store?: string;
-  /** Fastify logger option for the runtime (default: off). */
-  logger?: boolean | { level: string };
+  /** Fastify logger option for the runtime (default: off); e.g. `{ level: "info", stream: process.stderr }`. */
+  logger?: FastifyServerOptions["logger"];
 }
 
 export interface DevStack {
@@ -81,6 +90,11 @@ const liveStateDirs = new Set<string>();
 const DEPLOYER_INDEX = 0;
 const RELAYER_INDEX = 1;
 
+/** A state dir whose saved files contradict each other, or a persisted stack started without persist. */
+export class PersistedStateError extends Error {
+  override name = "PersistedStateError";
+}
+
 /**
  * Starts a complete throwaway stack: anvil (local or fork), the Pool deployed or pinned, the manifest,
  * and the queue runtime. Whatever was started is stopped again if a later step fails.
@@ -88,18 +102,18 @@ const RELAYER_INDEX = 1;
 export async function startDevStack(options: DevStackOptions = {}): Promise<DevStack> {
   const host = options.host ?? "127.0.0.1";
   const progress = options.onProgress;
-  const ownsStateDir = options.stateDir === undefined;
-  const stateDir = path.resolve(options.stateDir ?? (await mkdtemp(path.join(tmpdir(), "devstack-"))));
-  const manifestPath = path.join(stateDir, "manifest.json");
-  const stackInfoPath = path.join(stateDir, "stack.json");
   if (options.pool !== undefined && options.forkUrl === undefined) {
     throw new Error("--pool pins an existing Pool on a fork: it needs --fork-url");
   }
+  const ownsStateDir = options.stateDir === undefined;
   if (options.persist && (ownsStateDir || options.forkUrl !== undefined)) {
     throw new Error("persist saves a local stack in its state dir: it needs a stateDir and no fork (a fork is reproduced by its pinned block)");
   }
-  const chainStateFile = options.persist ? path.join(stateDir, "chain-state.json") : undefined;
-  const resume = chainStateFile !== undefined && (await exists(chainStateFile)) && (await exists(manifestPath));
+  const stateDir = path.resolve(options.stateDir ?? (await mkdtemp(path.join(tmpdir(), TEMP_STATE_DIR_PREFIX))));
+  const manifestPath = path.join(stateDir, "manifest.json");
+  const stackInfoPath = path.join(stateDir, "stack.json");
+  const chainStateFile = path.join(stateDir, "chain-state.json");
+  const storePath = options.store ?? path.join(stateDir, "queue.sqlite");
 
   if (liveStateDirs.has(stateDir)) {
     throw new StackAlreadyRunningError(`a stack is already running from ${stateDir} in this process; stop it, or choose another stateDir`);
@@ -112,27 +126,50 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
   if (ownsStateDir) cleanups.push(() => rm(stateDir, { recursive: true, force: true }));
 
   try {
+    // Stacks of killed test workers: their temp dirs (and any anvil that outlived them) go now.
+    const swept = ownsStateDir ? sweepAbandonedTempStacks().catch(() => []) : Promise.resolve([]);
+    // First reclaim what a killed run left (its graceful stop is what writes its chain state), then decide.
     const leftover = await timed(progress, "check state dir", () => reclaimStateDir(stateDir), (r) =>
-      r.found ? (r.stoppedAnvilPid ? `stopped anvil pid ${r.stoppedAnvilPid} left by a killed run` : "removed a stale stack.json") : undefined,
+      r.found ? (r.stoppedAnvilPids.length > 0 ? `stopped anvil pid ${r.stoppedAnvilPids.join(", ")} left by a killed run` : "removed a stale process record") : undefined,
     );
-    // A run that does not resume starts a new chain: operations stored by an earlier run belong to a
-    // chain that is gone.
-    if (options.store === undefined && !resume) {
-      await Promise.all(["", "-wal", "-shm"].map((suffix) => rm(path.join(stateDir, `queue.sqlite${suffix}`), { force: true })));
-    }
+    const owner = await currentOwner();
+    await writeProcessRecord(stateDir, { owner, anvil: null });
+    cleanups.push(() => rm(processRecordPath(stateDir), { force: true }));
+    const resume = await decideStart({ stateDir, persist: options.persist === true, manifestPath, chainStateFile, store: options.store === undefined ? storePath : undefined });
+
     const fork =
       options.forkUrl === undefined
         ? null
         : await timed(progress, "resolve fork point", () => resolveForkPoint(options.forkUrl as string, toBigInt(options.forkBlockNumber)), (f) =>
             `${f.displayUrl} at block ${f.blockNumber}`,
           );
+    // anvil forks a loopback forwarder: the upstream's credentials never reach its command line or files.
+    const forwarder = fork ? await startRpcForwarder(fork.url) : null;
+    if (forwarder) cleanups.push(() => forwarder.close());
     const fixturesPromise = loadFixtures((reason) => progress?.({ step: `contracts ${reason}: compiling`, ms: 0 }));
     fixturesPromise.catch(() => {}); // awaited below; avoid an unhandled rejection while anvil starts
 
     const chain: Chain = await timed(progress, fork ? "start anvil (fork)" : "start anvil", () =>
-      startChain({ host, port: options.chainPort ?? 0, stateDir, fork: fork ?? undefined, stateFile: chainStateFile }),
+      startChain({
+        host,
+        port: options.chainPort ?? 0,
+        stateDir,
+        fork: fork && forwarder ? { url: forwarder.url, blockNumber: fork.blockNumber } : undefined,
+        loadState: resume ? chainStateFile : undefined,
+        onProcess: (anvil) => writeProcessRecord(stateDir, { owner, anvil }),
+      }),
     );
     cleanups.push(() => chain.stop());
+    // The saver writes the chain only once it is known good (deployed, or checked against the manifest):
+    // a refused start leaves the saved files exactly as they were.
+    let saver: ChainSaver | null = null;
+    const keepSaved = async () => {
+      if (!options.persist) return;
+      saver = startChainSaver({ rpcUrl: chain.rpcUrl, file: chainStateFile });
+      await saver.saveNow();
+      const started = saver;
+      cleanups.push(() => started.stop({ finalSave: true })); // runs before anvil is stopped
+    };
     const client = createChainClient(chain.rpcUrl);
     const [fixtures, circuit] = await timed(progress, "load contracts", () => Promise.all([fixturesPromise, loadCircuitManifest()]));
     const relayer = chain.accounts[RELAYER_INDEX] as DevAccount;
@@ -149,15 +186,27 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
               holders: chain.accounts.map((a) => a.address),
               levels: circuit.levels,
             });
+            // On disk before the manifest: a manifest is never without the chain it describes.
+            await keepSaved();
             return { pool: deployment.pool, deploymentBlock: deployment.deploymentBlock };
           })
         : await timed(progress, "pin pool", () =>
             pinPool({ client, pool: options.pool as string, atBlock: (fork as ForkPoint).blockNumber, deploymentBlock: toBigInt(options.deploymentBlock) }),
           );
 
-    const manifest = await timed(progress, "write manifest", async () => {
+    const manifest = await timed(progress, resume ? "check manifest" : "write manifest", async () => {
       const config = await describeDeployment({ client, pool, deploymentBlock, fixtures, circuit, relayer: relayer.address });
-      await writeFileAtomic(manifestPath, manifestBytes(config));
+      const bytes = manifestBytes(config);
+      if (resume) {
+        if (!(await readFile(manifestPath)).equals(bytes)) {
+          throw new PersistedStateError(`the saved chain does not describe the saved manifest ${manifestPath}; nothing was changed: remove ${stateDir} to start afresh`);
+        }
+        await keepSaved();
+      } else {
+        await writeFileAtomic(manifestPath, bytes);
+        // A failed start must not leave a manifest that describes a chain nobody runs (a persisted one stays).
+        if (!options.persist) cleanups.push(() => rm(manifestPath, { force: true }));
+      }
       return config;
     });
 
@@ -168,7 +217,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
         explorerUrl: fork ? "https://sepolia.etherscan.io" : null,
         relayerPrivateKey: relayer.privateKey,
         artifactsDir: CIRCUIT_BUILD_DIR,
-        store: options.store ?? path.join(stateDir, "queue.sqlite"),
+        store: storePath,
         ...(options.relay ? { relay: options.relay } : {}),
         logger: options.logger ?? false,
       });
@@ -191,19 +240,16 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       fork: fork ? { url: fork.displayUrl, blockNumber: Number(fork.blockNumber), blockHash: fork.blockHash } : null,
       stateDir,
       manifestPath,
-      chainState: chainStateFile ?? null,
+      chainState: options.persist ? chainStateFile : null,
       poolAddress: manifest.poolAddress,
       relayer: { address: relayer.address },
       devAccounts: accounts.map((a) => ({ ...a, role: a === deployer ? "deployer" : "dev" })),
-      processes: {
-        // Its command line may carry --fork-url with credentials: only a hash of it is stored.
-        owner: { pid: process.pid, commandSha256: sha256((await commandLineOf(process.pid)) ?? "") },
-        anvil: { pid: chain.pid, marker: chain.configOut },
-      },
+      processes: { owner, anvil: { pid: chain.pid, marker: chain.marker } },
       startedAt: new Date().toISOString(),
     });
     await writeFileAtomic(stackInfoPath, `${JSON.stringify(info, null, 2)}\n`);
-    cleanups.splice(ownsStateDir ? 2 : 1, 0, () => rm(stackInfoPath, { force: true }));
+    cleanups.push(() => rm(stackInfoPath, { force: true }));
+    await swept;
 
     let stopping: Promise<void> | undefined;
     return {
@@ -228,6 +274,27 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
   }
 }
 
+/**
+ * Resume a persisted stack, or start afresh? Decided after the leftover was reclaimed. A store is
+ * deleted only when no chain will be loaded for it; files that contradict each other are refused,
+ * never repaired by redeploying.
+ */
+async function decideStart(args: { stateDir: string; persist: boolean; manifestPath: string; chainStateFile: string; store: string | undefined }): Promise<boolean> {
+  const [savedChain, savedManifest] = await Promise.all([exists(args.chainStateFile), exists(args.manifestPath)]);
+  if (!args.persist && savedChain) {
+    throw new PersistedStateError(`${args.stateDir} holds a persisted stack (chain-state.json): start it with --persist, or choose another --state-dir`);
+  }
+  if (args.persist && savedChain && savedManifest) return true;
+  if (args.persist && savedManifest) {
+    throw new PersistedStateError(`${args.stateDir} holds a manifest but no saved chain (chain-state.json): its operations cannot be resumed; remove ${args.stateDir} to start afresh`);
+  }
+  // A fresh chain: a chain saved before any manifest was written never served anything, and operations
+  // stored by an earlier run belong to a chain that is gone.
+  await rm(args.chainStateFile, { force: true });
+  if (args.store !== undefined) await Promise.all(["", "-wal", "-shm"].map((suffix) => rm(`${args.store}${suffix}`, { force: true })));
+  return false;
+}
+
 async function exists(file: string): Promise<boolean> {
   return access(file).then(
     () => true,
@@ -241,13 +308,9 @@ async function resumeDeployment(client: PublicClient, manifestPath: string): Pro
   try {
     await verifyDeployment(client, saved);
   } catch (error) {
-    throw new Error(`the saved chain does not hold the saved manifest's Pool (${(error as Error).message}); remove ${path.dirname(manifestPath)} to start afresh`);
+    throw new PersistedStateError(`the saved chain does not hold the saved manifest's Pool (${(error as Error).message}); nothing was changed: remove ${path.dirname(manifestPath)} to start afresh`);
   }
   return { pool: saved.poolAddress as Address, deploymentBlock: BigInt(saved.deploymentBlock) };
-}
-
-function sha256(text: string): string {
-  return createHash("sha256").update(text).digest("hex");
 }
 
 function toBigInt(value: bigint | number | undefined): bigint | undefined {

@@ -95,7 +95,8 @@ try {
     forkBlockNumber: integer("fork-block-number", values["fork-block-number"]),
     pool: values.pool,
     deploymentBlock: integer("deployment-block", values["deployment-block"]),
-    logger: values.verbose ? { level: "info" } : false,
+    // Request logs go where progress goes: under --json, stdout carries the one JSON line only.
+    logger: values.verbose ? { level: "info", stream: out } : false,
     relay: { requiredConfirmations: Math.max(1, Number(integer("confirmations", values.confirmations))) },
     onProgress: ({ step, detail, ms }) => out.write(`  ${step.padEnd(22)} ${`${ms.toFixed(0)} ms`.padStart(8)}${detail ? `  ${detail}` : ""}\n`),
   });

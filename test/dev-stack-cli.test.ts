@@ -1,5 +1,5 @@
 import { mkdtemp, readFile } from "node:fs/promises";
-import { createConnection } from "node:net";
+import { createConnection, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { execa, type ResultPromise } from "execa";
@@ -21,26 +21,46 @@ afterEach(async () => {
   }
 });
 
-/** Starts `dev-stack --json` on free ports and waits for its one JSON line. */
-async function launch(stateDir: string, extra: string[] = []) {
-  const child = execa(process.execPath, [...CLI, "--chain-port", "0", "--queue-port", "0", "--state-dir", stateDir, "--json", ...extra], {
-    reject: false,
-    all: false,
-  });
+/** Starts `dev-stack --json` (on free ports unless `extra` names them) without waiting. */
+function spawnDevStack(stateDir: string, extra: string[] = [], env: Record<string, string> = {}) {
+  const ports = extra.includes("--chain-port") ? [] : ["--chain-port", "0", "--queue-port", "0"];
+  const child = execa(process.execPath, [...CLI, ...ports, "--state-dir", stateDir, "--json", ...extra], { reject: false, all: false, env });
   running.push(child);
   let stderr = "";
+  let stdout = "";
   child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
-  const line = await new Promise<string>((resolve, reject) => {
-    let buffered = "";
-    child.stdout?.on("data", (d: Buffer) => {
-      buffered += d.toString();
-      if (buffered.includes("\n")) resolve(buffered.split("\n")[0] as string);
+  child.stdout?.on("data", (d: Buffer) => (stdout += d.toString()));
+  /** Resolves once stderr (progress, under --json) contains `text`. */
+  const stderrShows = (text: string) =>
+    new Promise<void>((resolve, reject) => {
+      const look = () => stderr.includes(text) && (child.stderr?.off("data", look), resolve());
+      child.stderr?.on("data", look);
+      look();
+      void child.then((r) => reject(new Error(`dev-stack exited ${r.exitCode} before printing ${text}:\n${stderr}`)));
     });
-    void child.then((r) => reject(new Error(`dev-stack exited ${r.exitCode} before ready:\n${stderr}`)));
+  return { child, stderr: () => stderr, stdout: () => stdout, stderrShows };
+}
+
+/** Starts `dev-stack --json` and waits for its one JSON line. */
+async function launch(stateDir: string, extra: string[] = [], env: Record<string, string> = {}) {
+  const run = spawnDevStack(stateDir, extra, env);
+  const line = await new Promise<string>((resolve, reject) => {
+    const look = () => run.stdout().includes("\n") && resolve(run.stdout().split("\n")[0] as string);
+    run.child.stdout?.on("data", look);
+    void run.child.then((r) => reject(new Error(`dev-stack exited ${r.exitCode} before ready:\n${run.stderr()}`)));
   });
   const info = StackInfo.parse(JSON.parse(line));
   anvils.push(info.processes.anvil.pid);
-  return { child, info, stderr: () => stderr };
+  return { ...run, info };
+}
+
+/** A port that is free now (the test then binds it twice in a row, as the default ports are). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const { port } = server.address() as { port: number };
+  await new Promise((r) => server.close(r));
+  return port;
 }
 
 const portOpen = (url: string) =>
@@ -74,21 +94,65 @@ describe("npm run dev-stack", () => {
     });
   }
 
-  it("finds the anvil a killed run left behind and stops it before starting", async () => {
+  it("SIGKILLed during start-up, its anvil dies with it, and the next start gets the same port", async () => {
     const stateDir = await tempStateDir();
-    const first = await launch(stateDir);
-    first.child.kill("SIGKILL"); // no chance to clean up: its anvil is orphaned
+    const chainPort = String(await freePort());
+    const first = spawnDevStack(stateDir, ["--chain-port", chainPort, "--queue-port", "0"]);
+    await first.stderrShows("start anvil"); // anvil is up; deploy, manifest and runtime are still to come
+    const [orphan] = await anvilsWith(stateDir);
+    expect(orphan).toBeGreaterThan(0);
+    anvils.push(orphan as number);
+    first.child.kill("SIGKILL");
     await first.child;
-    const orphan = first.info.processes.anvil.pid;
-    expect(alive(orphan)).toBe(true);
+    expect(await gone(orphan as number, 5_000)).toBe(true); // the orphan guard, not a cleanup of ours
+    await expect(readFile(path.join(stateDir, "manifest.json"))).rejects.toThrow(/ENOENT/);
 
-    const second = await launch(stateDir);
-    expect(second.stderr()).toContain(`stopped anvil pid ${orphan} left by a killed run`);
-    expect(await gone(orphan)).toBe(true);
-    expect(second.info.processes.anvil.pid).not.toBe(orphan);
+    const second = await launch(stateDir, ["--chain-port", chainPort, "--queue-port", "0"]);
+    expect(second.info.rpcUrl).toBe(`http://127.0.0.1:${chainPort}`);
     second.child.kill("SIGINT");
     expect((await second.child).exitCode).toBe(0);
     expect(await anvilsWith(stateDir)).toEqual([]);
+  });
+
+  it("without the orphan guard, a run killed at any step leaves an anvil the next start finds and stops", async () => {
+    const stateDir = await tempStateDir();
+    const chainPort = String(await freePort());
+    const env = { DEVSTACK_ORPHAN_GUARD: "off" };
+    // Killed during start-up (before stack.json exists), then killed once ready.
+    const first = spawnDevStack(stateDir, ["--chain-port", chainPort, "--queue-port", "0"], env);
+    await first.stderrShows("start anvil");
+    first.child.kill("SIGKILL");
+    await first.child;
+    const [orphan] = await anvilsWith(stateDir);
+    expect(orphan).toBeGreaterThan(0);
+    anvils.push(orphan as number);
+    expect(alive(orphan as number)).toBe(true);
+
+    const second = await launch(stateDir, ["--chain-port", chainPort, "--queue-port", "0"], env);
+    expect(second.stderr()).toContain(`stopped anvil pid ${orphan} left by a killed run`);
+    expect(await gone(orphan as number)).toBe(true);
+    second.child.kill("SIGKILL");
+    await second.child;
+    const orphan2 = second.info.processes.anvil.pid;
+    expect(alive(orphan2)).toBe(true);
+
+    const third = await launch(stateDir, ["--chain-port", chainPort, "--queue-port", "0"], env);
+    expect(third.stderr()).toContain(`stopped anvil pid ${orphan2} left by a killed run`);
+    expect(await gone(orphan2)).toBe(true);
+    third.child.kill("SIGINT");
+    expect((await third.child).exitCode).toBe(0);
+    expect(await anvilsWith(stateDir)).toEqual([]);
+  });
+
+  it("--json --verbose: stdout carries the one JSON line, request logs go to stderr", async () => {
+    const stateDir = await tempStateDir();
+    const run = await launch(stateDir, ["--verbose"]);
+    expect((await fetch(`${run.info.queueUrl}/api/queue/config`)).status).toBe(200);
+    await run.stderrShows("request completed");
+    run.child.kill("SIGINT");
+    expect((await run.child).exitCode).toBe(0);
+    expect(run.stdout()).toBe(`${JSON.stringify(run.info)}\n`);
+    expect(run.stderr()).toContain('"url":"/api/queue/config"');
   });
 
   it("refuses a state dir whose stack is still running", async () => {

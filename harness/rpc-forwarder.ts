@@ -1,0 +1,62 @@
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+
+export interface RpcForwarder {
+  /** Loopback URL that carries no credentials: what anvil is given as its --fork-url. */
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * A loopback JSON-RPC forwarder, owned by the stack, between anvil and a fork upstream. anvil's command
+ * line is readable by every local user (`ps`) and its --config-out records the fork URL, so anvil is
+ * given this forwarder's URL, and the upstream's credentials (userinfo, path or query keys) stay in
+ * this process's memory. Userinfo becomes a Basic Authorization header (fetch refuses it in a URL).
+ *
+ * It listens only on 127.0.0.1 and lives as long as the stack. While it runs, a local user can send
+ * requests through it (as they can to anvil itself), but never learns the credential.
+ */
+export async function startRpcForwarder(upstreamUrl: string, options: { timeoutMs?: number } = {}): Promise<RpcForwarder> {
+  const target = new URL(upstreamUrl);
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (target.username || target.password) {
+    const userinfo = `${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`;
+    headers.authorization = `Basic ${Buffer.from(userinfo).toString("base64")}`;
+    target.username = "";
+    target.password = "";
+  }
+  const upstream = target.toString();
+  const timeoutMs = options.timeoutMs ?? 60_000;
+
+  const server = createServer((req, res) => void forward(req, res));
+  async function forward(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (req.method !== "POST") {
+      res.writeHead(405, { allow: "POST" }).end();
+      return;
+    }
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    try {
+      const answer = await fetch(upstream, { method: "POST", headers, body: Buffer.concat(chunks), signal: AbortSignal.timeout(timeoutMs) });
+      const body = Buffer.from(await answer.arrayBuffer());
+      res.writeHead(answer.status, { "content-type": answer.headers.get("content-type") ?? "application/json" }).end(body);
+    } catch {
+      // Never echo the upstream's URL or error text: either may carry the credential.
+      const error = { jsonrpc: "2.0", id: null, error: { code: -32603, message: "the fork upstream did not answer" } };
+      if (!res.headersSent) res.writeHead(502, { "content-type": "application/json" }).end(JSON.stringify(error));
+    }
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => resolve());
+  });
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
