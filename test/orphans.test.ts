@@ -1,0 +1,76 @@
+import { access, mkdtemp, readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { execa, type ResultPromise } from "execa";
+import { afterEach, describe, expect, it } from "vitest";
+import { startDevStack } from "../harness/index.ts";
+import { alive, gone } from "./support/processes.ts";
+
+// anvil must not outlive the process that started it, however that process dies: killed outright, or
+// a vitest run interrupted while a test holds a stack.
+interface Started {
+  chainPid: number;
+  stateDir: string;
+  marker: string;
+}
+const children: ResultPromise[] = [];
+const pids: number[] = [];
+afterEach(async () => {
+  for (const child of children.splice(0)) {
+    child.kill("SIGKILL");
+    await child.catch(() => {});
+  }
+  for (const pid of pids.splice(0)) if (alive(pid)) process.kill(pid, "SIGKILL");
+});
+
+const exists = (file: string) => access(file).then(() => true, () => false);
+
+describe("a stack whose owner dies", () => {
+  it("owner SIGKILLed: its anvil goes with it, and the next library start removes the abandoned temp dir", async () => {
+    const child = execa(process.execPath, ["--experimental-strip-types", "--no-warnings", "test/fixtures/owner-killed/start-stack.ts"], { reject: false });
+    children.push(child);
+    const started = await new Promise<Started>((resolve, reject) => {
+      let out = "";
+      child.stdout?.on("data", (d: Buffer) => ((out += d.toString()), out.includes("\n") && resolve(JSON.parse(out.split("\n")[0] as string) as Started)));
+      void child.then((r) => reject(new Error(`owner exited ${r.exitCode}: ${r.stderr}`)));
+    });
+    pids.push(started.chainPid);
+    expect(alive(started.chainPid)).toBe(true);
+
+    child.kill("SIGKILL");
+    await child;
+    expect(await gone(started.chainPid, 5_000)).toBe(true);
+    expect(await exists(started.stateDir)).toBe(true); // nobody cleaned up...
+
+    const next = await startDevStack(); // ...until the next stack starts
+    try {
+      expect(await exists(started.stateDir)).toBe(false);
+    } finally {
+      await next.stop();
+    }
+  });
+
+  it("a vitest run interrupted (SIGINT) while a test holds a stack leaves no anvil", async () => {
+    const infoFile = path.join(await mkdtemp(path.join(tmpdir(), "devstack-interrupt-")), "stack.json");
+    const vitest = execa(process.execPath, ["node_modules/vitest/vitest.mjs", "run", "--config", "test/fixtures/owner-killed/vitest.config.ts"], {
+      reject: false,
+      env: { STACK_INFO_FILE: infoFile, CI: "1" },
+    });
+    children.push(vitest);
+    let exited = false;
+    void vitest.then(() => (exited = true));
+    const deadline = Date.now() + 60_000;
+    while (!(await exists(infoFile))) {
+      if (Date.now() > deadline || exited) throw new Error(`the fixture test never started its stack: ${(await vitest).stdout}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const started = JSON.parse(await readFile(infoFile, "utf8")) as Started;
+    pids.push(started.chainPid);
+    expect(alive(started.chainPid)).toBe(true);
+
+    vitest.kill("SIGINT");
+    const result = await vitest;
+    expect(result.exitCode).not.toBe(0);
+    expect(await gone(started.chainPid, 5_000)).toBe(true);
+  });
+});
