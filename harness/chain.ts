@@ -77,6 +77,10 @@ export async function startChain(options: ChainOptions): Promise<Chain> {
       return [guarded.file, guarded.args, execaOptions];
     },
   });
+  // @viem/anvil's stop() waits for a "close" that has already happened when anvil died on its own.
+  let exited = false;
+  anvil.on("exit", () => (exited = true));
+  const stop = async () => (exited ? undefined : anvil.stop());
   try {
     await options.onProcess?.({ marker, pid: null });
     await anvil.start();
@@ -98,10 +102,10 @@ export async function startChain(options: ChainOptions): Promise<Chain> {
       binary,
       marker,
       accounts,
-      stop: () => anvil.stop(),
+      stop,
     };
   } catch (error) {
-    await anvil.stop();
+    await stop();
     throw error;
   } finally {
     await rm(runDir, { recursive: true, force: true });

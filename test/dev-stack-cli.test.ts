@@ -1,9 +1,9 @@
-import { mkdtemp, readFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { createConnection, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { execa, type ResultPromise } from "execa";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { StackInfo } from "../harness/stack-info.ts";
 import { alive, anvilsWith, gone } from "./support/processes.ts";
 
@@ -71,7 +71,13 @@ const portOpen = (url: string) =>
     socket.once("error", () => resolve(false));
   });
 
-const tempStateDir = () => mkdtemp(path.join(tmpdir(), "devstack-cli-"));
+const tempDirs: string[] = [];
+afterAll(() => Promise.all(tempDirs.map((d) => rm(d, { recursive: true, force: true }))));
+const tempStateDir = async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), "devstack-cli-"));
+  tempDirs.push(dir);
+  return dir;
+};
 
 describe("npm run dev-stack", () => {
   for (const signal of ["SIGINT", "SIGTERM"] as const) {

@@ -1,4 +1,4 @@
-import { access, mkdtemp, readFile } from "node:fs/promises";
+import { access, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { execa, type ResultPromise } from "execa";
@@ -72,5 +72,6 @@ describe("a stack whose owner dies", () => {
     const result = await vitest;
     expect(result.exitCode).not.toBe(0);
     expect(await gone(started.chainPid, 5_000)).toBe(true);
+    await rm(path.dirname(infoFile), { recursive: true, force: true });
   });
 });

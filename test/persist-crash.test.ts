@@ -1,16 +1,15 @@
 import { createHash } from "node:crypto";
-import { copyFile, mkdtemp, readdir, readFile, stat, writeFile } from "node:fs/promises";
+import { copyFile, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { execa, type ResultPromise } from "execa";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import type { Hex } from "viem";
 import { PersistedStateError, startDevStack, StackInfo, type DevStack } from "../harness/index.ts";
 import { closeProvers, createAccountKeys, recipientOf, toRelayRequest } from "../harness/client/index.ts";
 import { DeploymentConfig } from "../src/config/deployment-config.ts";
 import type { Operation } from "../src/relay/operation.ts";
 import { poolFixture } from "./support/pool.ts";
-import { alive, anvilsWith, gone } from "./support/processes.ts";
+import { anvilsWith, gone } from "./support/processes.ts";
 import { hex, rpc } from "./support/rpc.ts";
 
 // A persisted stack must never lose accepted operations or change its Pool because of a crash: of its
@@ -25,9 +24,17 @@ afterEach(async () => {
   }
   await Promise.all(stacks.splice(0).map((s) => s.stop()));
 });
-afterAll(() => closeProvers());
+const tempDirs: string[] = [];
+afterAll(async () => {
+  await closeProvers();
+  await Promise.all(tempDirs.map((d) => rm(d, { recursive: true, force: true })));
+});
 
-const tempStateDir = () => mkdtemp(path.join(tmpdir(), "devstack-crash-"));
+const tempStateDir = async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), "devstack-crash-"));
+  tempDirs.push(dir);
+  return dir;
+};
 
 /** `dev-stack --persist --json` in its own process; resolves with its stack.json once ready. */
 async function launchPersisted(stateDir: string, extra: string[] = []) {
@@ -151,7 +158,6 @@ describe("a persisted stack after a crash", () => {
 
     // A manifest without its chain: the operations cannot be resumed, so nothing is redeployed.
     await writeFile(path.join(b, "chain-state.json.bak"), await readFile(path.join(b, "chain-state.json")));
-    const { rm } = await import("node:fs/promises");
     await rm(path.join(b, "chain-state.json"));
     await expect(startDevStack({ stateDir: b, persist: true })).rejects.toThrow(/holds a manifest but no saved chain/);
     await expect(readFile(path.join(b, "manifest.json"))).resolves.toBeDefined();
@@ -163,6 +169,3 @@ describe("a persisted stack after a crash", () => {
     expect((await readFile(path.join(b, "queue.sqlite"))).equals(store)).toBe(true);
   });
 });
-
-export type { Hex };
-void alive;
