@@ -1,5 +1,4 @@
 import type { FastifyError, FastifyInstance } from "fastify";
-import { hasZodFastifySchemaValidationErrors } from "fastify-type-provider-zod";
 import { ProblemError, sendProblem } from "./problem.ts";
 
 /**
@@ -9,7 +8,7 @@ import { ProblemError, sendProblem } from "./problem.ts";
 export function installProblemHandlers(app: FastifyInstance, knownPaths: ReadonlyMap<string, readonly string[]>): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof ProblemError) return sendProblem(reply, error);
-    if (hasZodFastifySchemaValidationErrors(error)) {
+    if (error.validation !== undefined && error.validation.length > 0) {
       const issues = error.validation.map((v) => ({ path: v.instancePath || "/", message: v.message ?? "invalid" }));
       const where = error.validationContext ?? "request";
       const detail = issues.map((i) => `${where}${i.path === "/" ? "" : i.path}: ${i.message}`).join("; ");

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
-import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from "fastify-type-provider-zod";
+import { serializerCompiler, type ZodTypeProvider } from "fastify-type-provider-zod";
 import type { Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { createChainClient } from "./chain/client.ts";
@@ -22,6 +22,7 @@ import { statusRoutes } from "./routes/status.ts";
 import { Relayer } from "./relay/runtime.ts";
 import { DEFAULT_RELAY_SETTINGS, type RelaySettings } from "./relay/settings.ts";
 import { SqliteOperationStore } from "./relay/store.ts";
+import { validatorCompiler } from "./validation.ts";
 import { redactText, redactUrl } from "./redact.ts";
 
 export interface QueueRuntimeOptions {

@@ -1,16 +1,28 @@
 import { z } from "zod";
 import { Address, Bytes32 } from "../config/primitives.ts";
 
-const Uint = z
-  .string()
-  .regex(/^(0|[1-9][0-9]{0,77})$/, "expected a non-negative integer in decimal")
-  .refine((v) => BigInt(v) < 2n ** 256n, "exceeds uint256")
-  .meta({ description: "uint256 as a decimal string" });
-const Int = z
-  .string()
-  .regex(/^-?(0|[1-9][0-9]{0,76})$/, "expected an integer in decimal")
-  .refine((v) => BigInt(v) < 2n ** 255n && BigInt(v) >= -(2n ** 255n), "exceeds int256")
-  .meta({ description: "int256 as a decimal string" });
+/**
+ * A decimal integer string within [min, max]. The format check aborts (zod 4 otherwise runs the range
+ * refinement on a value that already failed it), and the refinement cannot throw either: BigInt() of
+ * "1e10" or "١٢٣" throws, and a throw inside a schema is a 500, not a 400 naming the field.
+ */
+function decimalInteger(pattern: RegExp, message: string, range: { min: bigint; max: bigint; message: string }) {
+  return z
+    .string()
+    .regex(pattern, { message, abort: true })
+    .refine((v) => pattern.test(v) && BigInt(v) >= range.min && BigInt(v) <= range.max, range.message);
+}
+
+const Uint = decimalInteger(/^(0|[1-9][0-9]{0,77})$/, "expected a non-negative integer in decimal", {
+  min: 0n,
+  max: 2n ** 256n - 1n,
+  message: "exceeds uint256",
+}).meta({ description: "uint256 as a decimal string" });
+const Int = decimalInteger(/^-?(0|[1-9][0-9]{0,76})$/, "expected an integer in decimal", {
+  min: -(2n ** 255n),
+  max: 2n ** 255n - 1n,
+  message: "exceeds int256",
+}).meta({ description: "int256 as a decimal string" });
 /** A note ciphertext: bounded, so one request cannot make the relayer pay for megabytes of calldata. */
 const Ciphertext = z
   .string()

@@ -1,0 +1,138 @@
+import Fastify from "fastify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { startDevStack, type DevStack } from "../harness/index.ts";
+import { hashExtData } from "../harness/client/index.ts";
+import { publicAmountOf } from "../src/chain/ext-data.ts";
+import { installProblemHandlers } from "../src/errors.ts";
+import { validatorCompiler } from "../src/validation.ts";
+
+// Malformed input, from outside: whatever a client sends, the answer is a problem with a stable code
+// naming what is wrong, never a 500.
+let stack: DevStack;
+beforeAll(async () => {
+  stack = await startDevStack();
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+/** A send that is well-formed in every field (its proof is never looked at: only the schema is tested). */
+function wellFormed() {
+  const m = stack.manifest;
+  const asset = m.assets[0]?.address as `0x${string}`;
+  const fee = BigInt(m.relayFees.fees[0]?.send ?? "0");
+  const extData = { recipient: "0x0000000000000000000000000000000000000000", extAmount: "0", relayer: stack.relayer.address, fee: fee.toString(), encryptedOutput1: "0x01", encryptedOutput2: "0x02" };
+  const extDataHash = hashExtData({ chainId: m.chainId, poolAddress: m.poolAddress, domain: BigInt(m.domain) }, asset, { ...extData, extAmount: 0n, fee } as never);
+  return {
+    deployment: { chainId: m.chainId, poolAddress: m.poolAddress, domain: m.domain },
+    proof: { a: ["1", "2"], b: [["3", "4"], ["5", "6"]], c: ["7", "8"] },
+    publicInputs: { root: "1", publicAmount: publicAmountOf(0n, fee).toString(), extDataHash: extDataHash.toString(), asset, domain: BigInt(m.domain).toString(), inputNullifiers: ["11", "12"], outputCommitments: ["13", "14"] },
+    extData,
+  };
+}
+
+/** Every leaf of a JSON value with its path. */
+function leaves(value: unknown, path: (string | number)[] = []): Array<{ path: (string | number)[]; value: unknown }> {
+  if (Array.isArray(value)) return value.flatMap((v, i) => leaves(v, [...path, i]));
+  if (value !== null && typeof value === "object") return Object.entries(value).flatMap(([k, v]) => leaves(v, [...path, k]));
+  return [{ path, value }];
+}
+
+function withLeaf(body: unknown, path: (string | number)[], value: unknown): unknown {
+  const copy = structuredClone(body) as Record<string | number, unknown>;
+  let at = copy;
+  for (const key of path.slice(0, -1)) at = at[key] as Record<string | number, unknown>;
+  at[path.at(-1) as string | number] = value;
+  return copy;
+}
+
+const UINT256_LIMIT = (2n ** 256n).toString();
+const INT256_HIGH = (2n ** 255n).toString();
+const INT256_LOW = (-(2n ** 255n) - 1n).toString();
+
+/** Strings that are not decimal integers (each was a 500 once), and integers out of range. */
+const NOT_DECIMAL = [
+  "abc", "1e10", "NaN", "Infinity", "-Infinity", "١٢٣", "٣", "0xzz", "0x10", "0b1", "0o7", "", " ", " 1", "1 ", "\t1", "1\n", "+1", "01", "-01", "1.5", "1.", ".5",
+  "1_000", "1,000", "-", "--1", "\u0000", "\u00001", "１", "1".repeat(100), "9".repeat(79), "💥",
+];
+const NOT_A_STRING = [1, -1, 1.5, null, true, [], {}, ["1"]];
+
+describe("integer fields: any malformed value is a 400 invalid_request naming the field", () => {
+  const post = (body: unknown) =>
+    fetch(`${stack.queueUrl}/api/queue/send-relay`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+
+  it("every integer field of the relay body, every malformed value", async () => {
+    const base = wellFormed();
+    const stringInts = leaves(base).filter((l) => typeof l.value === "string" && /^-?[0-9]+$/.test(l.value));
+    expect(stringInts.map((l) => l.path.join("."))).toHaveLength(18); // proof 8, public inputs 8, extAmount, fee
+    const cases: Array<{ path: (string | number)[]; value: unknown }> = [];
+    for (const { path } of stringInts) {
+      const outOfRange = path.at(-1) === "extAmount" ? [INT256_HIGH, INT256_LOW] : [UINT256_LIMIT, "-1"];
+      for (const value of [...NOT_DECIMAL, ...NOT_A_STRING, ...outOfRange]) cases.push({ path, value });
+    }
+    // deployment.chainId is a JSON integer.
+    for (const value of ["11155111", 11155111.5, 1e300, 2 ** 53, null, true, [], {}]) cases.push({ path: ["deployment", "chainId"], value });
+
+    const failures: string[] = [];
+    for (let i = 0; i < cases.length; i += 16) {
+      await Promise.all(
+        cases.slice(i, i + 16).map(async ({ path, value }) => {
+          const response = await post(withLeaf(base, path, value));
+          const where = `/${path.join("/")}`;
+          const text = await response.text();
+          const body = JSON.parse(text) as { code?: string; detail?: string; issues?: Array<{ path: string }> };
+          const ok =
+            response.status === 400 &&
+            /^application\/problem\+json/.test(response.headers.get("content-type") ?? "") &&
+            body.code === "invalid_request" &&
+            (body.detail ?? "").includes(`body${where}`) &&
+            (body.issues ?? []).length > 0 &&
+            (body.issues ?? []).every((issue) => issue.path === where);
+          if (!ok) failures.push(`${where} = ${JSON.stringify(value)}: ${response.status} ${text.slice(0, 200)}`);
+        }),
+      );
+    }
+    expect(failures).toEqual([]);
+  });
+
+  it("the integer query parameter (/assets?blockNumber=)", async () => {
+    const failures: string[] = [];
+    for (const value of [...NOT_DECIMAL, "-1", "99999999999999999"]) {
+      const response = await fetch(`${stack.queueUrl}/api/queue/assets?blockNumber=${encodeURIComponent(value)}`);
+      const text = await response.text();
+      const body = JSON.parse(text) as { code?: string; issues?: Array<{ path: string }> };
+      const ok =
+        response.status === 400 &&
+        /^application\/problem\+json/.test(response.headers.get("content-type") ?? "") &&
+        body.code === "invalid_request" &&
+        (body.issues ?? []).some((issue) => issue.path === "/blockNumber");
+      if (!ok) failures.push(`blockNumber=${JSON.stringify(value)}: ${response.status} ${text.slice(0, 200)}`);
+    }
+    expect(failures).toEqual([]);
+  });
+});
+
+describe("the validator compiler", () => {
+  it("turns an exception thrown inside a schema into a 400 invalid_request, not a 500", async () => {
+    const app = Fastify();
+    app.setValidatorCompiler(validatorCompiler);
+    installProblemHandlers(app, new Map());
+    const Throws = z.strictObject({ n: z.string().refine((v) => BigInt(v) > 0n) });
+    app.post("/t", { schema: { body: Throws } }, async () => ({ ok: true }));
+    try {
+      const thrown = await app.inject({ method: "POST", url: "/t", payload: { n: "abc" } });
+      expect(thrown.statusCode).toBe(400);
+      expect(thrown.headers["content-type"]).toMatch(/^application\/problem\+json/);
+      expect(thrown.json()).toMatchObject({ code: "invalid_request", issues: [{ path: "/" }] });
+      expect(thrown.json().detail).toContain("body");
+      // Ordinary failures keep their path.
+      const failed = await app.inject({ method: "POST", url: "/t", payload: { n: 1 } });
+      expect(failed.statusCode).toBe(400);
+      expect(failed.json()).toMatchObject({ code: "invalid_request", issues: [{ path: "/n" }] });
+      expect((await app.inject({ method: "POST", url: "/t", payload: { n: "5" } })).statusCode).toBe(200);
+    } finally {
+      await app.close();
+    }
+  });
+});
