@@ -1,8 +1,13 @@
 import Fastify from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { readFile } from "node:fs/promises";
+import { CIRCUIT_BUILD_DIR } from "../harness/circuit.ts";
 import { startDevStack, type DevStack } from "../harness/index.ts";
-import { hashExtData } from "../harness/client/index.ts";
+import { closeProvers, createAccountKeys, hashExtData, toRelayRequest } from "../harness/client/index.ts";
+import { buildQueueRuntime } from "../src/server.ts";
+import { RELAYER_KEY } from "./support/chain.ts";
+import { poolFixture } from "./support/pool.ts";
 import { publicAmountOf } from "../src/chain/ext-data.ts";
 import { installProblemHandlers } from "../src/errors.ts";
 import { validatorCompiler } from "../src/validation.ts";
@@ -14,6 +19,7 @@ beforeAll(async () => {
   stack = await startDevStack();
 });
 afterAll(async () => {
+  await closeProvers();
   await stack?.stop();
 });
 
@@ -131,6 +137,31 @@ describe("the validator compiler", () => {
       expect(failed.statusCode).toBe(400);
       expect(failed.json()).toMatchObject({ code: "invalid_request", issues: [{ path: "/n" }] });
       expect((await app.inject({ method: "POST", url: "/t", payload: { n: "5" } })).statusCode).toBe(200);
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+describe("an asset without a relay-fee entry", () => {
+  it("is refused (422 unsupported_asset): its minimum fee is not 0, it is not relayed at all", async () => {
+    const pool = await poolFixture(stack);
+    // The runtime's manifest lists the asset as a funding asset, but has no relay fee for it.
+    const manifest = JSON.parse(await readFile(stack.manifestPath, "utf8"));
+    manifest.relayFees.fees = manifest.relayFees.fees.filter((f: { asset: string }) => f.asset.toLowerCase() !== pool.asset.toLowerCase());
+    expect(manifest.relayFees.fees.length).toBeGreaterThan(0);
+    const app = await buildQueueRuntime({
+      manifest: Buffer.from(JSON.stringify(manifest)), rpcUrl: stack.rpcUrl, relayerPrivateKey: RELAYER_KEY, artifactsDir: CIRCUIT_BUILD_DIR, store: ":memory:",
+    });
+    try {
+      // A valid proof of nothing: dummy inputs, no outputs, no fee. It would cost the relayer ~1.28M gas.
+      const { tree } = await pool.sync();
+      const { transaction } = await pool.prove({ tree, keys: createAccountKeys(), inputs: [], outputs: [], fee: 0n, relayer: stack.relayer.address });
+      const answer = await app.inject({ method: "POST", url: "/api/queue/send-relay", payload: toRelayRequest(stack.manifest, transaction) });
+      expect(answer.statusCode).toBe(422);
+      expect(answer.headers["content-type"]).toMatch(/^application\/problem\+json/);
+      expect(answer.json()).toMatchObject({ code: "unsupported_asset" });
+      expect(answer.json().detail).toContain("relay fee");
     } finally {
       await app.close();
     }

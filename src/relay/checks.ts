@@ -58,8 +58,11 @@ export function checkRequest(kind: OperationKind, request: RelayRequest, { confi
   if (!same(extData.relayer, relayer)) {
     throw new ProblemError("relayer_mismatch", `the fee is paid to ${extData.relayer}; this runtime relays as ${relayer} (config relayFees.relayer)`);
   }
+  // No fee entry is no relay, not a minimum of 0: a proof of nothing (dummy inputs, no outputs, no fee)
+  // would otherwise make the relayer pay a transaction's gas for free.
   const schedule = config.relayFees.fees.find((f) => same(f.asset, asset.address));
-  const minimum = BigInt(schedule?.[kind] ?? "0");
+  if (!schedule) throw new ProblemError("unsupported_asset", `this runtime relays nothing in ${asset.symbol} (${asset.address}): it has no relay fee for it`);
+  const minimum = BigInt(schedule[kind]);
   if (ext.fee < minimum) {
     throw new ProblemError("fee_too_low", `fee ${ext.fee} is below the relay fee ${minimum} for a ${kind} in ${asset.symbol}`, {
       extensions: { minimumFee: minimum.toString() },
