@@ -1,5 +1,8 @@
-import type { FastifyError, FastifyInstance } from "fastify";
-import { ProblemError, sendProblem } from "./problem.ts";
+import type { ServerResponse } from "node:http";
+import { STATUS_CODES } from "node:http";
+import type { Socket } from "node:net";
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { PROBLEM_CONTENT_TYPE, PROBLEM_STATUS, ProblemError, problemBody, sendProblem, type ProblemCode } from "./problem.ts";
 
 /**
  * Every failure leaves as application/problem+json with a stable `code`. Anything unforeseen is a 500
@@ -40,4 +43,56 @@ export function installProblemHandlers(app: FastifyInstance, knownPaths: Readonl
     }
     return sendProblem(reply, new ProblemError("route_not_found", `no route ${request.method} ${path}`));
   });
+
+  // Fastify's own closing answer is a hand-written JSON 503 (return503OnClosing, turned off in server.ts).
+  let closing = false;
+  app.addHook("preClose", async () => {
+    closing = true;
+  });
+  app.addHook("onRequest", async (request, reply) => {
+    responses.set(request.raw.socket, reply.raw);
+    if (closing) {
+      return sendProblem(
+        reply.header("connection", "close"),
+        new ProblemError("shutting_down", "the runtime is shutting down; try again", { headers: { "retry-after": "5" } }),
+      );
+    }
+  });
+}
+
+/** Fastify's errors that never reach a route (a malformed URL, an over-long path parameter). */
+export function answerFrameworkError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  const code: ProblemCode = error.code === "FST_ERR_BAD_URL" || error.code === "FST_ERR_MAX_PARAM_LENGTH" ? "invalid_request" : "internal_error";
+  if (code === "internal_error") reply.log.error({ err: error }, "framework error");
+  sendProblem(reply, new ProblemError(code, code === "invalid_request" ? error.message : "the runtime failed to handle this request"));
+}
+
+/** The response each connection is writing, if any: a parser error must not be written into its middle. */
+const responses = new WeakMap<Socket, ServerResponse>();
+
+/**
+ * Errors of Node's HTTP parser, before there is a request or a reply (Fastify's clientErrorHandler): a
+ * request line of garbage, headers over the limit, a request not received within the timeouts. Written
+ * straight to the socket, as problems, and the connection is closed.
+ */
+export function answerClientError(error: Error & { code?: string }, socket: Socket, timeouts: { requestTimeoutMs: number }): void {
+  // A reset connection has nobody to answer.
+  if (error.code === "ECONNRESET" || socket.destroyed) return;
+  const [code, detail]: [ProblemCode, string] =
+    error.code === "ERR_HTTP_REQUEST_TIMEOUT"
+      ? ["request_timeout", `the request was not received in full within ${timeouts.requestTimeoutMs} ms`]
+      : error.code === "HPE_HEADER_OVERFLOW"
+        ? ["headers_too_large", "the request line and headers exceed the size limit"]
+        : error.code === "HPE_CHUNK_EXTENSIONS_OVERFLOW"
+          ? ["payload_too_large", "chunk extensions exceed the size limit"]
+          : ["invalid_request", "the request is not valid HTTP/1.1"];
+  const inProgress = responses.get(socket);
+  if (socket.writable && !(inProgress?.headersSent && !inProgress.writableFinished)) {
+    const body = JSON.stringify(problemBody(code, detail));
+    const status = PROBLEM_STATUS[code];
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
 }

@@ -9,8 +9,10 @@ export const PROBLEM_STATUS = {
   artifact_not_found: 404,
   operation_not_found: 404,
   method_not_allowed: 405,
+  request_timeout: 408,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  headers_too_large: 431,
   unknown_root: 409,
   nullifier_spent: 409,
   nullifier_in_flight: 409,
@@ -31,6 +33,7 @@ export const PROBLEM_STATUS = {
   relayer_unfunded: 503,
   gas_price_too_high: 503,
   queue_full: 503,
+  shutting_down: 503,
 } as const;
 
 export type ProblemCode = keyof typeof PROBLEM_STATUS;
@@ -58,8 +61,10 @@ const TITLES: Record<ProblemCode, string> = {
   artifact_not_found: "Proof artifact not found",
   operation_not_found: "Operation not found",
   method_not_allowed: "Method not allowed",
+  request_timeout: "Request not received in time",
   payload_too_large: "Payload too large",
   unsupported_media_type: "Unsupported media type",
+  headers_too_large: "Request headers too large",
   unknown_root: "Unknown Merkle root",
   nullifier_spent: "Nullifier already spent",
   nullifier_in_flight: "Nullifier held by a live operation",
@@ -80,6 +85,7 @@ const TITLES: Record<ProblemCode, string> = {
   relayer_unfunded: "Relayer out of funds",
   gas_price_too_high: "Gas price above the relayer's cap",
   queue_full: "Queue full",
+  shutting_down: "Shutting down",
 };
 
 /** An error a handler throws to answer with a problem; the error handler renders it. */

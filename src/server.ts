@@ -8,8 +8,7 @@ import { verifyDeployment } from "./chain/verify-deployment.ts";
 import { DeploymentConfig } from "./config/deployment-config.ts";
 import { NetworkList } from "./config/networks.ts";
 import type { RuntimeContext } from "./context.ts";
-import { installProblemHandlers } from "./errors.ts";
-import { ProblemError, sendProblem } from "./problem.ts";
+import { answerClientError, answerFrameworkError, installProblemHandlers } from "./errors.ts";
 import { loadProofArtifacts } from "./proof-artifacts.ts";
 import { registerOpenApi } from "./openapi.ts";
 import { artifactsRoutes } from "./routes/artifacts.ts";
@@ -47,7 +46,14 @@ export interface QueueRuntimeOptions {
   logger?: FastifyServerOptions["logger"];
   /** Largest request body accepted, in bytes. */
   bodyLimit?: number;
+  /** A request (headers and body) not received in full within this is answered 408 request_timeout. Default 30000. */
+  requestTimeoutMs?: number;
+  /** Headers not received in full within this are answered 408 request_timeout (at most requestTimeoutMs). Default 10000. */
+  headersTimeoutMs?: number;
 }
+
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 
 export class ManifestInvalidError extends Error {
   override name = "ManifestInvalidError";
@@ -105,12 +111,18 @@ export async function buildQueueRuntime(options: QueueRuntimeOptions): Promise<F
     }),
   };
 
+  const requestTimeoutMs = positiveInteger("requestTimeoutMs", options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
+  const headersTimeoutMs = Math.min(requestTimeoutMs, positiveInteger("headersTimeoutMs", options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS));
   const app = Fastify({
     logger: withRedactedErrors(options.logger ?? false, options.rpcUrl),
-    // Fastify's own errors (a malformed URL, say) answer as problems too.
-    frameworkErrors: (error, request, reply) => {
-      sendProblem(reply, new ProblemError("invalid_request", error.message));
-    },
+    // Fastify's own errors (a malformed URL, say), parser errors and the closing answer are problems too.
+    frameworkErrors: answerFrameworkError,
+    clientErrorHandler: (error, socket) => answerClientError(error, socket, { requestTimeoutMs }),
+    return503OnClosing: false,
+    requestTimeout: requestTimeoutMs,
+    // Node checks these timeouts only every connectionsCheckingInterval (default 30 s): check often
+    // enough that a timeout is answered close to when it expires.
+    http: { headersTimeout: headersTimeoutMs, requestTimeout: requestTimeoutMs, connectionsCheckingInterval: Math.max(10, Math.min(1_000, Math.floor(headersTimeoutMs / 4))) },
     bodyLimit: options.bodyLimit ?? 64 * 1024,
     // Never trust a client-chosen request id in our logs.
     requestIdHeader: false,
@@ -155,6 +167,11 @@ export async function buildQueueRuntime(options: QueueRuntimeOptions): Promise<F
   await app.register(statusRoutes, { context });
   await app.register(pendingRoutes);
   return app;
+}
+
+function positiveInteger(name: string, value: number): number {
+  if (!Number.isInteger(value) || value <= 0) throw new RangeError(`${name} must be a positive integer, got ${String(value)}`);
+  return value;
 }
 
 /** Relayer settings over the defaults, checked: a NaN would silently stop confirmations or bumps. */

@@ -2,6 +2,8 @@ import Fastify from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { readFile } from "node:fs/promises";
+import { connect, type Socket } from "node:net";
+import type { FastifyInstance } from "fastify";
 import { CIRCUIT_BUILD_DIR } from "../harness/circuit.ts";
 import { startDevStack, type DevStack } from "../harness/index.ts";
 import { closeProvers, createAccountKeys, hashExtData, toRelayRequest } from "../harness/client/index.ts";
@@ -164,6 +166,141 @@ describe("an asset without a relay-fee entry", () => {
       expect(answer.json().detail).toContain("relay fee");
     } finally {
       await app.close();
+    }
+  });
+});
+
+/** One HTTP response, as read off a raw socket. */
+interface RawResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+function parseResponses(raw: string): RawResponse[] {
+  const responses: RawResponse[] = [];
+  let rest = raw;
+  while (rest.length > 0) {
+    const end = rest.indexOf("\r\n\r\n");
+    if (end < 0) break;
+    const [statusLine, ...lines] = rest.slice(0, end).split("\r\n");
+    const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(":")).toLowerCase(), l.slice(l.indexOf(":") + 1).trim()]));
+    const length = Number(headers["content-length"] ?? 0);
+    const bodyBytes = Buffer.from(rest.slice(end + 4), "latin1").subarray(0, length);
+    responses.push({ status: Number(statusLine?.split(" ")[1]), headers, body: bodyBytes.toString("utf8") });
+    rest = Buffer.from(rest.slice(end + 4), "latin1").subarray(length).toString("latin1");
+  }
+  return responses;
+}
+
+/**
+ * Talks raw TCP to a listening runtime: `script` writes whatever it likes; everything the server sends
+ * until it closes the connection (or `giveUpMs` pass) is parsed into responses.
+ */
+async function exchange(port: number, script: (socket: Socket) => Promise<void> | void, giveUpMs = 10_000): Promise<RawResponse[]> {
+  const socket = connect(port, "127.0.0.1");
+  await new Promise<void>((resolve, reject) => socket.once("connect", resolve).once("error", reject));
+  const chunks: Buffer[] = [];
+  socket.on("data", (d: Buffer) => chunks.push(d));
+  const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
+  socket.on("error", () => {});
+  await script(socket);
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([closed, new Promise<void>((resolve) => (timer = setTimeout(resolve, giveUpMs)))]);
+  clearTimeout(timer);
+  socket.destroy();
+  return parseResponses(Buffer.concat(chunks).toString("latin1"));
+}
+
+function expectProblem(response: RawResponse | undefined, status: number, code: string): void {
+  expect(response, `a ${status} ${code} answer`).toBeDefined();
+  expect(response?.status).toBe(status);
+  expect(response?.headers["content-type"]).toMatch(/^application\/problem\+json/);
+  const body = JSON.parse(response?.body ?? "{}");
+  expect(body).toMatchObject({ type: `urn:queue-devstack:problem:${code}`, status, code });
+  expect(typeof body.title).toBe("string");
+  expect(typeof body.detail).toBe("string");
+}
+
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe("errors answered by the HTTP layer itself are problems too", () => {
+  let app: FastifyInstance;
+  let port: number;
+  const TIMEOUT_MS = 500;
+  beforeAll(async () => {
+    app = await buildQueueRuntime({
+      manifest: await readFile(stack.manifestPath), rpcUrl: stack.rpcUrl, relayerPrivateKey: RELAYER_KEY, artifactsDir: CIRCUIT_BUILD_DIR, store: ":memory:",
+      requestTimeoutMs: TIMEOUT_MS, headersTimeoutMs: TIMEOUT_MS,
+    });
+    await app.listen({ host: "127.0.0.1", port: 0 });
+    port = (app.server.address() as { port: number }).port;
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  it("431 headers_too_large: a 20 KB header", async () => {
+    const [answer] = await exchange(port, (s) => void s.write(`GET /api/queue/config HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(20 * 1024)}\r\n\r\n`));
+    expectProblem(answer, 431, "headers_too_large");
+  });
+
+  it("400 invalid_request: a request line of garbage, also after a good request on the same connection", async () => {
+    const [garbage] = await exchange(port, (s) => void s.write("GARBAGE\r\n\r\n"));
+    expectProblem(garbage, 400, "invalid_request");
+    const [ok, after] = await exchange(port, async (s) => {
+      s.write("GET /api/queue/networks HTTP/1.1\r\nHost: x\r\n\r\n");
+      await pause(200);
+      s.write("\x00\x01 nonsense\r\n\r\n");
+    });
+    expect(ok?.status).toBe(200);
+    expectProblem(after, 400, "invalid_request");
+  });
+
+  it("408 request_timeout: headers, or a body, that never finish within requestTimeoutMs", async () => {
+    const [headers] = await exchange(port, (s) => void s.write("GET /api/queue/config HTTP/1.1\r\nHost: x\r\n"));
+    expectProblem(headers, 408, "request_timeout");
+    const [body] = await exchange(port, (s) =>
+      void s.write("POST /api/queue/send-relay HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"),
+    );
+    expectProblem(body, 408, "request_timeout");
+  });
+
+  it("404, 405, 413 and a malformed URL, over the wire", async () => {
+    const send = (request: string) => exchange(port, (s) => void s.write(request)).then((r) => r[0]);
+    expectProblem(await send("GET /nope HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"), 404, "route_not_found");
+    const notAllowed = await send("DELETE /api/queue/config HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    expectProblem(notAllowed, 405, "method_not_allowed");
+    expect(notAllowed?.headers.allow).toBe("GET");
+    const big = `{"pad":"${"x".repeat(70 * 1024)}"}`;
+    expectProblem(await send(`POST /api/queue/send-relay HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${big.length}\r\n\r\n${big}`), 413, "payload_too_large");
+    expectProblem(await send("GET /api/queue/artifacts/%E0%A4%A HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"), 400, "invalid_request");
+    expectProblem(await send(`GET /api/queue/artifacts/${"n".repeat(200)} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`), 400, "invalid_request");
+  });
+});
+
+describe("a request that arrives while the runtime is closing", () => {
+  it("is a 503 shutting_down problem with Connection: close", async () => {
+    const app = await buildQueueRuntime({
+      manifest: await readFile(stack.manifestPath), rpcUrl: stack.rpcUrl, relayerPrivateKey: RELAYER_KEY, artifactsDir: CIRCUIT_BUILD_DIR, store: ":memory:",
+    });
+    await app.listen({ host: "127.0.0.1", port: 0 });
+    const port = (app.server.address() as { port: number }).port;
+    let closing: Promise<void> | undefined;
+    try {
+      const [answer] = await exchange(port, async (s) => {
+        s.write("GET /api/queue/config HTTP/1.1\r\n"); // a request begun: the connection is not idle, close() waits for it
+        await pause(200);
+        closing = app.close();
+        for (let i = 0; i < 100 && app.server.listening; i++) await pause(20);
+        expect(app.server.listening).toBe(false);
+        s.write("Host: x\r\n\r\n");
+      });
+      expectProblem(answer, 503, "shutting_down");
+      expect(answer?.headers.connection).toBe("close");
+      expect(Number(answer?.headers["retry-after"])).toBeGreaterThan(0);
+    } finally {
+      await (closing ?? app.close());
     }
   });
 });
