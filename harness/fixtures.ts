@@ -2,13 +2,13 @@ import { createHash } from "node:crypto";
 import { readdir, readFile, rename, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { execa } from "execa";
 import type { Abi, Hex } from "viem";
+import { FROM_SOURCE, PACKAGE_ROOT } from "./package-root.ts";
 
 const require = createRequire(import.meta.url);
 
-export const FIXTURES_DIR = fileURLToPath(new URL("../contracts-fixtures/", import.meta.url));
+export const FIXTURES_DIR = path.join(PACKAGE_ROOT, "contracts-fixtures");
 /** Compact compiled output, committed so a fresh clone starts without compiling. */
 export const COMPILED_PATH = path.join(FIXTURES_DIR, "compiled.json");
 
@@ -104,8 +104,13 @@ export async function buildFixtures(): Promise<CompiledFixtures> {
   return compiled;
 }
 
-/** Fresh compiled fixtures: rebuilt first when missing or stale (reported through onRebuild). */
+/**
+ * Fresh compiled fixtures: in the repository, rebuilt first when missing or stale (reported through
+ * onRebuild). An installed package uses the compiled output it shipped with: staleness is checked when
+ * the package is built, and its build inputs (solc, Hardhat) are not installed with it.
+ */
 export async function loadFixtures(onRebuild?: (reason: "missing" | "stale") => void): Promise<CompiledFixtures> {
+  if (!FROM_SOURCE) return JSON.parse(await readFile(COMPILED_PATH, "utf8")) as CompiledFixtures;
   const state = await inspectFixtures();
   if (state.status === "fresh") return state.compiled;
   onRebuild?.(state.status);

@@ -1,19 +1,22 @@
+#!/usr/bin/env node
 import { parseArgs } from "node:util";
 import { formatEther } from "viem";
 import { startDevStack, type DevStack } from "../harness/stack.ts";
 import { redactText } from "../src/redact.ts";
 
-const HELP = `Usage: npm run dev-stack -- [options]
+const HELP = `Usage: queue-devstack [options]        (in this repository: npm run dev-stack -- [options])
 
 Starts a throwaway queue stack: anvil (chain id 11155111), the Pool, its manifest and the queue runtime.
+Ctrl-C (or SIGTERM) stops everything and exits 0.
 
 Options:
-  --fork-url <url>            fork this Sepolia RPC (env DEVSTACK_FORK_URL); default: a fresh local chain
+  --fork-url <url>            fork this Sepolia RPC (prefer env DEVSTACK_FORK_URL: a command line is visible in ps);
+                              default: a fresh local chain
   --fork-block-number <n>     fork at block n; default: the upstream's latest, pinned at start
   --pool <address>            pin this existing Pool on the fork instead of deploying the fixtures
   --deployment-block <n>      the pinned Pool's deployment block; default: found on the chain
-  --state-dir <dir>           where manifest.json and stack.json go (default .devstack)
-  --persist                   save the chain in the state dir on exit and resume it next time (local mode)
+  --state-dir <dir>           where manifest.json, stack.json and the operation store go (default .devstack)
+  --persist                   keep the chain in the state dir and resume it next time, also after a crash (local mode)
   --chain-port <port>         anvil's port (default 8545; 0 = any free port)
   --queue-port <port>         the queue runtime's port (default 8700; 0 = any free port)
   --host <ip>                 interface to bind (default 127.0.0.1)
@@ -21,27 +24,51 @@ Options:
   --json                      print one JSON line (stack.json) when ready, nothing else on stdout
   --verbose                   log every queue request
   -h, --help                  show this help
+
+Environment:
+  DEVSTACK_FORK_URL           the fork RPC, when --fork-url is not given
+  DEVSTACK_ORPHAN_GUARD=off   let anvil outlive this process if it is killed (debugging; found and stopped at the next start)
 `;
 
-const { values } = parseArgs({
-  options: {
-    "fork-url": { type: "string" },
-    "fork-block-number": { type: "string" },
-    pool: { type: "string" },
-    "deployment-block": { type: "string" },
-    "state-dir": { type: "string", default: ".devstack" },
-    "chain-port": { type: "string", default: "8545" },
-    "queue-port": { type: "string", default: "8700" },
-    host: { type: "string", default: "127.0.0.1" },
-    confirmations: { type: "string", default: "1" },
-    json: { type: "boolean", default: false },
-    persist: { type: "boolean", default: false },
-    verbose: { type: "boolean", default: false },
-    help: { type: "boolean", short: "h", default: false },
-  },
-  strict: true,
-});
+/** A mistake in how the command was called: one line, the hint, exit code 2. */
+function usageError(message: string): never {
+  process.stderr.write(`queue-devstack: ${message}\nRun with --help for the options.\n`);
+  process.exit(2);
+}
 
+function parseCommandLine() {
+  try {
+    return parseArgs({
+      options: {
+        "fork-url": { type: "string" },
+        "fork-block-number": { type: "string" },
+        pool: { type: "string" },
+        "deployment-block": { type: "string" },
+        "state-dir": { type: "string", default: ".devstack" },
+        "chain-port": { type: "string", default: "8545" },
+        "queue-port": { type: "string", default: "8700" },
+        host: { type: "string", default: "127.0.0.1" },
+        confirmations: { type: "string", default: "1" },
+        json: { type: "boolean", default: false },
+        persist: { type: "boolean", default: false },
+        verbose: { type: "boolean", default: false },
+        help: { type: "boolean", short: "h", default: false },
+      },
+      strict: true,
+      allowPositionals: false,
+    });
+  } catch (error) {
+    // parseArgs's messages are long and speak of its own API; say what was wrong, in one line.
+    const { code, message } = error as { code?: string; message: string };
+    const named = /'([^']+)'/.exec(message)?.[1] ?? "";
+    if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") usageError(`unknown option ${named}`);
+    if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") usageError(`${named.split(" ")[0] || "an option"} needs a value`);
+    if (code === "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL") usageError(`unexpected argument ${named}`);
+    usageError(message.split("\n")[0] as string);
+  }
+}
+
+const { values } = parseCommandLine();
 if (values.help) {
   process.stdout.write(HELP);
   process.exit(0);
@@ -49,20 +76,22 @@ if (values.help) {
 
 function integer(name: string, raw: string | undefined): bigint | undefined {
   if (raw === undefined) return undefined;
-  if (!/^\d+$/.test(raw)) fail(`--${name} must be a non-negative integer, got "${raw}"`);
+  if (!/^\d+$/.test(raw)) usageError(`--${name} must be a non-negative integer, got "${raw}"`);
   return BigInt(raw);
 }
 
 function port(name: string, raw: string): number {
   const value = Number(integer(name, raw));
-  if (value > 65535) fail(`--${name} must be at most 65535`);
+  if (value > 65535) usageError(`--${name} must be at most 65535, got ${value}`);
   return value;
 }
 
-function fail(message: string): never {
-  process.stderr.write(`dev-stack: ${message}\n`);
-  process.exit(1);
-}
+const chainPort = port("chain-port", values["chain-port"]);
+const queuePort = port("queue-port", values["queue-port"]);
+const forkBlockNumber = integer("fork-block-number", values["fork-block-number"]);
+const deploymentBlock = integer("deployment-block", values["deployment-block"]);
+const confirmations = Number(integer("confirmations", values.confirmations));
+if (confirmations < 1) usageError("--confirmations must be at least 1");
 
 // Progress and the summary go to stderr under --json, so stdout carries exactly one JSON line.
 const out = values.json ? process.stderr : process.stdout;
@@ -84,27 +113,39 @@ process.on("SIGHUP", () => void shutdown("SIGHUP"));
 const parent = process.ppid;
 setInterval(() => process.ppid !== parent && void shutdown("parent exited"), 500).unref();
 
+/** Why the start failed, in the CLI's words: a port in use says which, and what to do. */
+function startFailure(error: Error & { code?: string }, forkUrl: string | undefined): string {
+  // The queue runtime's listen() fails with EADDRINUSE; anvil says so in its own words.
+  if (error.code === "EADDRINUSE") {
+    return `port ${queuePort} (--queue-port) is in use: stop what holds it (another stack?), or pass --queue-port 0 for any free port`;
+  }
+  if (/Address already in use/i.test(error.message)) {
+    return `port ${chainPort} (--chain-port) is in use: stop what holds it (another stack?), or pass --chain-port 0 for any free port`;
+  }
+  return `${error.name}: ${redactText(error.message, forkUrl)}`;
+}
 try {
   stack = await startDevStack({
     host: values.host,
-    chainPort: port("chain-port", values["chain-port"]),
-    queuePort: port("queue-port", values["queue-port"]),
+    chainPort,
+    queuePort,
     stateDir: values["state-dir"],
     persist: values.persist,
     forkUrl: values["fork-url"] ?? (process.env.DEVSTACK_FORK_URL || undefined),
-    forkBlockNumber: integer("fork-block-number", values["fork-block-number"]),
+    forkBlockNumber,
     pool: values.pool,
-    deploymentBlock: integer("deployment-block", values["deployment-block"]),
+    deploymentBlock,
     // Request logs go where progress goes: under --json, stdout carries the one JSON line only.
     logger: values.verbose ? { level: "info", stream: out } : false,
-    relay: { requiredConfirmations: Math.max(1, Number(integer("confirmations", values.confirmations))) },
+    relay: { requiredConfirmations: confirmations },
     onProgress: ({ step, detail, ms }) => out.write(`  ${step.padEnd(22)} ${`${ms.toFixed(0)} ms`.padStart(8)}${detail ? `  ${detail}` : ""}\n`),
   });
 } catch (error) {
   const forkUrl = values["fork-url"] ?? process.env.DEVSTACK_FORK_URL;
-  process.stderr.write(`dev-stack: ${(error as Error).name}: ${redactText((error as Error).message, forkUrl)}\n`);
+  process.stderr.write(`queue-devstack: ${startFailure(error as Error, forkUrl)}\n`);
   process.exit(1);
 }
+
 if (stopping) await new Promise(() => {}); // a signal arrived during start-up; shutdown() exits
 
 const s = stack;
@@ -126,8 +167,9 @@ queue-devstack ready in ${(performance.now() / 1000).toFixed(2)} s (since the pr
   assets          ${s.manifest.assets.map((a) => `${a.symbol} ${a.address}`).join(", ")}
   manifest        ${s.manifestPath}
   stack info      ${s.stackInfoPath}
-  queue           ${s.queueUrl}/api/queue/config
-  relayer         ${s.relayer.address}
+  queue           ${s.queueUrl}  ({base_url}: config ${s.queueUrl}/api/queue/config)
+  API docs        ${s.queueUrl}/api/queue/docs
+  relayer         ${s.relayer.address}  (anvil's dev account #1: sending from it takes the relayer's nonce)
 
 Funded dev accounts (${balance} each, plus 1,000,000 of each asset on a fresh chain).
 DEV ONLY: these are anvil's publicly known test keys. Never send real funds to them.

@@ -161,6 +161,29 @@ describe("npm run dev-stack", () => {
     expect(run.stderr()).toContain('"url":"/api/queue/config"');
   });
 
+  it("--help lists every option; a port in use is named, with what to do", async () => {
+    const help = await execa(process.execPath, [...CLI, "--help"]);
+    for (const option of ["--fork-url", "--fork-block-number", "--pool", "--deployment-block", "--state-dir", "--persist", "--chain-port", "--queue-port", "--host", "--confirmations", "--json", "--verbose", "--help"]) {
+      expect(help.stdout).toContain(option);
+    }
+    const holder = createServer();
+    await new Promise<void>((r) => holder.listen(0, "127.0.0.1", r));
+    const taken = (holder.address() as { port: number }).port;
+    try {
+      for (const flag of ["--chain-port", "--queue-port"]) {
+        const stateDir = await tempStateDir();
+        const other = flag === "--chain-port" ? "--queue-port" : "--chain-port";
+        const run = await execa(process.execPath, [...CLI, "--state-dir", stateDir, flag, String(taken), other, "0"], { reject: false });
+        expect(run.exitCode).toBe(1);
+        expect(run.stderr).toContain(`queue-devstack: port ${taken} (${flag}) is in use: stop what holds it (another stack?), or pass ${flag} 0 for any free port`);
+        await expect(readFile(path.join(stateDir, "manifest.json"))).rejects.toThrow(/ENOENT/); // nothing half-written
+        expect(await anvilsWith(stateDir)).toEqual([]);
+      }
+    } finally {
+      holder.close();
+    }
+  });
+
   it("refuses a state dir whose stack is still running", async () => {
     const stateDir = await tempStateDir();
     const first = await launch(stateDir);
@@ -170,7 +193,7 @@ describe("npm run dev-stack", () => {
     expect(alive(first.info.processes.anvil.pid)).toBe(true);
   });
 
-  it("fails clearly, exit 1, on an unreachable fork URL or a bad option", async () => {
+  it("fails clearly: exit 1 on an unreachable fork URL, exit 2 on a bad command line", async () => {
     const stateDir = await tempStateDir();
     const fork = await execa(process.execPath, [...CLI, "--state-dir", stateDir, "--fork-url", "http://u:topsecret@127.0.0.1:9"], { reject: false });
     expect(fork.exitCode).toBe(1);
@@ -178,8 +201,18 @@ describe("npm run dev-stack", () => {
     expect(fork.stderr + fork.stdout).not.toContain("topsecret");
     expect(await anvilsWith(stateDir)).toEqual([]);
 
-    const bad = await execa(process.execPath, [...CLI, "--chain-port", "nope"], { reject: false });
-    expect(bad.exitCode).toBe(1);
-    expect(bad.stderr).toContain("--chain-port must be a non-negative integer");
+    // A mistake in the command line: one line and the hint, exit code 2, nothing started.
+    for (const [args, says] of [
+      [["--chain-port", "nope"], 'queue-devstack: --chain-port must be a non-negative integer, got "nope"'],
+      [["--chain-port", "70000"], "queue-devstack: --chain-port must be at most 65535, got 70000"],
+      [["--frok-url", "x"], "queue-devstack: unknown option --frok-url"],
+      [["--state-dir"], "queue-devstack: --state-dir needs a value"],
+      [["start-it"], "queue-devstack: unexpected argument start-it"],
+      [["--confirmations", "0"], "queue-devstack: --confirmations must be at least 1"],
+    ] as const) {
+      const bad = await execa(process.execPath, [...CLI, ...args], { reject: false });
+      expect(bad.exitCode, args.join(" ")).toBe(2);
+      expect(bad.stderr).toBe(`${says}\nRun with --help for the options.`);
+    }
   });
 });
