@@ -16,6 +16,8 @@ export interface RuntimeContext {
   artifacts: ReadonlyMap<string, LoadedArtifact>;
   /** The relayer, when the runtime has a relayer key. */
   relayer: Relayer | null;
-  /** Reads the chain. Its URL may carry credentials: never serve or log it. */
+  /** Reads the chain for requests (short timeouts). Its URL may carry credentials: never serve or log it. */
   chain: PublicClient;
+  /** A request's chain reads, as a whole, answer within this, or the request is a 503 chain_unavailable. */
+  chainTimeoutMs: number;
 }

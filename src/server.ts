@@ -50,7 +50,15 @@ export interface QueueRuntimeOptions {
   requestTimeoutMs?: number;
   /** Headers not received in full within this are answered 408 request_timeout (at most requestTimeoutMs). Default 10000. */
   headersTimeoutMs?: number;
+  /**
+   * The chain reads a request waits for (a submission's checks, /assets) answer within this as a whole,
+   * or the request is a 503 chain_unavailable with Retry-After. Default 3000. The engine's own calls
+   * time out after `relay.rpcTimeoutMs`; status answers never wait on the chain.
+   */
+  chainTimeoutMs?: number;
 }
+
+export const DEFAULT_CHAIN_TIMEOUT_MS = 3_000;
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
@@ -84,8 +92,12 @@ export async function buildQueueRuntime(options: QueueRuntimeOptions): Promise<F
   if ((account?.address ?? null) !== config.relayFees.relayer) {
     throw new ManifestInvalidError(`the manifest names relayer ${config.relayFees.relayer}, but this runtime relays as ${account?.address ?? "nobody"}`);
   }
-  const chain = createChainClient(options.rpcUrl);
-  if (!options.skipDeploymentCheck) await verifyDeployment(chain, config);
+  const settings = relaySettings(options.relay);
+  const chainTimeoutMs = positiveInteger("chainTimeoutMs", options.chainTimeoutMs ?? DEFAULT_CHAIN_TIMEOUT_MS);
+  // Requests fail fast (one try, short timeout) and the client retries; the engine retries on its own.
+  const chain = createChainClient(options.rpcUrl, { timeoutMs: chainTimeoutMs, retryCount: 0 });
+  const engineChain = createChainClient(options.rpcUrl, { timeoutMs: settings.rpcTimeoutMs, retryCount: 1 });
+  if (!options.skipDeploymentCheck) await verifyDeployment(engineChain, config);
 
   const artifacts = await loadProofArtifacts(config, options.artifactsDir);
   const publicRpcUrl = options.publicRpcUrl ?? redactUrl(options.rpcUrl);
@@ -94,6 +106,7 @@ export async function buildQueueRuntime(options: QueueRuntimeOptions): Promise<F
     configBytes: options.manifest,
     configEtag: `"${createHash("sha256").update(options.manifest).digest("base64url")}"`,
     chain,
+    chainTimeoutMs,
     artifacts,
     relayer: null,
     networks: NetworkList.parse({
@@ -130,7 +143,6 @@ export async function buildQueueRuntime(options: QueueRuntimeOptions): Promise<F
   // Only JSON bodies: a text/plain body is a 415, not a string that fails the schema.
   app.removeContentTypeParser("text/plain");
   if (account) {
-    const settings = relaySettings(options.relay);
     const store = new SqliteOperationStore(options.store ?? ":memory:");
     try {
       store.bindDeployment(`${config.chainId}:${config.poolAddress}:${config.deploymentBlockHash}`);
@@ -138,14 +150,17 @@ export async function buildQueueRuntime(options: QueueRuntimeOptions): Promise<F
       store.close();
       throw error;
     }
-    const relayer = new Relayer({ store, chain, account, config, settings, log: app.log });
+    const relayer = new Relayer({ store, chain, engineChain, account, config, settings, log: app.log, chainTimeoutMs });
     context.relayer = relayer;
     app.addHook("onClose", async () => {
       await relayer.engine.stop();
       store.close();
     });
     // Once the app is fully built: a failed build leaves no timer running.
-    app.addHook("onReady", async () => relayer.engine.start());
+    app.addHook("onReady", async () => {
+      relayer.engine.start();
+      relayer.head.refresh(); // the first status answer has a head to count from
+    });
   }
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);

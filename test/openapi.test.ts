@@ -112,6 +112,9 @@ describe("GET /api/queue/openapi.json", () => {
     expect([...schemas.DeploymentConfig.required].sort()).toEqual(Object.keys(DeploymentConfig.shape).sort());
     expect(schemas.DeploymentConfig.additionalProperties).toBe(false);
     expect(schemas.Problem.required).toEqual(expect.arrayContaining(["type", "title", "status", "detail", "code"]));
+    // Status answers say which head their confirmations are counted from, and how old it is.
+    expect(schemas.Operation.required).toEqual(expect.arrayContaining(["confirmations", "observedHead"]));
+    expect(JSON.stringify(schemas.Operation.properties.observedHead)).toContain("ageMs");
 
     const config = doc.paths[QUEUE_PATHS.config].get;
     expect(config.description).toContain("spec §2.1");

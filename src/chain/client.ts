@@ -14,9 +14,13 @@ export function sepoliaAt(rpcUrl: string) {
   });
 }
 
-export function createChainClient(rpcUrl: string): PublicClient {
-  // Short timeout and one retry: a dev chain answers in milliseconds, and the routes turn a dead
-  // chain into a 503 rather than hanging the client.
+/** How long one RPC call may take, and how often a failed one is retried. */
+export interface ChainClientTimeouts {
+  timeoutMs: number;
+  retryCount: number;
+}
+
+export function createChainClient(rpcUrl: string, { timeoutMs, retryCount }: ChainClientTimeouts = { timeoutMs: 10_000, retryCount: 1 }): PublicClient {
   // cacheTime 0: viem otherwise caches the block number for 4 s, and confirmations would lag by that.
-  return createPublicClient({ chain: sepoliaAt(rpcUrl), cacheTime: 0, pollingInterval: 100, transport: http(rpcUrl, { timeout: 10_000, retryCount: 1 }) });
+  return createPublicClient({ chain: sepoliaAt(rpcUrl), cacheTime: 0, pollingInterval: 100, transport: http(rpcUrl, { timeout: timeoutMs, retryCount }) });
 }

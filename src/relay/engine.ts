@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from "fastify";
 import { keccak256, TransactionReceiptNotFoundError, type Address, type Hex, type LocalAccount, type PublicClient, type TransactionReceipt } from "viem";
+import type { HeadTracker } from "../chain/head.ts";
 import { poolAbi } from "../chain/pool-abi.ts";
 import { ProblemError } from "../problem.ts";
 import { checkRelayerReady, checkRootAndNullifiers, simulate, transactCalldata, type CheckContext } from "./checks.ts";
@@ -17,6 +18,8 @@ export interface EngineDeps {
   checks: CheckContext;
   settings: RelaySettings;
   log: FastifyBaseLogger;
+  /** Told every head the watcher reads: status answers count confirmations from it without waiting. */
+  head: HeadTracker;
 }
 
 /**
@@ -167,7 +170,9 @@ export class RelayEngine {
     const { chain, store, settings, account } = this.deps;
     const live = store.nonTerminal();
     if (live.length === 0) return;
+    const readStartedAt = Date.now();
     const [head, minedNonce] = await Promise.all([chain.getBlockNumber(), chain.getTransactionCount({ address: account.address, blockTag: "latest" })]);
+    this.deps.head.observe(head, readStartedAt);
     for (const op of live) {
       if (this.stopped) return;
       if (op.attempts.length === 0) {

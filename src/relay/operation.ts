@@ -49,8 +49,19 @@ export const Operation = z
     transactions: z.array(Attempt).meta({ description: "every signed attempt, oldest first (fee bumps replace earlier ones)" }),
     transactionHash: Bytes32.nullable().meta({ description: "the attempt that was mined, if any" }),
     block: z.strictObject({ number: z.int(), hash: Bytes32 }).nullable(),
-    confirmations: z.int(),
+    confirmations: z.int().meta({ description: "blocks from `block` to `observedHead`, both included; 0 while not mined" }),
     requiredConfirmations: z.int(),
+    observedHead: z
+      .strictObject({
+        number: z.int(),
+        observedAt: z.string().meta({ description: "when the runtime saw this head (ISO 8601)" }),
+        ageMs: z.int().nonnegative().meta({ description: "how long before this answer that was" }),
+      })
+      .nullable()
+      .meta({
+        description:
+          "the chain head `confirmations` is counted from: the last one the runtime saw (status answers never wait on the chain); null before the first. An old head means the chain is not answering",
+      }),
     createdAt: z.string(),
     updatedAt: z.string(),
     history: z.array(HistoryEntry),

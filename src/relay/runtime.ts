@@ -1,14 +1,16 @@
 import { createHash, randomUUID } from "node:crypto";
+import type { FastifyBaseLogger } from "fastify";
 import type { LocalAccount, PublicClient } from "viem";
+import { withinDeadline } from "../chain/deadline.ts";
+import { HeadTracker } from "../chain/head.ts";
 import type { DeploymentConfig } from "../config/deployment-config.ts";
+import { ProblemError } from "../problem.ts";
 import { chainUnavailable, checkCapacity, checkInFlight, checkProof, checkRelayerReady, checkRequest, checkRootAndNullifiers, nullifierInFlight, simulate, type CheckContext } from "./checks.ts";
 import { RelayEngine } from "./engine.ts";
 import type { OperationKind } from "./operation.ts";
 import type { RelayRequest } from "./request.ts";
 import type { RelaySettings } from "./settings.ts";
 import type { OperationRecord, OperationStore } from "./store.ts";
-import { ProblemError } from "../problem.ts";
-import type { FastifyBaseLogger } from "fastify";
 
 /** What the relay routes talk to: admission (checks + atomic insert) and the engine behind it. */
 export class Relayer {
@@ -16,12 +18,37 @@ export class Relayer {
   readonly settings: RelaySettings;
   readonly checks: CheckContext;
   readonly engine: RelayEngine;
+  /** The last head seen, for answers that must not wait on the chain. */
+  readonly head: HeadTracker;
+  private readonly chainTimeoutMs: number;
 
-  constructor(args: { store: OperationStore; chain: PublicClient; account: LocalAccount; config: DeploymentConfig; settings: RelaySettings; log: FastifyBaseLogger }) {
+  constructor(args: {
+    store: OperationStore;
+    /** For requests: short timeouts, no retry. */
+    chain: PublicClient;
+    /** For the engine: its own client and timeouts, so a slow chain stalls the engine, not the routes. */
+    engineChain: PublicClient;
+    account: LocalAccount;
+    config: DeploymentConfig;
+    settings: RelaySettings;
+    log: FastifyBaseLogger;
+    /** A submission's chain checks, as a whole, answer within this (else 503). */
+    chainTimeoutMs: number;
+  }) {
     this.store = args.store;
     this.settings = args.settings;
+    this.chainTimeoutMs = args.chainTimeoutMs;
+    this.head = new HeadTracker(() => args.chain.getBlockNumber());
     this.checks = { config: args.config, chain: args.chain, relayer: args.account.address, settings: args.settings };
-    this.engine = new RelayEngine({ store: args.store, chain: args.chain, account: args.account, checks: this.checks, settings: args.settings, log: args.log });
+    this.engine = new RelayEngine({
+      store: args.store,
+      chain: args.engineChain,
+      account: args.account,
+      checks: { ...this.checks, chain: args.engineChain },
+      settings: args.settings,
+      log: args.log,
+      head: this.head,
+    });
   }
 
   /**
@@ -37,11 +64,7 @@ export class Relayer {
     try {
       checkRequest(kind, request, this.checks);
       checkCapacity(this.store, this.settings);
-      await checkRelayerReady(this.checks);
-      await checkProof(this.checks, request);
-      await checkRootAndNullifiers(this.checks, request);
-      checkInFlight(this.store, request);
-      await simulate(this.checks, request);
+      await withinDeadline(this.checkOnChain(request), this.chainTimeoutMs);
     } catch (error) {
       // A concurrent retry with the same key may have been stored while we checked: that is a replay.
       const replay = idempotencyKey === undefined ? undefined : this.replay(idempotencyKey, requestHash);
@@ -76,6 +99,15 @@ export class Relayer {
     }
     this.engine.enqueue(op.id);
     return op;
+  }
+
+  /** The checks that read the chain. Reads only: past the deadline they run on, and nothing comes of them. */
+  private async checkOnChain(request: RelayRequest): Promise<void> {
+    await checkRelayerReady(this.checks);
+    await checkProof(this.checks, request);
+    await checkRootAndNullifiers(this.checks, request);
+    checkInFlight(this.store, request);
+    await simulate(this.checks, request);
   }
 
   /** The operation stored under this key (same body), if any; another body under it is a 422. */

@@ -18,6 +18,8 @@ export interface RelaySettings {
   feeBumpPercent: number;
   /** An operation not broadcast this long after acceptance expires (nothing was sent). */
   maxWaitMs: number;
+  /** Timeout of each of the engine's own chain calls (reads, broadcasts); requests have their own (chainTimeoutMs). */
+  rpcTimeoutMs: number;
 }
 
 export const DEFAULT_RELAY_SETTINGS: RelaySettings = {
@@ -29,4 +31,5 @@ export const DEFAULT_RELAY_SETTINGS: RelaySettings = {
   stuckAfterMs: 4_000,
   feeBumpPercent: 25,
   maxWaitMs: 120_000,
+  rpcTimeoutMs: 10_000,
 };

@@ -1,9 +1,13 @@
+import type { ObservedHead } from "../chain/head.ts";
 import { TERMINAL_STATES, type Operation } from "./operation.ts";
 import type { OperationRecord } from "./store.ts";
 
-/** The public view of an operation: what status routes and submissions answer. */
-export function operationView(op: OperationRecord, head: bigint | null, requiredConfirmations: number): Operation {
-  const confirmations = op.block === null || head === null ? 0 : Math.max(0, Number(head) - op.block.number + 1);
+/**
+ * The public view of an operation: what status routes and submissions answer. Confirmations are
+ * counted from the last head the runtime saw, never a fresh read: an answer must not wait on the chain.
+ */
+export function operationView(op: OperationRecord, head: ObservedHead | null, requiredConfirmations: number, now = Date.now()): Operation {
+  const confirmations = op.block === null || head === null ? 0 : Math.max(0, Number(head.number) - op.block.number + 1);
   return {
     id: op.id,
     kind: op.kind,
@@ -17,6 +21,7 @@ export function operationView(op: OperationRecord, head: bigint | null, required
     block: op.block,
     confirmations,
     requiredConfirmations,
+    observedHead: head === null ? null : { number: Number(head.number), observedAt: new Date(head.observedAt).toISOString(), ageMs: Math.max(0, now - head.observedAt) },
     createdAt: op.createdAt,
     updatedAt: op.updatedAt,
     history: op.history,

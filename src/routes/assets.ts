@@ -4,6 +4,7 @@ import type { RuntimeContext } from "../context.ts";
 import { AssetsQuery, AssetsSnapshot } from "../config/assets-snapshot.ts";
 import { poolReadAbi } from "../chain/abi.ts";
 import { readAtBlockHash } from "../chain/call-at-block.ts";
+import { withinDeadline } from "../chain/deadline.ts";
 import { Problem, ProblemError } from "../problem.ts";
 import { QUEUE_PATHS } from "../paths.ts";
 
@@ -19,17 +20,18 @@ export const assetsRoutes: FastifyPluginAsyncZod<{ context: RuntimeContext }> = 
     },
     handler: async (request) => {
       const { blockNumber } = request.query;
-      const block = await resolveBlock(context.chain, blockNumber === undefined ? undefined : BigInt(blockNumber));
-      if (block.number < BigInt(context.config.deploymentBlock)) {
-        throw new ProblemError(
-          "block_before_deployment",
-          `block ${block.number} precedes the Pool's deployment block ${context.config.deploymentBlock}`,
-        );
-      }
-      return snapshotAt(context, block);
+      return withinDeadline(assetsAt(context, blockNumber === undefined ? undefined : BigInt(blockNumber)), context.chainTimeoutMs);
     },
   });
 };
+
+async function assetsAt(context: RuntimeContext, blockNumber: bigint | undefined): Promise<AssetsSnapshot> {
+  const block = await resolveBlock(context.chain, blockNumber);
+  if (block.number < BigInt(context.config.deploymentBlock)) {
+    throw new ProblemError("block_before_deployment", `block ${block.number} precedes the Pool's deployment block ${context.config.deploymentBlock}`);
+  }
+  return snapshotAt(context, block);
+}
 
 async function resolveBlock(chain: PublicClient, blockNumber: bigint | undefined): Promise<Block<bigint, false, "latest">> {
   try {

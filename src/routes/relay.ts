@@ -29,12 +29,11 @@ export const relayRoutes: FastifyPluginAsyncZod<{ context: RuntimeContext }> = a
         if (!relayer) throw new ProblemError("not_implemented", "this runtime has no relayer key: it relays nothing");
         // request → validate (schemas above) → decide → store → response; the engine does the chain.
         const op = await relayer.submit(kind, request.body, request.headers["idempotency-key"]);
-        const head = await context.chain.getBlockNumber().catch(() => null);
         return reply
           .code(202)
           .header("location", `${status}?id=${op.id}`)
           .header("retry-after", "1")
-          .send(operationView(op, head, relayer.settings.requiredConfirmations));
+          .send(operationView(op, relayer.head.current(), relayer.settings.requiredConfirmations));
       },
     });
   }

@@ -17,7 +17,7 @@ export const statusRoutes: FastifyPluginAsyncZod<{ context: RuntimeContext }> = 
       schema: {
         summary: `State of a ${kind === "send" ? "private send" : "withdrawal"}`,
         description:
-          "The operation by its id (not by transaction hash: a fee bump changes the hash). Non-terminal answers carry Retry-After. Poll until `terminal` is true.",
+          "The operation by its id (not by transaction hash: a fee bump changes the hash). Non-terminal answers carry Retry-After. Poll until `terminal` is true. Answered from the operation store at once, never waiting on the chain: `confirmations` is counted from `observedHead`, the last head the runtime saw, whose age says how fresh it is.",
         querystring: StatusQuery,
         response: { 200: Operation, default: Problem },
       },
@@ -26,8 +26,7 @@ export const statusRoutes: FastifyPluginAsyncZod<{ context: RuntimeContext }> = 
         if (!relayer) throw new ProblemError("not_implemented", "this runtime has no relayer key: it relays nothing");
         const op = relayer.store.get(request.query.id);
         if (!op || op.kind !== kind) throw new ProblemError("operation_not_found", `no ${kind} operation with id ${request.query.id}`);
-        const head = await context.chain.getBlockNumber().catch(() => null);
-        const view = operationView(op, head, relayer.settings.requiredConfirmations);
+        const view = operationView(op, relayer.head.current(), relayer.settings.requiredConfirmations);
         if (!view.terminal) reply.header("retry-after", "1");
         return view;
       },
