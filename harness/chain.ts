@@ -77,10 +77,20 @@ export async function startChain(options: ChainOptions): Promise<Chain> {
       return [guarded.file, guarded.args, execaOptions];
     },
   });
-  // @viem/anvil's stop() waits for a "close" that has already happened when anvil died on its own.
   let exited = false;
-  anvil.on("exit", () => (exited = true));
-  const stop = async () => (exited ? undefined : anvil.stop());
+  const exit = new Promise<void>((resolve) => anvil.on("exit", () => ((exited = true), resolve())));
+  let pid: number | undefined;
+  // Stopped by PID rather than @viem/anvil's stop(), which waits for a "close" already past when anvil
+  // died on its own, and leaves a 10 s timer that keeps the owner's process alive after the stop.
+  const stop = async (): Promise<void> => {
+    if (exited) return;
+    if (pid === undefined) return anvil.stop();
+    process.kill(pid, "SIGTERM"); // graceful: anvil flushes and exits
+    const grace = new Promise<void>((resolve) => setTimeout(resolve, 10_000).unref());
+    await Promise.race([exit, grace]);
+    if (!exited) process.kill(pid, "SIGKILL");
+    await exit;
+  };
   try {
     await options.onProcess?.({ marker, pid: null });
     await anvil.start();
@@ -90,7 +100,7 @@ export async function startChain(options: ChainOptions): Promise<Chain> {
     throw new ChainStartError(redactText(`anvil did not start: ${(error as Error).message}${log ? ` (${log})` : ""}`, options.fork?.url));
   }
   try {
-    const pid = await findAnvilPid(marker);
+    pid = await findAnvilPid(marker);
     await options.onProcess?.({ marker, pid });
     const port = listeningPort(anvil.logs.join(""));
     const out = JSON.parse(await readFile(marker, "utf8")) as { available_accounts: Hex[]; private_keys: Hex[] };
