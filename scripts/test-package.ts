@@ -1,0 +1,90 @@
+// The package as another project uses it: `npm pack` here, the tarball installed into a new project
+// outside the repository, and there, with nothing of this repository on hand: the README's example
+// files (code blocks that name a file) type-checked by the consumer's strict tsc and run with plain
+// Node and with vitest, and `npx queue-devstack --json` stopped with Ctrl-C, leaving no process.
+// A file missing from the package fails here. Run by `npm test`.
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { execa, type Options } from "execa";
+import { listProcesses } from "../harness/processes.ts";
+
+const repo = path.resolve(import.meta.dirname, "..");
+const work = await mkdtemp(path.join(tmpdir(), "queue-devstack-consumer-"));
+const project = path.join(work, "project");
+const version = async (pkg: string) => (JSON.parse(await readFile(path.join(repo, "node_modules", pkg, "package.json"), "utf8")) as { version: string }).version;
+
+async function step<T>(name: string, run: () => Promise<T>): Promise<T> {
+  const started = performance.now();
+  try {
+    const result = await run();
+    process.stdout.write(`  ok   ${name} (${((performance.now() - started) / 1000).toFixed(1)} s)\n`);
+    return result;
+  } catch (error) {
+    process.stdout.write(`  FAIL ${name}\n`);
+    throw error;
+  }
+}
+
+const inProject = (file: string, args: string[], options: Options = {}) => execa(file, args, { cwd: project, all: true, ...options });
+
+/** The README's code blocks whose info string names a file (```ts example.test.ts), by file name. */
+async function readmeFiles(): Promise<Map<string, string>> {
+  const readme = await readFile(path.join(repo, "README.md"), "utf8");
+  const files = new Map<string, string>();
+  for (const match of readme.matchAll(/^```\w+ ([\w.-]+)\n([\s\S]*?)^```$/gm)) files.set(match[1] as string, match[2] as string);
+  return files;
+}
+
+try {
+  process.stdout.write(`consumer project in ${project}\n`);
+  const tarball = await step("npm pack (builds dist/)", async () => {
+    const { stdout } = await execa("npm", ["pack", "--pack-destination", work, "--silent"], { cwd: repo });
+    return path.join(work, stdout.trim().split("\n").at(-1) as string);
+  });
+
+  await step("npm install the tarball into a new project", async () => {
+    await execa("mkdir", ["-p", project]);
+    await writeFile(path.join(project, "package.json"), `${JSON.stringify({ name: "consumer", private: true, type: "module" }, null, 2)}\n`);
+    const devDependencies = [tarball, `vitest@${await version("vitest")}`, `typescript@${await version("typescript")}`, `@types/node@${await version("@types/node")}`];
+    await inProject("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error", "-D", ...devDependencies]);
+  });
+
+  const files = await readmeFiles();
+  for (const name of ["example.test.ts", "plain.mjs", "client.mjs"]) {
+    if (!files.has(name)) throw new Error(`README.md has no code block for ${name}`);
+  }
+  await step(`write the README's files (${[...files.keys()].join(", ")})`, async () => {
+    for (const [name, text] of files) await writeFile(path.join(project, name), text);
+    // What `tsc --init` gives a new project, strict: our .d.ts must hold up under it.
+    const tsconfig = { compilerOptions: { target: "ES2023", module: "NodeNext", moduleResolution: "NodeNext", strict: true, noEmit: true, types: ["node"] }, include: ["*.ts"] };
+    await writeFile(path.join(project, "tsconfig.json"), `${JSON.stringify(tsconfig, null, 2)}\n`);
+  });
+
+  await step("tsc --noEmit (strict) in the consumer", () => inProject("npx", ["tsc", "-p", "."]));
+  await step("node plain.mjs (plain Node, compiled package)", () => inProject(process.execPath, ["plain.mjs"]));
+  await step("node client.mjs (queue-devstack/client: proof files and a real proof)", () => inProject(process.execPath, ["client.mjs"]));
+  await step("npx vitest run (the README's example test)", () => inProject("npx", ["vitest", "run"], { env: { CI: "1" } }));
+
+  await step("npx queue-devstack --json, then Ctrl-C: exit 0, no process left", async () => {
+    // Its own process group, signalled as a terminal does on Ctrl-C.
+    const cli = inProject("npx", ["queue-devstack", "--json", "--chain-port", "0", "--queue-port", "0"], { detached: true, reject: false, all: false });
+    const info = await new Promise<{ queueUrl: string; stateDir: string; processes: { anvil: { pid: number } } }>((resolve, reject) => {
+      let out = "";
+      cli.stdout?.on("data", (d: Buffer) => ((out += d.toString()), out.includes("\n") && resolve(JSON.parse(out.split("\n")[0] as string))));
+      void cli.then((r) => reject(new Error(`queue-devstack exited ${r.exitCode}: ${r.stderr}`)));
+    });
+    if ((await fetch(`${info.queueUrl}/api/queue/config`)).status !== 200) throw new Error("the queue did not serve its config");
+    process.kill(-(cli.pid as number), "SIGINT");
+    const result = await cli;
+    if (result.exitCode !== 0) throw new Error(`Ctrl-C: exit code ${result.exitCode}, expected 0\n${result.stderr}`);
+    const left = (await listProcesses()).filter((p) => p.pid === info.processes.anvil.pid || p.args.includes(info.stateDir));
+    if (left.length > 0) throw new Error(`left running: ${left.map((p) => `${p.pid} ${p.args}`).join("; ")}`);
+  });
+  process.stdout.write("the installed package works\n");
+  await rm(work, { recursive: true, force: true });
+} catch (error) {
+  const { all, message } = error as { all?: string; message: string };
+  process.stderr.write(`${all ?? message}\n(consumer project left in ${project})\n`);
+  process.exitCode = 1;
+}
