@@ -1,6 +1,7 @@
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { DatabaseSync } from "node:sqlite";
 import { describe, expect, it } from "vitest";
 import { SqliteOperationStore, StoreInUseError, StoreMismatchError, type OperationRecord } from "../src/relay/store.ts";
 
@@ -66,4 +67,74 @@ describe("SqliteOperationStore", () => {
     expect(() => store.bindDeployment("11155111:0xPool:0xother")).toThrow(StoreMismatchError);
     store.close();
   });
+
+  it("binds several idempotency keys to one operation, finds an identical request's operation unless it failed, and names who spent a nullifier", async () => {
+    const store = new SqliteOperationStore(await file());
+    expect(store.insert(record("a", ["1", "2"], "k1"))).toEqual({ ok: true });
+    expect(store.bindIdempotencyKey("k2", "a").id).toBe("a");
+    expect(store.bindIdempotencyKey("k2", "a").id).toBe("a"); // again: the same
+    expect(store.byIdempotencyKey("k2")?.id).toBe("a");
+    expect(store.byIdempotencyKey("k1")?.id).toBe("a");
+    // A key already bound stays bound to what it names.
+    expect(store.insert(record("b", ["9"], "x"))).toEqual({ ok: true });
+    expect(store.bindIdempotencyKey("x", "a").id).toBe("b");
+    expect(store.insert(record("c", ["7"], "k2"))).toMatchObject({ ok: false, conflict: "idempotency", existing: { id: "a" } });
+
+    expect(store.twin("hash-a")?.id).toBe("a");
+    expect(store.twin("hash-nope")).toBeUndefined();
+    expect(store.spender("1")).toBeUndefined(); // live, not mined
+    const a = store.get("a") as OperationRecord;
+    a.state = "confirmed";
+    store.save(a, { releaseNullifiers: true });
+    expect(store.twin("hash-a")?.id).toBe("a"); // confirmed: still the operation of that request
+    expect(store.spender("1")).toBe("a"); // after the nullifiers were released
+    expect(store.spender("2")).toBe("a");
+    const b = store.get("b") as OperationRecord;
+    b.state = "expired";
+    store.save(b, { releaseNullifiers: true });
+    expect(store.twin("hash-b")).toBeUndefined(); // failed: not an answer to a new request
+    expect(store.spender("9")).toBeUndefined();
+    store.close();
+  });
+
+  it("opens a store of the previous version: its keys and nullifiers are indexed at open, idempotently", async () => {
+    const where = await file();
+    const old = new DatabaseSync(where);
+    old.exec(PREVIOUS_SCHEMA);
+    const at = new Date().toISOString();
+    const insert = old.prepare(
+      "INSERT INTO operations (id, kind, state, idempotency_key, request_hash, request, nullifiers, history, created_at, updated_at) VALUES (?, 'send', ?, ?, ?, '{}', ?, '[]', ?, ?)",
+    );
+    insert.run("old-confirmed", "confirmed", "old-key", "hash-old", JSON.stringify(["5", "6"]), at, at);
+    insert.run("old-live", "submitted", null, "hash-live", JSON.stringify(["7", "8"]), at, at);
+    old.prepare("INSERT INTO live_nullifiers (nullifier, operation_id) VALUES ('7', 'old-live'), ('8', 'old-live')").run();
+    old.close();
+
+    for (let open = 0; open < 2; open++) {
+      const store = new SqliteOperationStore(where);
+      expect(store.byIdempotencyKey("old-key")?.id).toBe("old-confirmed");
+      expect(store.spender("5")).toBe("old-confirmed");
+      expect(store.twin("hash-old")?.id).toBe("old-confirmed");
+      expect(store.liveHolder("7")).toBe("old-live");
+      expect(store.insert(record(`new-${open}`, ["1"], "old-key"))).toMatchObject({ ok: false, conflict: "idempotency", existing: { id: "old-confirmed" } });
+      store.close();
+    }
+  });
 });
+
+/** The store's schema before idempotency keys and nullifiers got their own tables. */
+const PREVIOUS_SCHEMA = `
+CREATE TABLE IF NOT EXISTS operations (
+  id TEXT PRIMARY KEY, kind TEXT NOT NULL, state TEXT NOT NULL, idempotency_key TEXT UNIQUE, request_hash TEXT NOT NULL,
+  request TEXT NOT NULL, nullifiers TEXT NOT NULL, reason TEXT, mined_hash TEXT, block TEXT, history TEXT NOT NULL,
+  created_at TEXT NOT NULL, updated_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS operations_state ON operations(state);
+CREATE TABLE IF NOT EXISTS live_nullifiers (nullifier TEXT PRIMARY KEY, operation_id TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS attempts (
+  hash TEXT PRIMARY KEY, operation_id TEXT NOT NULL, nonce INTEGER NOT NULL, raw TEXT NOT NULL,
+  max_fee_per_gas TEXT NOT NULL, max_priority_fee_per_gas TEXT NOT NULL, created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS attempts_operation ON attempts(operation_id);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+`;

@@ -19,6 +19,8 @@ export interface CheckContext {
   chain: PublicClient;
   relayer: Address;
   settings: RelaySettings;
+  /** Our own mined operation that spent a nullifier, if any: a nullifier_spent answer names it. */
+  spender: (nullifier: string) => string | undefined;
 }
 
 /** Checks that need no chain: route, deployment, asset, binding of the public fields, fee, duplicates. */
@@ -115,7 +117,7 @@ export async function checkProof({ chain, config }: CheckContext, request: Relay
   if (!valid) throw new ProblemError("invalid_proof", "the proof does not verify for these public inputs");
 }
 
-export async function checkRootAndNullifiers({ chain, config }: CheckContext, request: RelayRequest): Promise<void> {
+export async function checkRootAndNullifiers({ chain, config, spender }: CheckContext, request: RelayRequest): Promise<void> {
   const pool = config.poolAddress as Address;
   const root = BigInt(request.publicInputs.root);
   const nullifiers = request.publicInputs.inputNullifiers.map(BigInt);
@@ -126,8 +128,16 @@ export async function checkRootAndNullifiers({ chain, config }: CheckContext, re
   if (!known) throw new ProblemError("unknown_root", `root ${root} is not among the Pool's recent roots: sync the tree and prove again`);
   const index = spent.findIndex(Boolean);
   if (index >= 0) {
-    throw new ProblemError("nullifier_spent", `nullifier ${nullifiers[index]} is already spent on chain`, { extensions: { nullifier: String(nullifiers[index]) } });
+    const nullifier = String(nullifiers[index]);
+    throw nullifierSpent(nullifier, spender(nullifier));
   }
+}
+
+/** A nullifier spent on chain; by one of our own operations, when we know which. */
+export function nullifierSpent(nullifier: string, operationId: string | undefined): ProblemError {
+  return new ProblemError("nullifier_spent", `nullifier ${nullifier} is already spent on chain${operationId ? ` by operation ${operationId}` : ""}`, {
+    extensions: operationId ? { nullifier, operationId } : { nullifier },
+  });
 }
 
 export function checkInFlight(store: { liveHolder(nullifier: string): string | undefined }, request: RelayRequest): void {

@@ -5,7 +5,19 @@ import { withinDeadline } from "../chain/deadline.ts";
 import { HeadTracker } from "../chain/head.ts";
 import type { DeploymentConfig } from "../config/deployment-config.ts";
 import { ProblemError } from "../problem.ts";
-import { chainUnavailable, checkCapacity, checkInFlight, checkProof, checkRelayerReady, checkRequest, checkRootAndNullifiers, nullifierInFlight, simulate, type CheckContext } from "./checks.ts";
+import {
+  chainUnavailable,
+  checkCapacity,
+  checkInFlight,
+  checkProof,
+  checkRelayerReady,
+  checkRequest,
+  checkRootAndNullifiers,
+  nullifierInFlight,
+  nullifierSpent,
+  simulate,
+  type CheckContext,
+} from "./checks.ts";
 import { RelayEngine } from "./engine.ts";
 import type { OperationKind } from "./operation.ts";
 import type { RelayRequest } from "./request.ts";
@@ -39,7 +51,7 @@ export class Relayer {
     this.settings = args.settings;
     this.chainTimeoutMs = args.chainTimeoutMs;
     this.head = new HeadTracker(() => args.chain.getBlockNumber());
-    this.checks = { config: args.config, chain: args.chain, relayer: args.account.address, settings: args.settings };
+    this.checks = { config: args.config, chain: args.chain, relayer: args.account.address, settings: args.settings, spender: (n) => args.store.spender(n) };
     this.engine = new RelayEngine({
       store: args.store,
       chain: args.engineChain,
@@ -53,23 +65,26 @@ export class Relayer {
 
   /**
    * request → validate (schema, done by the route) → decide (checks) → store → hand to the engine.
-   * Returns the new operation, or the one an idempotent retry refers to.
+   * Returns the new operation, or the stored one a keyed request refers to.
    */
   async submit(kind: OperationKind, request: RelayRequest, idempotencyKey: string | undefined): Promise<OperationRecord> {
     const requestHash = createHash("sha256").update(canonicalJson({ kind, request })).digest("hex");
-    if (idempotencyKey !== undefined) {
-      const replay = this.replay(idempotencyKey, requestHash);
-      if (replay) return replay;
-    }
+    const stored = () => (idempotencyKey === undefined ? undefined : this.storedFor(idempotencyKey, requestHash));
+    const before = stored();
+    if (before) return before;
     try {
       checkRequest(kind, request, this.checks);
+      // Before the chain is asked: while our operation holding a nullifier is live, the chain may already
+      // say "spent" (mined, not yet seen by the engine); "in flight, poll this operation" is the answer.
+      checkInFlight(this.store, request);
       checkCapacity(this.store, this.settings);
       await withinDeadline(this.checkOnChain(request), this.chainTimeoutMs);
     } catch (error) {
-      // A concurrent retry with the same key may have been stored while we checked: that is a replay.
-      const replay = idempotencyKey === undefined ? undefined : this.replay(idempotencyKey, requestHash);
-      if (replay) return replay;
-      throw chainUnavailable(error);
+      // An identical request may have been stored while we checked (the checks then found its nullifiers
+      // in flight or spent): a keyed request answers it.
+      const meanwhile = stored();
+      if (meanwhile) return meanwhile;
+      throw this.explained(error, request);
     }
 
     const now = new Date().toISOString();
@@ -93,7 +108,11 @@ export class Relayer {
     // is the atomic decision.
     const inserted = this.store.insert(op);
     if (!inserted.ok) {
-      if (inserted.conflict === "nullifier") throw nullifierInFlight(inserted.nullifier, inserted.operationId);
+      if (inserted.conflict === "nullifier") {
+        const twin = stored(); // a keyed copy that lost the race to an identical one answers the winner
+        if (twin) return twin;
+        throw nullifierInFlight(inserted.nullifier, inserted.operationId);
+      }
       if (inserted.existing.requestHash !== requestHash) throw this.keyReused(idempotencyKey as string, inserted.existing);
       return inserted.existing;
     }
@@ -101,20 +120,52 @@ export class Relayer {
     return op;
   }
 
+  /**
+   * A refusal as the client should hear it. A twin of ours stored and mined while this request was
+   * checked makes the chain say "spent" (or the simulation revert): while it is live, the request's
+   * nullifiers are in flight with it; once mined, they were spent by it. Either way it is named.
+   */
+  private explained(error: unknown, request: RelayRequest): ProblemError {
+    const raced =
+      error instanceof ProblemError &&
+      (error.code === "nullifier_spent" || (error.code === "simulation_failed" && (error.extensions.revert as { name?: string } | undefined)?.name === "NullifierSpent"));
+    if (!raced) return chainUnavailable(error);
+    for (const nullifier of request.publicInputs.inputNullifiers) {
+      const holder = this.store.liveHolder(nullifier);
+      if (holder) return nullifierInFlight(nullifier, holder);
+    }
+    for (const nullifier of request.publicInputs.inputNullifiers) {
+      const spender = this.store.spender(nullifier);
+      if (spender) return nullifierSpent(nullifier, spender);
+    }
+    return error;
+  }
+
   /** The checks that read the chain. Reads only: past the deadline they run on, and nothing comes of them. */
   private async checkOnChain(request: RelayRequest): Promise<void> {
     await checkRelayerReady(this.checks);
     await checkProof(this.checks, request);
     await checkRootAndNullifiers(this.checks, request);
-    checkInFlight(this.store, request);
     await simulate(this.checks, request);
   }
 
-  /** The operation stored under this key (same body), if any; another body under it is a 422. */
-  private replay(key: string, requestHash: string): OperationRecord | undefined {
-    const existing = this.store.byIdempotencyKey(key);
-    if (existing && existing.requestHash !== requestHash) throw this.keyReused(key, existing);
-    return existing;
+  /**
+   * What a keyed request already has in the store: the operation its key names (another body under the
+   * key is a 422), else the operation of an identical request, which the key is then bound to. Only one
+   * that has not failed: a rejected, expired or reverted operation may be retried, and the retry is a
+   * new operation (a key that already names a failed one keeps naming it).
+   */
+  private storedFor(key: string, requestHash: string): OperationRecord | undefined {
+    const named = this.store.byIdempotencyKey(key);
+    if (named) {
+      if (named.requestHash !== requestHash) throw this.keyReused(key, named);
+      return named;
+    }
+    const twin = this.store.twin(requestHash);
+    if (!twin) return undefined;
+    const bound = this.store.bindIdempotencyKey(key, twin.id); // a concurrent request may have bound it first
+    if (bound.requestHash !== requestHash) throw this.keyReused(key, bound);
+    return bound;
   }
 
   private keyReused(key: string, existing: OperationRecord): ProblemError {

@@ -43,9 +43,16 @@ export interface OperationStore {
   /** Inserts an operation and claims its nullifiers, atomically; or says what it collided with. */
   insert(record: OperationRecord): InsertResult;
   get(id: string): OperationRecord | undefined;
+  /** The operation an idempotency key names (several keys may name one operation). */
   byIdempotencyKey(key: string): OperationRecord | undefined;
+  /** Binds a key to an operation unless it is bound already; returns the operation the key names. */
+  bindIdempotencyKey(key: string, operationId: string): OperationRecord;
+  /** The operation of an identical request (same kind and body) that has not failed, if any. */
+  twin(requestHash: string): OperationRecord | undefined;
   /** The live operation holding a nullifier, if any. */
   liveHolder(nullifier: string): string | undefined;
+  /** Our mined operation (included or confirmed) that spends a nullifier, if any. */
+  spender(nullifier: string): string | undefined;
   /**
    * Persists the operation's state, reason, mined hash, block and history, in one transaction with
    * a new signed attempt (stored before it is broadcast) and/or the release of its nullifiers (when
@@ -99,6 +106,30 @@ CREATE TABLE IF NOT EXISTS meta (
   key TEXT PRIMARY KEY,
   value TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS idempotency_keys (
+  key TEXT PRIMARY KEY,
+  operation_id TEXT NOT NULL,
+  created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS operation_nullifiers (
+  nullifier TEXT NOT NULL,
+  operation_id TEXT NOT NULL,
+  PRIMARY KEY (nullifier, operation_id)
+);
+CREATE INDEX IF NOT EXISTS operations_request_hash ON operations(request_hash);
+`;
+
+/**
+ * Version 1 stored an operation's key in operations.idempotency_key (one key per operation) and indexed
+ * only live nullifiers. Version 2 has a table of keys (several may name one operation) and indexes the
+ * nullifiers of every operation; a version-1 file is brought up to it when it is opened.
+ */
+const SCHEMA_VERSION = 2;
+const MIGRATE_TO_2 = `
+INSERT OR IGNORE INTO idempotency_keys (key, operation_id, created_at)
+  SELECT idempotency_key, id, created_at FROM operations WHERE idempotency_key IS NOT NULL;
+INSERT OR IGNORE INTO operation_nullifiers (nullifier, operation_id)
+  SELECT n.value, o.id FROM operations o, json_each(o.nullifiers) n;
 `;
 
 export class StoreInUseError extends Error {
@@ -110,6 +141,7 @@ export class StoreMismatchError extends Error {
 }
 
 const LIVE_STATES = "('accepted','processing','submitted','included')";
+const FAILED_STATES = "('rejected','expired','reverted')";
 
 type Row = Record<string, string | number | null>;
 
@@ -125,7 +157,14 @@ export class SqliteOperationStore implements OperationStore {
     try {
       this.db.exec("PRAGMA busy_timeout = 2000; PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;");
       this.db.exec(SCHEMA);
-      this.db.exec("BEGIN IMMEDIATE; COMMIT;");
+      // Also takes the exclusive lock. Idempotent: a file already at this version is left as it is.
+      this.transaction(() => {
+        const { user_version: version } = this.db.prepare("PRAGMA user_version").get() as { user_version: number };
+        if (version < SCHEMA_VERSION) {
+          this.db.exec(MIGRATE_TO_2);
+          this.db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+        }
+      });
     } catch (error) {
       this.db.close();
       if (/locked|busy/i.test((error as Error).message)) throw new StoreInUseError(`the operation store ${file} is in use by another runtime`);
@@ -161,7 +200,14 @@ export class SqliteOperationStore implements OperationStore {
           record.updatedAt,
         );
       const claim = this.db.prepare("INSERT INTO live_nullifiers (nullifier, operation_id) VALUES (?, ?)");
-      for (const nullifier of record.nullifiers) claim.run(nullifier, record.id);
+      const index = this.db.prepare("INSERT OR IGNORE INTO operation_nullifiers (nullifier, operation_id) VALUES (?, ?)");
+      for (const nullifier of record.nullifiers) {
+        claim.run(nullifier, record.id);
+        index.run(nullifier, record.id);
+      }
+      if (record.idempotencyKey !== null) {
+        this.db.prepare("INSERT INTO idempotency_keys (key, operation_id, created_at) VALUES (?, ?, ?)").run(record.idempotencyKey, record.id, record.createdAt);
+      }
       return { ok: true };
     });
   }
@@ -185,13 +231,34 @@ export class SqliteOperationStore implements OperationStore {
   }
 
   byIdempotencyKey(key: string): OperationRecord | undefined {
-    const row = this.db.prepare("SELECT id FROM operations WHERE idempotency_key = ?").get(key) as Row | undefined;
+    const row = this.db.prepare("SELECT operation_id FROM idempotency_keys WHERE key = ?").get(key) as Row | undefined;
+    return row ? this.get(String(row.operation_id)) : undefined;
+  }
+
+  bindIdempotencyKey(key: string, operationId: string): OperationRecord {
+    this.db.prepare("INSERT OR IGNORE INTO idempotency_keys (key, operation_id, created_at) VALUES (?, ?, ?)").run(key, operationId, new Date().toISOString());
+    return this.byIdempotencyKey(key) as OperationRecord;
+  }
+
+  twin(requestHash: string): OperationRecord | undefined {
+    const row = this.db
+      .prepare(`SELECT id FROM operations WHERE request_hash = ? AND state NOT IN ${FAILED_STATES} ORDER BY created_at DESC, rowid DESC LIMIT 1`)
+      .get(requestHash) as Row | undefined;
     return row ? this.get(String(row.id)) : undefined;
   }
 
   liveHolder(nullifier: string): string | undefined {
     const row = this.db.prepare("SELECT operation_id FROM live_nullifiers WHERE nullifier = ?").get(nullifier) as Row | undefined;
     return row ? String(row.operation_id) : undefined;
+  }
+
+  spender(nullifier: string): string | undefined {
+    const row = this.db
+      .prepare(
+        "SELECT o.id FROM operation_nullifiers n JOIN operations o ON o.id = n.operation_id WHERE n.nullifier = ? AND o.state IN ('included','confirmed') ORDER BY o.created_at DESC LIMIT 1",
+      )
+      .get(nullifier) as Row | undefined;
+    return row ? String(row.id) : undefined;
   }
 
   save(record: OperationRecord, changes: { attempt?: StoredAttempt; releaseNullifiers?: boolean } = {}): void {
