@@ -8,7 +8,7 @@ import { keccak256, toFunctionSignature, type AbiFunction, type Hex } from "viem
 import { CIRCUIT_BUILD_DIR, loadCircuitManifest, renderSolidityVerifier } from "../harness/circuit.ts";
 import { FIXTURES_DIR, loadFixtures } from "../harness/fixtures.ts";
 import { startDevStack, type DevStack } from "../harness/index.ts";
-import { ArtifactIntegrityError, closeProvers, fetchProofFiles, hashExtData, poolAbi, randomFieldElement } from "../harness/client/index.ts";
+import { ArtifactIntegrityError, closeProvers, fetchProofFiles, hashExtData, poolAbi, randomFieldElement, reviewedFrom } from "../harness/client/index.ts";
 import { buildQueueRuntime } from "../src/server.ts";
 import { clients, RELAYER_KEY } from "./support/chain.ts";
 
@@ -84,9 +84,10 @@ describe("the queue serves the proof files", () => {
       bytes[1000] = (bytes[1000] as number) ^ 1;
       return new Response(bytes, { status: 200 });
     };
-    await expect(fetchProofFiles(stack.queueUrl, stack.manifest, tampering)).rejects.toBeInstanceOf(ArtifactIntegrityError);
-    await expect(fetchProofFiles(stack.queueUrl, stack.manifest, tampering)).rejects.toThrow(/joinsplit_final.zkey: got 9\d+ bytes with sha256/);
-    const files = await fetchProofFiles(stack.queueUrl, stack.manifest);
+    const reviewed = reviewedFrom(stack.manifest);
+    await expect(fetchProofFiles(stack.queueUrl, stack.manifest, reviewed, tampering)).rejects.toBeInstanceOf(ArtifactIntegrityError);
+    await expect(fetchProofFiles(stack.queueUrl, stack.manifest, reviewed, tampering)).rejects.toThrow(/joinsplit_final.zkey: got 9\d+ bytes with sha256/);
+    const files = await fetchProofFiles(stack.queueUrl, stack.manifest, reviewed);
     expect(files.zkey.length).toBeGreaterThan(0);
   });
 

@@ -34,7 +34,7 @@ describe("the queue client", () => {
     const client = createQueueClient({ baseUrl: oldStack.queueUrl, reviewed });
     const error = await client.beforePrepare().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ConfigMismatchError);
-    expect((error as ConfigMismatchError).differences.map((d) => d.split(":")[0])).toEqual(["poolRuntimeCodeHash", "verificationKeySha256"]);
+    expect((error as ConfigMismatchError).differences.map((d) => d.split(":")[0])).toEqual(["poolRuntimeCodeHash", "verificationKeySha256", "verificationKeySha256 (artifact)"]);
     const ok = createQueueClient({ baseUrl: oldStack.queueUrl, reviewed: reviewedFrom(oldStack.manifest) });
     expect((await ok.beforePrepare()).poolAddress).toBe(oldStack.manifest.poolAddress);
   });

@@ -6,9 +6,9 @@ export { generateEncryptionKeyPair, encryptTo, decryptWith, type EncryptionKeyPa
 export { commitmentOf, precommitmentOf, nullifierOf, encryptNote, decryptNote, type Note } from "./note.ts";
 export { MerkleTree, ZERO_VALUE } from "./merkle-tree.ts";
 export { syncPool, findNotes, type PoolState, type OwnedNote } from "./sync.ts";
-export { fetchProofFiles, ArtifactIntegrityError, type ProofFiles } from "./proof-files.ts";
-export { createProver, closeProvers, type Prover, type SolidityProof } from "./prover.ts";
-export { prepareTransaction, buildWitness, hashExtData, TransactionShapeError, type PreparedTransaction, type PreparedWithNotes, type TransactionRequest, type Witness, type ExtData, type PublicInputs, type Deployment } from "./transaction.ts";
+export { fetchProofFiles, checkProofFiles, sha256Of, ArtifactIntegrityError, type ProofFiles, type ProofFilePins } from "./proof-files.ts";
+export { createProver, closeProvers, ProofVerificationError, type Prover, type SolidityProof } from "./prover.ts";
+export { prepareTransaction, buildWitness, hashExtData, publicSignalsOf, TransactionShapeError, type PreparedTransaction, type PreparedWithNotes, type TransactionRequest, type Witness, type ExtData, type PublicInputs, type Deployment } from "./transaction.ts";
 export { poolAbi } from "./pool-abi.ts";
 export {
   createQueueClient,
@@ -16,10 +16,11 @@ export {
   toRelayRequest,
   memoryJournal,
   ConfigMismatchError,
+  ReviewedDeploymentError,
+  ReviewedDeployment,
   QueueProblemError,
   PendingOperationError,
   type QueueClient,
-  type ReviewedDeployment,
   type OperationJournal,
   type JournalEntry,
 } from "./queue-client.ts";

@@ -1,4 +1,10 @@
 import * as snarkjs from "snarkjs";
+import { ArtifactIntegrityError, checkProofFiles, type ProofFilePins, type ProofFiles } from "./proof-files.ts";
+
+/** A proof the pinned verification key does not accept: it is never returned, so it never leaves the client. */
+export class ProofVerificationError extends Error {
+  override name = "ProofVerificationError";
+}
 
 /** Groth16 proof as snarkjs returns it (decimal strings). */
 export interface SnarkProof {
@@ -15,19 +21,33 @@ export interface SolidityProof {
 }
 
 export interface Prover {
+  /** Proves, then verifies the proof with the pinned verification key; throws ProofVerificationError if it fails. */
   prove(input: Record<string, unknown>): Promise<{ proof: SolidityProof; publicSignals: bigint[] }>;
   /** Stops snarkjs's worker threads, which otherwise keep the process alive. */
   close(): Promise<void>;
 }
 
-/** A prover over proof files already in memory (and already checked: see fetchProofArtifacts). */
-export function createProver(files: { wasm: Uint8Array; zkey: Uint8Array }): Prover {
+/**
+ * A prover over the reviewed proof files: their sha256 must be the pins (a prover cannot be made from
+ * any other files), and every proof is verified with the pinned verification key before it is
+ * returned. Proving keys or witness generators from a hostile queue could otherwise hide secrets in
+ * proofs that it then refuses.
+ */
+export function createProver(files: ProofFiles, pins: ProofFilePins): Prover {
+  checkProofFiles(files, pins);
+  let verificationKey: unknown;
+  try {
+    verificationKey = JSON.parse(Buffer.from(files.verificationKey).toString("utf8"));
+  } catch (error) {
+    throw new ArtifactIntegrityError(`the pinned verification key is not JSON: ${(error as Error).message}`);
+  }
   return {
     async prove(input) {
       const { proof, publicSignals } = (await snarkjs.groth16.fullProve(input, { type: "mem", data: files.wasm }, { type: "mem", data: files.zkey })) as {
         proof: SnarkProof;
         publicSignals: string[];
       };
+      await verifyOrThrow(verificationKey, publicSignals, proof);
       const big = (x: string | undefined) => BigInt(x as string);
       const [a, b, c] = [proof.pi_a, proof.pi_b, proof.pi_c];
       return {
@@ -44,6 +64,17 @@ export function createProver(files: { wasm: Uint8Array; zkey: Uint8Array }): Pro
     },
     close: closeProvers,
   };
+}
+
+async function verifyOrThrow(verificationKey: unknown, publicSignals: string[], proof: SnarkProof): Promise<void> {
+  let valid: boolean;
+  try {
+    valid = await snarkjs.groth16.verify(verificationKey, publicSignals, proof);
+  } catch (error) {
+    // A key snarkjs cannot even use (wrong shape, wrong number of inputs) fails like a wrong proof.
+    throw new ProofVerificationError(`the proof could not be verified with the pinned verification key: ${(error as Error).message}`, { cause: error });
+  }
+  if (valid !== true) throw new ProofVerificationError("the proof does not verify with the pinned verification key; it was not returned");
 }
 
 /** snarkjs caches one bn128 curve (with its worker threads) per process; terminating it lets the process exit. */

@@ -1,17 +1,34 @@
-import type { Address, Hex } from "viem";
+import type { Address } from "viem";
+import { z } from "zod";
 import { DeploymentConfig } from "../../src/config/deployment-config.ts";
+import { Address as AddressSchema } from "../../src/config/primitives.ts";
 import type { Operation, OperationKind } from "../../src/relay/operation.ts";
 import type { RelayRequest } from "../../src/relay/request.ts";
+import { artifactOf, fetchProofFiles, type ProofFiles } from "./proof-files.ts";
 import type { PreparedTransaction } from "./transaction.ts";
 
-/** What the client's developers reviewed and pinned in their app (spec rule 6). */
-export interface ReviewedDeployment {
-  chainId: number;
-  poolAddress: Address;
-  domain?: Hex;
-  poolRuntimeCodeHash: Hex;
-  verifier: { address: Address; runtimeCodeHash: Hex };
-  verificationKeySha256: Hex;
+const Hash = z.string().regex(/^0x[0-9a-fA-F]{64}$/, "expected 0x followed by 64 hex digits");
+
+/**
+ * What the client's developers reviewed and pinned in their app (spec rule 6): the deployment (chain,
+ * Pool, its proof domain and code, the verifier and its code) and the sha256 of every proof file. All
+ * required: an unpinned value would be taken from the server being checked.
+ */
+export const ReviewedDeployment = z.strictObject({
+  chainId: z.int().positive(),
+  poolAddress: AddressSchema,
+  domain: Hash,
+  poolRuntimeCodeHash: Hash,
+  verifier: z.strictObject({ address: AddressSchema, runtimeCodeHash: Hash }),
+  verificationKeySha256: Hash,
+  wasmSha256: Hash,
+  zkeySha256: Hash,
+});
+export type ReviewedDeployment = z.output<typeof ReviewedDeployment>;
+
+/** Reviewed data that is incomplete or malformed: nothing can be checked against it. */
+export class ReviewedDeploymentError extends Error {
+  override name = "ReviewedDeploymentError";
 }
 
 export class ConfigMismatchError extends Error {
@@ -98,7 +115,9 @@ export function toRelayRequest(config: DeploymentConfig, tx: PreparedTransaction
 export function createQueueClient(options: { baseUrl: string; reviewed: ReviewedDeployment; journal?: OperationJournal; fetch?: typeof fetch }) {
   const fetchFn = options.fetch ?? fetch;
   const journal = options.journal ?? memoryJournal();
-  const reviewed = options.reviewed;
+  const parsed = ReviewedDeployment.safeParse(options.reviewed);
+  if (!parsed.success) throw new ReviewedDeploymentError(`the reviewed deployment data is incomplete: ${z.prettifyError(parsed.error)}`);
+  const reviewed = parsed.data;
 
   async function request<T>(path: string, init?: RequestInit): Promise<{ body: T; response: Response }> {
     const response = await fetchFn(new URL(path, options.baseUrl), { ...init, headers: { accept: "application/json", ...init?.headers } });
@@ -115,11 +134,22 @@ export function createQueueClient(options: { baseUrl: string; reviewed: Reviewed
     };
     differ("chainId", config.chainId, reviewed.chainId);
     differ("poolAddress", config.poolAddress, reviewed.poolAddress);
-    if (reviewed.domain) differ("domain", config.domain, reviewed.domain);
+    differ("domain", config.domain, reviewed.domain);
     differ("poolRuntimeCodeHash", config.poolRuntimeCodeHash, reviewed.poolRuntimeCodeHash);
     differ("verifier.address", config.queue.proof.verifier.address, reviewed.verifier.address);
     differ("verifier.runtimeCodeHash", config.queue.proof.verifier.runtimeCodeHash, reviewed.verifier.runtimeCodeHash);
     differ("verificationKeySha256", config.queue.proof.verificationKeySha256, reviewed.verificationKeySha256);
+    // The proof files too: a witness generator or proving key of the server's choosing could leak secrets.
+    const pinned = [
+      ["wasm", "wasmSha256", reviewed.wasmSha256],
+      ["zkey", "zkeySha256", reviewed.zkeySha256],
+      ["verificationKey", "verificationKeySha256 (artifact)", reviewed.verificationKeySha256],
+    ] as const;
+    for (const [role, what, pin] of pinned) {
+      const listed = config.queue.proof.artifacts.filter((a) => a.role === role);
+      if (listed.length === 1) differ(what, listed[0]?.sha256, pin);
+      else differences.push(`${what}: ${listed.length} ${role} files listed, reviewed one`);
+    }
     if (differences.length > 0) throw new ConfigMismatchError(differences);
     return config;
   }
@@ -162,6 +192,13 @@ export function createQueueClient(options: { baseUrl: string; reviewed: Reviewed
       return config;
     },
 
+    /** The proof files of a verified config, each checked against the reviewed pins (pass them to createProver with `reviewed`). */
+    proofFiles(config: DeploymentConfig): Promise<ProofFiles> {
+      return fetchProofFiles(options.baseUrl, config, reviewed, fetchFn);
+    },
+
+    reviewed,
+
     async submit(kind: OperationKind, config: DeploymentConfig, tx: PreparedTransaction, opts: { idempotencyKey?: string } = {}): Promise<Operation> {
       const path = kind === "send" ? "/api/queue/send-relay" : "/api/queue/withdraw-relay";
       const { body } = await request<Operation>(path, {
@@ -193,14 +230,19 @@ export function createQueueClient(options: { baseUrl: string; reviewed: Reviewed
 
 export type QueueClient = ReturnType<typeof createQueueClient>;
 
-/** Reviewed deployment data taken from a config: what an app would pin after reviewing a deployment. */
+/**
+ * Reviewed deployment data taken from a config: what an app would pin after reviewing a deployment
+ * (for the proof files, the hashes are also in the circuit build's manifest.json).
+ */
 export function reviewedFrom(config: DeploymentConfig): ReviewedDeployment {
   return {
     chainId: config.chainId,
     poolAddress: config.poolAddress,
-    domain: config.domain as Hex,
-    poolRuntimeCodeHash: config.poolRuntimeCodeHash as Hex,
-    verifier: { address: config.queue.proof.verifier.address, runtimeCodeHash: config.queue.proof.verifier.runtimeCodeHash as Hex },
-    verificationKeySha256: config.queue.proof.verificationKeySha256 as Hex,
+    domain: config.domain,
+    poolRuntimeCodeHash: config.poolRuntimeCodeHash,
+    verifier: { address: config.queue.proof.verifier.address, runtimeCodeHash: config.queue.proof.verifier.runtimeCodeHash },
+    verificationKeySha256: config.queue.proof.verificationKeySha256,
+    wasmSha256: artifactOf(config, "wasm").sha256,
+    zkeySha256: artifactOf(config, "zkey").sha256,
   };
 }

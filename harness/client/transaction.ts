@@ -5,7 +5,7 @@ import { randomFieldElement } from "./field.ts";
 import type { AccountKeys, RecipientKeys } from "./keys.ts";
 import type { MerkleTree } from "./merkle-tree.ts";
 import { commitmentOf, encryptNote, nullifierOf, precommitmentOf, type Note } from "./note.ts";
-import type { SolidityProof, Prover } from "./prover.ts";
+import { ProofVerificationError, type SolidityProof, type Prover } from "./prover.ts";
 
 /** The deployment a proof is made for (from the verified config). */
 export interface Deployment {
@@ -151,9 +151,22 @@ export function buildWitness(args: TransactionRequest): Witness {
   return { signals, publicInputs, extData, outputNotes: [outs[0]!.note, outs[1]!.note] };
 }
 
-/** Builds the witness and proves it: the result is ready for Pool.transact or a relayer. */
+/** The proof's public signals, in the circuit's order (circuits/README.md). */
+export function publicSignalsOf(inputs: PublicInputs): bigint[] {
+  return [inputs.root, inputs.publicAmount, inputs.extDataHash, BigInt(inputs.asset), inputs.domain, ...inputs.inputNullifiers, ...inputs.outputCommitments];
+}
+
+/**
+ * Builds the witness and proves it: the result is ready for Pool.transact or a relayer. The prover has
+ * verified the proof with the pinned key; it must also be a proof of these public inputs, the ones
+ * that are sent.
+ */
 export async function prepareTransaction(args: TransactionRequest & { prover: Prover }): Promise<PreparedWithNotes> {
   const { signals, publicInputs, extData, outputNotes } = buildWitness(args);
-  const { proof } = await args.prover.prove(signals);
+  const { proof, publicSignals } = await args.prover.prove(signals);
+  const expected = publicSignalsOf(publicInputs);
+  if (publicSignals.length !== expected.length || publicSignals.some((x, i) => x !== expected[i])) {
+    throw new ProofVerificationError("the prover returned a proof of other public inputs than the transaction's; it was not returned");
+  }
   return { transaction: { proof, publicInputs, extData }, outputNotes };
 }

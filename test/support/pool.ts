@@ -9,6 +9,7 @@ import {
   precommitmentOf,
   prepareTransaction,
   randomFieldElement,
+  reviewedFrom,
   syncPool,
   type AccountKeys,
   type Deployment,
@@ -24,7 +25,8 @@ export const GAS = 6_000_000n;
 /** A stack's Pool seen from a client: deposit, sync, find notes, prove. Real chain, real proofs. */
 export async function poolFixture(stack: DevStack) {
   const config = stack.manifest;
-  const prover: Prover = createProver(await fetchProofFiles(stack.queueUrl, config));
+  const reviewed = reviewedFrom(config); // the harness's own manifest: reviewed by construction
+  const prover: Prover = createProver(await fetchProofFiles(stack.queueUrl, config, reviewed), reviewed);
   const deployment: Deployment = { chainId: config.chainId, poolAddress: config.poolAddress, domain: BigInt(config.domain) };
   const asset = config.assets.find((a) => a.decimals === 6)?.address as Address;
   const levels = config.queue.proof.treeDepth;
@@ -61,8 +63,28 @@ export async function poolFixture(stack: DevStack) {
     return { state, input: { note: note.note, leafIndex: note.leafIndex } };
   }
 
+  /**
+   * `count` one-unit deposits from dev account `from`, sent back to back (one approve, explicit nonces
+   * and gas, nothing estimated), then every receipt awaited: each inserts a pair of leaves and a root.
+   */
+  async function depositBurst(from: number, count: number): Promise<TransactionReceipt[]> {
+    const { wallet, public: client, account } = user(from);
+    let nonce = await client.getTransactionCount({ address: account.address, blockTag: "pending" });
+    const hashes: Hex[] = [
+      await wallet.writeContract({ address: asset, abi: erc20Abi, functionName: "approve", args: [deployment.poolAddress, BigInt(count)], nonce: nonce++, gas: 100_000n }),
+    ];
+    for (let i = 0; i < count; i++) {
+      const args = [asset, 1n, randomFieldElement(), "0x"] as const;
+      hashes.push(await wallet.writeContract({ address: deployment.poolAddress, abi: poolAbi, functionName: "deposit", args, nonce: nonce++, gas: GAS }));
+    }
+    const receipts = await Promise.all(hashes.map((hash) => client.waitForTransactionReceipt({ hash })));
+    const failed = receipts.find((r) => r.status !== "success");
+    if (failed) throw new Error(`deposit burst: ${failed.transactionHash} reverted`);
+    return receipts.slice(1);
+  }
+
   const prove = (request: Omit<TransactionRequest, "deployment" | "asset"> & Partial<Pick<TransactionRequest, "deployment" | "asset">>) =>
     prepareTransaction({ deployment, asset, prover, ...request });
 
-  return { config, prover, deployment, asset, levels, user, usdc, sync, deposit, fundedNote, prove };
+  return { config, reviewed, prover, deployment, asset, levels, user, usdc, sync, deposit, depositBurst, fundedNote, prove };
 }
