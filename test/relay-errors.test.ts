@@ -218,11 +218,11 @@ describe("once accepted", () => {
     const other = await send(rebound({ fee: String(BigInt(valid.extData.fee) + 1n) }), { "idempotency-key": key });
     expect(other).toMatchObject({ status: 422, body: { code: "idempotency_key_reused", operationId: first.body.id } });
 
-    // 409 nullifier_in_flight (a live twin) or nullifier_spent (already on chain), naming what holds it.
+    // An unkeyed twin: 409 nullifier_in_flight (live) or nullifier_spent (already confirmed), naming the operation.
     const twin = await send(valid);
     expect(twin.status).toBe(409);
     expect(["nullifier_in_flight", "nullifier_spent"]).toContain(twin.body.code);
-    if (twin.body.code === "nullifier_in_flight") expect(twin.body.operationId).toBe(first.body.id);
+    expect(twin.body.operationId).toBe(first.body.id);
 
     // A send's id is not a withdrawal's.
     expect((await fetch(`${stack.queueUrl}/api/queue/withdraw-status?id=${first.body.id}`)).status).toBe(404);
@@ -238,6 +238,6 @@ describe("once accepted", () => {
       }
       await new Promise((r) => setTimeout(r, 100));
     }
-    expect(await send(valid)).toMatchObject({ status: 409, body: { code: "nullifier_spent" } });
+    expect(await send(valid)).toMatchObject({ status: 409, body: { code: "nullifier_spent", operationId: acceptedId } });
   });
 });
