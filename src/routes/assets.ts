@@ -14,7 +14,7 @@ export const assetsRoutes: FastifyPluginAsyncZod<{ context: RuntimeContext }> = 
     schema: {
       summary: "Funding assets at an authenticated block",
       description:
-        "Reads each funding asset's Pool balance, total supply and support flag at one block. The response names the block by number and hash; every read is pinned to that hash (EIP-1898), so the values are that block's and no other's. Defaults to the latest block.",
+        "Reads each funding asset's Pool balance, total supply and support flag at one block. The response names the block by number and hash; every read is pinned to that hash (EIP-1898), so the values are that block's and no other's. Defaults to the latest block. A chain that does not answer within the runtime's chain timeout is a 503 chain_unavailable with Retry-After.",
       querystring: AssetsQuery,
       response: { 200: AssetsSnapshot, default: Problem },
     },

@@ -19,7 +19,7 @@ export const relayRoutes: FastifyPluginAsyncZod<{ context: RuntimeContext }> = a
       schema: {
         summary: `Submit ${what}`,
         description:
-          "Takes the proof and public execution fields only (spec §1 rule 4), checks them (deployment, asset, binding, fee, proof, root, nullifiers, simulation, relayer funds, capacity) and queues the transaction. Answers 202 with the operation and a Location to its status. Send an Idempotency-Key header to make retries safe.",
+          "Takes the proof and public execution fields only (spec §1 rule 4), checks them (deployment, asset, binding, fee, proof, root, nullifiers, simulation, relayer funds, capacity) and queues the transaction. Answers 202 with the operation and a Location to its status. The checks that read the chain answer within the runtime's chain timeout, or the request is a 503 chain_unavailable with Retry-After. Send an Idempotency-Key header to make retries safe: a keyed request identical to a stored operation that has not failed answers that operation.",
         body: RelayRequest,
         headers: z.looseObject({ "idempotency-key": IdempotencyKey }),
         response: { 202: Operation, default: Problem },
