@@ -12,8 +12,9 @@ export interface ChainSaver {
  * Keeps a persisted stack's chain on disk while it runs, so that a crash of anvil or of its owner loses
  * at most the last moments: the head is watched, and on every change the chain is dumped with
  * `anvil_dumpState` and written atomically (temp file, fsync, rename), never half-written, and once more
- * when the stack stops. (anvil's own --dump-state and --state-interval write in place: a crash during a
- * write would leave a damaged file, and a refused start would overwrite the saved chain.)
+ * when the stack stops. This covers a crash of anvil itself; anvil's own --dump-state covers its owner's
+ * death (the orphan guard stops it with SIGTERM). anvil's --state-interval is not used: it writes in
+ * place, and a crash during a write would leave a damaged file.
  */
 export function startChainSaver(args: { rpcUrl: string; file: string; intervalMs?: number; onError?: (error: Error) => void }): ChainSaver {
   let lastDump = "";

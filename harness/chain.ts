@@ -22,8 +22,12 @@ export interface ChainOptions {
   fork?: { url: string; blockNumber: bigint } | undefined;
   /** anvil --load-state: start from this saved chain. */
   loadState?: string | undefined;
+  /** anvil --dump-state: write the chain there when anvil is stopped gracefully (SIGTERM), also by the orphan guard. */
+  dumpState?: string | undefined;
   /** Seconds between blocks; undefined = automine (a block per transaction). */
   blockTime?: number | undefined;
+  /** anvil --timestamp: the genesis block's timestamp (default: now). */
+  timestamp?: bigint | undefined;
   /**
    * Called with anvil's unique command-line marker just before it is spawned, and again with its PID
    * once known, so the caller can record both: a run killed at any step leaves a findable anvil.
@@ -45,7 +49,8 @@ export interface Chain {
   marker: string;
   /** anvil's funded accounts, in its order (the default test mnemonic). */
   accounts: DevAccount[];
-  stop(): Promise<void>;
+  /** Stops anvil: gracefully (SIGTERM: it writes --dump-state), or with `graceful: false` at once, writing nothing. */
+  stop(options?: { graceful?: boolean }): Promise<void>;
 }
 
 export class ChainStartError extends Error {
@@ -67,7 +72,9 @@ export async function startChain(options: ChainOptions): Promise<Chain> {
     forkUrl: options.fork?.url,
     forkBlockNumber: options.fork === undefined ? undefined : Number(options.fork.blockNumber),
     blockTime: options.blockTime,
+    timestamp: options.timestamp === undefined ? undefined : Number(options.timestamp),
     loadState: options.loadState,
+    dumpState: options.dumpState,
     configOut: marker,
     startTimeout: 30_000,
     stopTimeout: 10_000,
@@ -82,10 +89,10 @@ export async function startChain(options: ChainOptions): Promise<Chain> {
   let pid: number | undefined;
   // Stopped by PID rather than @viem/anvil's stop(), which waits for a "close" already past when anvil
   // died on its own, and leaves a 10 s timer that keeps the owner's process alive after the stop.
-  const stop = async (): Promise<void> => {
+  const stop = async ({ graceful = true } = {}): Promise<void> => {
     if (exited) return;
     if (pid === undefined) return anvil.stop();
-    process.kill(pid, "SIGTERM"); // graceful: anvil flushes and exits
+    process.kill(pid, graceful ? "SIGTERM" : "SIGKILL");
     const grace = new Promise<void>((resolve) => setTimeout(resolve, 10_000).unref());
     await Promise.race([exit, grace]);
     if (!exited) process.kill(pid, "SIGKILL");
@@ -115,7 +122,7 @@ export async function startChain(options: ChainOptions): Promise<Chain> {
       stop,
     };
   } catch (error) {
-    await stop();
+    await stop({ graceful: false });
     throw error;
   } finally {
     await rm(runDir, { recursive: true, force: true });

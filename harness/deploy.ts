@@ -35,6 +35,11 @@ export async function deployFixtures(args: {
   holders: Address[];
   /** Merkle tree depth: the circuit's. */
   levels: number;
+  /**
+   * Mine the deployments (automine off) in blocks with these timestamps, 12 s apart from the first,
+   * instead of a block per transaction at wall-clock time: the same inputs give the same block hashes.
+   */
+  mineFrom?: bigint;
 }): Promise<Deployment> {
   const { client, fixtures } = args;
   const account = privateKeyToAccount(args.deployerKey);
@@ -62,7 +67,16 @@ export async function deployFixtures(args: {
     assets.push(await deploy("TestToken", [asset.name, asset.symbol, asset.decimals, args.holders, parseUnits(String(DEV_TOKEN_GRANT), asset.decimals)]));
   }
   const pool = await deploy("Pool", [verifier, poseidon2, poseidon3, accountRegistry, receiveDirectory, assets, args.levels]);
+  if (args.mineFrom !== undefined) await client.request({ method: "evm_setAutomine", params: [false] } as never);
   const pending = await Promise.all(signed.map((raw) => client.request({ method: "eth_sendRawTransaction", params: [raw] })));
+  if (args.mineFrom !== undefined) {
+    // As many as fit in each block, in nonce order, until none is left.
+    for (let timestamp = args.mineFrom; ; timestamp += 12n) {
+      await client.request({ method: "evm_mine", params: [Number(timestamp)] } as never);
+      if ((await client.getTransactionCount({ address: account.address, blockTag: "latest" })) === nonce) break;
+    }
+    await client.request({ method: "evm_setAutomine", params: [true] } as never);
+  }
 
   const receipts = await Promise.all(pending.map((hash) => client.waitForTransactionReceipt({ hash, pollingInterval: 20 })));
   const failed = receipts.find((r) => r.status !== "success");

@@ -13,6 +13,7 @@ import { startChainSaver, type ChainSaver } from "./chain-saver.ts";
 import { CIRCUIT_BUILD_DIR, loadCircuitManifest } from "./circuit.ts";
 import { deployFixtures } from "./deploy.ts";
 import { loadFixtures } from "./fixtures.ts";
+import { GENESIS_STATE_PATH, loadGenesis } from "./genesis.ts";
 import { resolveForkPoint, type ForkPoint } from "./fork.ts";
 import {
   currentOwner,
@@ -146,8 +147,13 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     // anvil forks a loopback forwarder: the upstream's credentials never reach its command line or files.
     const forwarder = fork ? await startRpcForwarder(fork.url) : null;
     if (forwarder) cleanups.push(() => forwarder.close());
-    const fixturesPromise = loadFixtures((reason) => progress?.({ step: `contracts ${reason}: compiling`, ms: 0 }));
-    fixturesPromise.catch(() => {}); // awaited below; avoid an unhandled rejection while anvil starts
+    const [fixtures, circuit] = await timed(progress, "load contracts", () =>
+      Promise.all([loadFixtures((reason) => progress?.({ step: `contracts ${reason}: compiling`, ms: 0 })), loadCircuitManifest()]),
+    );
+    // A new local chain starts from the prepared genesis (fixtures deployed at fixed timestamps): the same
+    // blocks and manifest on every run. In the repository, a genesis older than the contracts is not used.
+    const genesis = fork || resume ? undefined : await loadGenesis(fixtures, circuit.levels);
+    if (!fork && !resume && !genesis) progress?.({ step: "genesis stale: deploying (npm run build:genesis)", ms: 0 });
 
     const chain: Chain = await timed(progress, fork ? "start anvil (fork)" : "start anvil", () =>
       startChain({
@@ -155,15 +161,19 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
         port: options.chainPort ?? 0,
         stateDir,
         fork: fork && forwarder ? { url: forwarder.url, blockNumber: fork.blockNumber } : undefined,
-        loadState: resume ? chainStateFile : undefined,
+        loadState: resume ? chainStateFile : genesis ? GENESIS_STATE_PATH : undefined,
+        // anvil writes the chain when it is stopped, also by the orphan guard when this process dies.
+        dumpState: options.persist ? chainStateFile : undefined,
         onProcess: (anvil) => writeProcessRecord(stateDir, { owner, anvil }),
       }),
     );
-    cleanups.push(() => chain.stop());
-    // The saver writes the chain only once it is known good (deployed, or checked against the manifest):
-    // a refused start leaves the saved files exactly as they were.
+    // The chain is written only once it is known good (deployed, or checked against the manifest): until
+    // then anvil is stopped without its dump, and a refused start leaves the saved files as they were.
+    let chainGood = !options.persist;
+    cleanups.push(() => chain.stop({ graceful: chainGood }));
     let saver: ChainSaver | null = null;
     const keepSaved = async () => {
+      chainGood = true;
       if (!options.persist) return;
       saver = startChainSaver({ rpcUrl: chain.rpcUrl, file: chainStateFile });
       await saver.saveNow();
@@ -171,12 +181,16 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       cleanups.push(() => started.stop({ finalSave: true })); // runs before anvil is stopped
     };
     const client = createChainClient(chain.rpcUrl);
-    const [fixtures, circuit] = await timed(progress, "load contracts", () => Promise.all([fixturesPromise, loadCircuitManifest()]));
     const relayer = chain.accounts[RELAYER_INDEX] as DevAccount;
     const deployer = chain.accounts[DEPLOYER_INDEX] as DevAccount;
 
     const { pool, deploymentBlock } = resume
       ? await timed(progress, "resume saved chain", () => resumeDeployment(client, manifestPath), (d) => `Pool ${d.pool} from ${chainStateFile}`)
+      : genesis
+        ? await timed(progress, "load genesis", async () => {
+            await keepSaved();
+            return { pool: genesis.pool as Address, deploymentBlock: BigInt(genesis.deploymentBlock) };
+          })
       : options.pool === undefined
         ? await timed(progress, "deploy fixtures", async () => {
             const deployment = await deployFixtures({

@@ -149,8 +149,11 @@ describe("a persisted stack after a crash", () => {
       const digest = async (f: string) => createHash("sha256").update(await readFile(path.join(dir, f))).digest("hex");
       return Promise.all(files.map(async (f) => [f, (await stat(path.join(dir, f))).isFile() ? await digest(f) : "dir"]));
     };
-    // B's chain under A's manifest: same addresses (deterministic), another deployment block hash.
-    await copyFile(path.join(b, "chain-state.json"), path.join(a, "chain-state.json"));
+    // A manifest that the saved chain does not describe (another deployment block hash).
+    const manifestFile = path.join(a, "manifest.json");
+    const manifest = JSON.parse(await readFile(manifestFile, "utf8")) as { deploymentBlockHash: string };
+    manifest.deploymentBlockHash = `0x${"ab".repeat(32)}`;
+    await writeFile(manifestFile, `${JSON.stringify(manifest, null, 2)}\n`);
     const before = await snapshot(a);
     await expect(startDevStack({ stateDir: a, persist: true })).rejects.toThrow(PersistedStateError);
     expect(await snapshot(a)).toEqual(before);

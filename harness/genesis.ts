@@ -1,0 +1,100 @@
+import { createHash } from "node:crypto";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { gunzipSync } from "node:zlib";
+import { z } from "zod";
+import { createChainClient } from "../src/chain/client.ts";
+import { startChain, type DevAccount } from "./chain.ts";
+import { DEV_ASSETS, DEV_TOKEN_GRANT, deployFixtures } from "./deploy.ts";
+import { FIXTURES_DIR, type CompiledFixtures } from "./fixtures.ts";
+import { FROM_SOURCE } from "./package-root.ts";
+
+const require = createRequire(import.meta.url);
+
+/**
+ * The prepared genesis of a local stack: anvil's state with the fixtures already deployed, at fixed
+ * timestamps, committed with the package. Every local stack loads it, so every run on every machine
+ * has the same addresses, the same deployment block and the same block hash, hence a byte-identical
+ * manifest that a client's reviewed deployment data (spec rule 6) can pin; and no deploy at start.
+ * Time after start moves normally. `npm run build:genesis` makes it; in the repository a stale one
+ * (other contracts, another anvil) is not used, and a test fails until it is rebuilt.
+ */
+export const GENESIS_STATE_PATH = path.join(FIXTURES_DIR, "genesis-state.json");
+export const GENESIS_PATH = path.join(FIXTURES_DIR, "genesis.json");
+
+/** 2026-01-01T00:00:00Z: the genesis block; the deployments follow 12 s apart. */
+export const GENESIS_TIMESTAMP = 1_767_225_600n;
+
+const Genesis = z.strictObject({
+  /** sha256 over everything that determines the state: compiled fixtures, deploy parameters, anvil's version. */
+  inputsHash: z.string(),
+  pool: z.string(),
+  deploymentBlock: z.int(),
+  timestamp: z.int(),
+});
+export type Genesis = z.output<typeof Genesis>;
+
+export async function genesisInputsHash(fixtures: CompiledFixtures, levels: number): Promise<string> {
+  const anvil = (JSON.parse(await readFile(require.resolve("@foundry-rs/anvil/package.json"), "utf8")) as { version: string }).version;
+  const inputs = { fixtures: fixtures.sourcesHash, levels, assets: DEV_ASSETS, grant: DEV_TOKEN_GRANT.toString(), timestamp: GENESIS_TIMESTAMP.toString(), anvil };
+  return createHash("sha256").update(JSON.stringify(inputs)).digest("hex");
+}
+
+/**
+ * The committed genesis, if it matches these fixtures: always in an installed package (checked when it
+ * was built), only when fresh in the repository.
+ */
+export async function loadGenesis(fixtures: CompiledFixtures, levels: number): Promise<Genesis | undefined> {
+  let genesis: Genesis;
+  try {
+    genesis = Genesis.parse(JSON.parse(await readFile(GENESIS_PATH, "utf8")));
+  } catch {
+    return undefined;
+  }
+  if (FROM_SOURCE && genesis.inputsHash !== (await genesisInputsHash(fixtures, levels))) return undefined;
+  return genesis;
+}
+
+/** Deploys the fixtures on a fresh anvil at fixed timestamps and writes its state as the genesis. */
+export async function buildGenesis(fixtures: CompiledFixtures, levels: number): Promise<Genesis> {
+  const stateDir = await mkdtemp(path.join(tmpdir(), "queue-devstack-genesis-"));
+  const chain = await startChain({ host: "127.0.0.1", port: 0, stateDir, timestamp: GENESIS_TIMESTAMP });
+  try {
+    const client = createChainClient(chain.rpcUrl);
+    const deployer = chain.accounts[0] as DevAccount;
+    const deployment = await deployFixtures({
+      client,
+      fixtures,
+      deployerKey: deployer.privateKey,
+      holders: chain.accounts.map((a) => a.address),
+      levels,
+      mineFrom: GENESIS_TIMESTAMP + 12n,
+    });
+    // With the historical states: a fork of a stack at an earlier block, or a Pool's deployment block
+    // found by bisection, reads state as of blocks before the head.
+    const dump = (await client.request({ method: "anvil_dumpState", params: [true] } as never)) as string;
+    await writeFile(GENESIS_STATE_PATH, canonicalState(gunzipSync(Buffer.from(dump.slice(2), "hex"))));
+    const block = await client.getBlock({ blockNumber: deployment.deploymentBlock });
+    const genesis: Genesis = {
+      inputsHash: await genesisInputsHash(fixtures, levels),
+      pool: deployment.pool,
+      deploymentBlock: Number(deployment.deploymentBlock),
+      timestamp: Number(block.timestamp),
+    };
+    await writeFile(GENESIS_PATH, `${JSON.stringify(genesis, null, 2)}\n`);
+    return genesis;
+  } finally {
+    await chain.stop();
+    await rm(stateDir, { recursive: true, force: true });
+  }
+}
+
+/** anvil lists blocks and transactions in hash-map order: sorted, the same chain is the same bytes. */
+function canonicalState(json: Buffer): string {
+  const state = JSON.parse(json.toString("utf8")) as { blocks: Array<{ header: { number: string } }>; transactions: Array<{ info: { transaction_hash: string } }> };
+  state.blocks.sort((a, b) => Number(BigInt(a.header.number) - BigInt(b.header.number)));
+  state.transactions.sort((a, b) => a.info.transaction_hash.localeCompare(b.info.transaction_hash));
+  return JSON.stringify(state);
+}

@@ -1,0 +1,34 @@
+import { describe, expect, it } from "vitest";
+import { loadCircuitManifest } from "../harness/circuit.ts";
+import { loadFixtures } from "../harness/fixtures.ts";
+import { GENESIS_TIMESTAMP, loadGenesis } from "../harness/genesis.ts";
+import { startDevStack } from "../harness/index.ts";
+import { rpc } from "./support/rpc.ts";
+
+// A local stack serves byte-identical configuration on every run and every machine (a client's reviewed
+// deployment data can pin it), because it starts from the committed genesis.
+describe("the prepared genesis", () => {
+  it("is fresh for the committed contracts (else: npm run build:genesis)", async () => {
+    const fixtures = await loadFixtures();
+    const { levels } = await loadCircuitManifest();
+    expect(await loadGenesis(fixtures, levels)).toBeDefined();
+  });
+
+  it("gives two stacks, one after the other, the same manifest bytes; time then moves normally", async () => {
+    const served: string[] = [];
+    for (let run = 0; run < 2; run++) {
+      const stack = await startDevStack();
+      try {
+        served.push(await (await fetch(`${stack.queueUrl}/api/queue/config`)).text());
+        const deployed = await rpc<{ timestamp: string }>(stack.rpcUrl, "eth_getBlockByNumber", [`0x${stack.manifest.deploymentBlock.toString(16)}`, false]);
+        expect(BigInt(deployed.timestamp)).toBeGreaterThan(GENESIS_TIMESTAMP);
+        await rpc(stack.rpcUrl, "anvil_mine", ["0x1"]);
+        const next = await rpc<{ timestamp: string }>(stack.rpcUrl, "eth_getBlockByNumber", ["latest", false]);
+        expect(Math.abs(Number(next.timestamp) - Date.now() / 1000)).toBeLessThan(60);
+      } finally {
+        await stack.stop();
+      }
+    }
+    expect(served[1]).toBe(served[0]);
+  });
+});
