@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyServerOptions } from "fastify";
 import type { Address, Hex, PublicClient } from "viem";
 import { createChainClient } from "../src/chain/client.ts";
 import type { DeploymentConfig } from "../src/config/deployment-config.ts";
-import { buildQueueRuntime, parseManifest } from "../src/server.ts";
+import { buildQueueRuntime, parseManifest, type QueueRuntimeOptions } from "../src/server.ts";
 import { verifyDeployment } from "../src/chain/verify-deployment.ts";
 import type { RelaySettings } from "../src/relay/settings.ts";
 import { startChain, type Chain, type DevAccount } from "./chain.ts";
@@ -58,6 +58,8 @@ export interface DevStackOptions {
   persist?: boolean;
   /** Relayer behaviour (confirmations, fee cap, timings); defaults suit a dev chain. */
   relay?: Partial<RelaySettings>;
+  /** The runtime's timeouts (see the README's Timeouts); defaults as buildQueueRuntime's. */
+  runtime?: Pick<QueueRuntimeOptions, "chainTimeoutMs" | "requestTimeoutMs" | "headersTimeoutMs">;
   /** The operation store: default `<stateDir>/queue.sqlite` (durable); ":memory:" for tests that want it. */
   store?: string;
   /** Fastify logger option for the runtime (default: off); e.g. `{ level: "info", stream: process.stderr }`. */
@@ -233,6 +235,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
         artifactsDir: CIRCUIT_BUILD_DIR,
         store: storePath,
         ...(options.relay ? { relay: options.relay } : {}),
+        ...options.runtime,
         logger: options.logger ?? false,
       });
       cleanups.push(() => runtime.close());

@@ -88,7 +88,7 @@ export class RelayEngine {
     const op = store.get(id);
     if (!op || TERMINAL_STATES.has(op.state) || op.attempts.length > 0) return;
     // Decided here, in the writer, on a fresh read: nothing can be signed for it afterwards.
-    if (Date.now() - Date.parse(op.createdAt) > settings.maxWaitMs) {
+    if (Date.now() - Date.parse(op.createdAt) >= settings.maxWaitMs) {
       return this.fail(op, "expired", { code: "expired", detail: `not broadcast within ${settings.maxWaitMs} ms of acceptance` });
     }
     if (op.state === "accepted") this.transition(op, "processing");
