@@ -7,13 +7,15 @@ interface IPoseidon2 {
 }
 
 /// @title MerkleTreeWithHistory
-/// @notice Incremental binary Poseidon2 tree with a ring of recent roots, after Tornado Cash Nova.
-/// Leaves are inserted in pairs. Empty leaves are ZERO_VALUE = keccak256("tornado") % p, and
-/// zeros[i+1] = Poseidon2(zeros[i], zeros[i]) (contracts-fixtures/circuits/README.md).
+/// @notice Incremental binary Poseidon2 tree that remembers every root it has had, after Tornado Cash
+/// Nova (which keeps only a ring of recent roots). Leaves are inserted in pairs. Empty leaves are
+/// ZERO_VALUE = keccak256("tornado") % p, and zeros[i+1] = Poseidon2(zeros[i], zeros[i])
+/// (contracts-fixtures/circuits/README.md).
 abstract contract MerkleTreeWithHistory {
     uint256 public constant FIELD_SIZE = 21888242871839275222246405745257275088548364400416034343698204186575808495617;
     uint256 public constant ZERO_VALUE = 21663839004416932945382355908790599225266501822907911457504978515578255421292;
-    uint32 public constant ROOT_HISTORY_SIZE = 100;
+    /// @notice 2^31 leaves at most, so that 2^levels fits the uint32 leaf index.
+    uint32 public constant MAX_LEVELS = 31;
 
     IPoseidon2 public immutable hasher;
     uint32 public immutable levels;
@@ -21,15 +23,20 @@ abstract contract MerkleTreeWithHistory {
     /// @dev filledSubtrees[i]: the latest left node at level i; zeros[i]: the empty subtree root at level i.
     mapping(uint256 => uint256) public filledSubtrees;
     mapping(uint256 => uint256) public zeros;
-    mapping(uint256 => uint256) public roots;
-    uint32 public currentRootIndex;
+    /// @notice Every root the tree has had, numbered: the empty tree's root is 1, the root after the
+    /// n-th insertion (of a pair) is n + 1; 0 = never a root. Roots never expire (PROTOCOL.md, Roots):
+    /// the tree only grows, so an old root commits to leaves that are all still in it, and a burst of
+    /// insertions cannot invalidate proofs in flight. One storage write per insertion, O(1) lookup.
+    mapping(uint256 => uint32) public rootNumber;
+    uint256 private lastRoot;
     uint32 public nextIndex;
 
     error TreeFull();
     error ValueOutOfField(uint256 value);
+    error InvalidTreeDepth(uint32 levels);
 
     constructor(uint32 levels_, IPoseidon2 hasher_) {
-        require(levels_ > 1 && levels_ <= 32, "levels");
+        if (levels_ == 0 || levels_ > MAX_LEVELS) revert InvalidTreeDepth(levels_);
         levels = levels_;
         hasher = hasher_;
         uint256 zero = ZERO_VALUE;
@@ -38,7 +45,8 @@ abstract contract MerkleTreeWithHistory {
             filledSubtrees[i] = zero;
             zero = hasher_.poseidon([zero, zero]);
         }
-        roots[0] = zero;
+        rootNumber[zero] = 1;
+        lastRoot = zero;
     }
 
     function hashLeftRight(uint256 left, uint256 right) public view returns (uint256) {
@@ -62,25 +70,18 @@ abstract contract MerkleTreeWithHistory {
             }
             currentIndex /= 2;
         }
-        uint32 newRootIndex = (currentRootIndex + 1) % ROOT_HISTORY_SIZE;
-        currentRootIndex = newRootIndex;
-        roots[newRootIndex] = node;
+        rootNumber[node] = next / 2 + 2;
+        lastRoot = node;
         nextIndex = next + 2;
         return next;
     }
 
-    /// @notice Whether the root is one of the last ROOT_HISTORY_SIZE roots.
+    /// @notice Whether the root is one the tree has had (any, however many insertions ago).
     function isKnownRoot(uint256 root) public view returns (bool) {
-        if (root == 0) return false;
-        uint32 i = currentRootIndex;
-        do {
-            if (root == roots[i]) return true;
-            i = i == 0 ? ROOT_HISTORY_SIZE - 1 : i - 1;
-        } while (i != currentRootIndex);
-        return false;
+        return rootNumber[root] != 0;
     }
 
     function getLastRoot() public view returns (uint256) {
-        return roots[currentRootIndex];
+        return lastRoot;
     }
 }

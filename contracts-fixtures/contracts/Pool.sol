@@ -30,6 +30,8 @@ contract Pool is MerkleTreeWithHistory, ReentrancyGuard {
 
     /// @notice Amounts and fees stay below 2^248 so that sums cannot wrap around the field.
     uint256 public constant MAX_AMOUNT = 2 ** 248;
+    /// @notice The join-split circuit's tree depth (circuits/joinsplit.circom): no proof exists for another.
+    uint32 public constant TREE_DEPTH = 24;
 
     struct Proof {
         uint256[2] a;
@@ -92,6 +94,7 @@ contract Pool is MerkleTreeWithHistory, ReentrancyGuard {
     error FeeTooHigh(uint256 fee, uint256 limit);
     error RelayerMismatch(address expected, address sender);
     error InvalidRecipient();
+    error WithdrawalToPool();
     error InvalidProof();
 
     constructor(
@@ -103,6 +106,7 @@ contract Pool is MerkleTreeWithHistory, ReentrancyGuard {
         address[] memory assets_,
         uint32 levels_
     ) MerkleTreeWithHistory(levels_, hasher_) {
+        if (levels_ != TREE_DEPTH) revert InvalidTreeDepth(levels_);
         if (
             address(verifier_) == address(0) || address(commitmentHasher_) == address(0) || address(accountRegistry_) == address(0)
                 || address(receiveDirectory_) == address(0)
@@ -161,6 +165,8 @@ contract Pool is MerkleTreeWithHistory, ReentrancyGuard {
         if (ext.fee >= MAX_AMOUNT) revert FeeTooHigh(ext.fee, MAX_AMOUNT - 1);
         if (ext.fee > 0 && ext.relayer != msg.sender) revert RelayerMismatch(ext.relayer, msg.sender);
         if (ext.extAmount < 0 && ext.recipient == address(0)) revert InvalidRecipient();
+        // Tokens paid to the Pool would belong to no note: the withdrawn notes would be burnt.
+        if (ext.extAmount < 0 && ext.recipient == address(this)) revert WithdrawalToPool();
 
         uint256 expectedHash = hashExtData(ext, inputs.asset);
         if (inputs.extDataHash != expectedHash) revert ExtDataHashMismatch(expectedHash, inputs.extDataHash);

@@ -55,6 +55,19 @@ export class TransactionShapeError extends Error {
   override name = "TransactionShapeError";
 }
 
+/** A withdrawal without a recipient (none, 0x0) or paid to the Pool itself: the Pool would refuse it or strand the tokens. */
+export class InvalidRecipientError extends TransactionShapeError {
+  override name = "InvalidRecipientError";
+}
+
+/** A withdrawal whose fee exceeds the withdrawn amount (or a fee out of range): the Pool refuses it (FeeTooHigh). */
+export class FeeTooHighError extends TransactionShapeError {
+  override name = "FeeTooHighError";
+}
+
+/** Pool.MAX_AMOUNT: amounts and fees stay below 2^248. */
+const MAX_AMOUNT = 2n ** 248n;
+
 export interface TransactionRequest {
   deployment: Deployment;
   tree: MerkleTree;
@@ -87,6 +100,15 @@ export function buildWitness(args: TransactionRequest): Witness {
   const fee = args.fee ?? 0n;
   if (args.inputs.length > 2 || args.outputs.length > 2) throw new TransactionShapeError("a join-split spends at most 2 notes and creates at most 2");
   if (extAmount > 0n) throw new TransactionShapeError("extAmount must be 0 (send) or negative (withdrawal); deposits use Pool.deposit");
+  if (extAmount <= -MAX_AMOUNT) throw new TransactionShapeError(`extAmount ${extAmount} is beyond -2^248`);
+  if (fee < 0n || fee >= MAX_AMOUNT) throw new FeeTooHighError(`fee ${fee} is not in [0, 2^248)`);
+  // Refused before anything is proved: the Pool would refuse these too, after a wasted proof.
+  if (extAmount < 0n) {
+    const recipient = args.recipient;
+    if (recipient === undefined || BigInt(recipient) === 0n) throw new InvalidRecipientError("a withdrawal needs a recipient; none (or 0x0) was given");
+    if (recipient.toLowerCase() === deployment.poolAddress.toLowerCase()) throw new InvalidRecipientError("a withdrawal to the Pool itself would strand the tokens");
+    if (fee > -extAmount) throw new FeeTooHighError(`fee ${fee} exceeds the withdrawn amount ${-extAmount}`);
+  }
   for (const input of args.inputs) {
     if (input.note.asset !== asset) throw new TransactionShapeError(`input note is ${input.note.asset}, the transaction is ${asset}`);
     if (input.note.ownerPublicKey !== keys.notePublicKey) throw new TransactionShapeError("an input note is not owned by these keys");

@@ -1,10 +1,12 @@
 import { erc20Abi, parseUnits, type Address, type Hex, type TransactionReceipt } from "viem";
 import type { DevStack } from "../../harness/index.ts";
 import {
+  buildWitness,
   createProver,
   encryptNote,
   fetchProofFiles,
   findNotes,
+  hashExtData,
   poolAbi,
   precommitmentOf,
   prepareTransaction,
@@ -13,10 +15,13 @@ import {
   syncPool,
   type AccountKeys,
   type Deployment,
+  type ExtData,
   type Note,
+  type PreparedTransaction,
   type Prover,
   type TransactionRequest,
 } from "../../harness/client/index.ts";
+import { publicAmountOf } from "../../src/chain/ext-data.ts";
 import { clients } from "./chain.ts";
 
 /** Explicit: eth_estimateGas is wrong for snarkjs verifiers. */
@@ -86,5 +91,19 @@ export async function poolFixture(stack: DevStack) {
   const prove = (request: Omit<TransactionRequest, "deployment" | "asset"> & Partial<Pick<TransactionRequest, "deployment" | "asset">>) =>
     prepareTransaction({ deployment, asset, prover, ...request });
 
-  return { config, reviewed, prover, deployment, asset, levels, user, usdc, sync, deposit, depositBurst, fundedNote, prove };
+  /**
+   * A real proof whose execution fields are changed after the client's checks (a withdrawal to the
+   * Pool, a fee above the withdrawn amount): what a client without those checks could send, so the Pool
+   * must refuse it itself. The change must keep publicAmount (extAmount - fee), so the witness holds.
+   */
+  async function proveUnchecked(request: Omit<TransactionRequest, "deployment" | "asset">, change: Partial<ExtData>): Promise<PreparedTransaction> {
+    const witness = buildWitness({ deployment, asset, ...request });
+    const extData = { ...witness.extData, ...change };
+    if (publicAmountOf(extData.extAmount, extData.fee) !== witness.publicInputs.publicAmount) throw new Error("the change must keep extAmount - fee");
+    const extDataHash = hashExtData(deployment, asset, extData);
+    const { proof } = await prover.prove({ ...witness.signals, extDataHash: extDataHash.toString() });
+    return { proof, publicInputs: { ...witness.publicInputs, extDataHash }, extData };
+  }
+
+  return { config, reviewed, prover, deployment, asset, levels, user, usdc, sync, deposit, depositBurst, fundedNote, prove, proveUnchecked };
 }
