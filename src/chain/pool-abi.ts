@@ -28,6 +28,8 @@ export const poolAbi = parseAbi([
   "error FeeTooHigh(uint256 fee, uint256 limit)",
   "error RelayerMismatch(address expected, address sender)",
   "error InvalidRecipient()",
+  "error WithdrawalToPool()",
+  "error InvalidTreeDepth(uint32 levels)",
   "error InvalidProof()",
   "error TreeFull()",
   "error ValueOutOfField(uint256 value)",
