@@ -152,10 +152,11 @@ describe("refused before anything is queued", () => {
     const { state, input } = await pool.fundedNote(4, keys, pool.usdc("2"));
     const fee = BigInt(stack.manifest.relayFees.fees[0]?.withdraw ?? "0");
     // Withdraw 1 base unit and pay a larger fee: the Pool refuses (FeeTooHigh); only a simulation can tell.
-    const { transaction } = await pool.prove({
-      tree: state.tree, keys, inputs: [input], outputs: [{ amount: pool.usdc("2") - 1n - fee, to: recipientOf(keys) }],
-      extAmount: -1n, fee, recipient: stack.accounts[4]?.address as Address, relayer: stack.relayer.address,
-    });
+    // (The client library refuses to build it, so it is proved as extAmount -(1 + fee), fee 0, and changed.)
+    const transaction = await pool.proveUnchecked(
+      { tree: state.tree, keys, inputs: [input], outputs: [{ amount: pool.usdc("2") - 1n - fee, to: recipientOf(keys) }], extAmount: -(1n + fee), fee: 0n, recipient: stack.accounts[4]?.address as Address, relayer: stack.relayer.address },
+      { extAmount: -1n, fee },
+    );
     const answer = await post("/api/queue/withdraw-relay", toRelayRequest(stack.manifest, transaction));
     expect(answer).toMatchObject({ status: 422, body: { code: "simulation_failed", revert: { name: "FeeTooHigh" } } });
   });

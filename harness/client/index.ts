@@ -10,6 +10,7 @@ export { fetchProofFiles, checkProofFiles, sha256Of, ArtifactIntegrityError, typ
 export { createProver, closeProvers, ProofVerificationError, type Prover, type SolidityProof } from "./prover.ts";
 export { prepareTransaction, buildWitness, hashExtData, publicSignalsOf, TransactionShapeError, InvalidRecipientError, FeeTooHighError, type PreparedTransaction, type PreparedWithNotes, type TransactionRequest, type Witness, type ExtData, type PublicInputs, type Deployment } from "./transaction.ts";
 export { poolAbi } from "./pool-abi.ts";
+export { deposit, DEPOSIT_GAS } from "./deposit.ts";
 export {
   createQueueClient,
   reviewedFrom,

@@ -1,6 +1,8 @@
 import { erc20Abi, parseUnits, type Address, type Hex, type TransactionReceipt } from "viem";
 import type { DevStack } from "../../harness/index.ts";
 import {
+  deposit as depositNote,
+  recipientOf,
   buildWitness,
   createProver,
   encryptNote,
@@ -42,20 +44,7 @@ export async function poolFixture(stack: DevStack) {
   /** Approves and deposits `amount` as a note for `keys`; returns the deposit's receipt. */
   async function deposit(from: number, keys: AccountKeys, amount: bigint): Promise<TransactionReceipt> {
     const { wallet, public: client } = user(from);
-    const note: Note = { amount, asset, ownerPublicKey: keys.notePublicKey, blinding: randomFieldElement() };
-    await client.waitForTransactionReceipt({
-      hash: await wallet.writeContract({ address: asset, abi: erc20Abi, functionName: "approve", args: [deployment.poolAddress, amount] }),
-    });
-    const hash = await wallet.writeContract({
-      address: deployment.poolAddress,
-      abi: poolAbi,
-      functionName: "deposit",
-      args: [asset, amount, precommitmentOf(note), encryptNote(note, keys.encryption.publicKey)],
-      gas: GAS,
-    });
-    const receipt = await client.waitForTransactionReceipt({ hash });
-    if (receipt.status !== "success") throw new Error("deposit reverted");
-    return receipt;
+    return (await depositNote({ wallet, client, pool: deployment.poolAddress, asset, amount, to: recipientOf(keys) })).receipt;
   }
 
   /** Deposits `amount` for fresh keys and returns the spendable note. */
