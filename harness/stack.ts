@@ -155,7 +155,6 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     // A new local chain starts from the prepared genesis (fixtures deployed at fixed timestamps): the same
     // blocks and manifest on every run. In the repository, a genesis older than the contracts is not used.
     const genesis = fork || resume ? undefined : await loadGenesis(fixtures, circuit.levels);
-    if (!fork && !resume && !genesis) progress?.({ step: "genesis stale: deploying (npm run build:genesis)", ms: 0 });
 
     const chain: Chain = await timed(progress, fork ? "start anvil (fork)" : "start anvil", () =>
       startChain({
@@ -205,7 +204,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
             // On disk before the manifest: a manifest is never without the chain it describes.
             await keepSaved();
             return { pool: deployment.pool, deploymentBlock: deployment.deploymentBlock };
-          })
+          }, () => (fork ? undefined : "the committed genesis is stale: npm run build:genesis"))
         : await timed(progress, "pin pool", () =>
             pinPool({ client, pool: options.pool as string, atBlock: (fork as ForkPoint).blockNumber, deploymentBlock: toBigInt(options.deploymentBlock) }),
           );

@@ -66,9 +66,9 @@ try {
   await step("node client.mjs (queue-devstack/client: proof files and a real proof)", () => inProject(process.execPath, ["client.mjs"]));
   await step("npx vitest run (the README's example test)", () => inProject("npx", ["vitest", "run"], { env: { CI: "1" } }));
 
-  await step("npx queue-devstack --json, then Ctrl-C: exit 0, no process left", async () => {
-    // Its own process group, signalled as a terminal does on Ctrl-C.
-    const cli = inProject("npx", ["queue-devstack", "--json", "--chain-port", "0", "--queue-port", "0"], { detached: true, reject: false, all: false });
+  // Ctrl-C in a terminal signals the whole foreground process group: each run is its own group here.
+  async function startCli(file: string, args: string[]) {
+    const cli = inProject(file, [...args, "--json", "--chain-port", "0", "--queue-port", "0"], { detached: true, reject: false, all: false });
     const info = await new Promise<{ queueUrl: string; stateDir: string; processes: { anvil: { pid: number } } }>((resolve, reject) => {
       let out = "";
       cli.stdout?.on("data", (d: Buffer) => ((out += d.toString()), out.includes("\n") && resolve(JSON.parse(out.split("\n")[0] as string))));
@@ -77,9 +77,16 @@ try {
     if ((await fetch(`${info.queueUrl}/api/queue/config`)).status !== 200) throw new Error("the queue did not serve its config");
     process.kill(-(cli.pid as number), "SIGINT");
     const result = await cli;
-    if (result.exitCode !== 0) throw new Error(`Ctrl-C: exit code ${result.exitCode}, expected 0\n${result.stderr}`);
     const left = (await listProcesses()).filter((p) => p.pid === info.processes.anvil.pid || p.args.includes(info.stateDir));
     if (left.length > 0) throw new Error(`left running: ${left.map((p) => `${p.pid} ${p.args}`).join("; ")}`);
+    return result;
+  }
+  await step("queue-devstack --json (the installed bin), then Ctrl-C: exit 0, no process left", async () => {
+    const result = await startCli(path.join(project, "node_modules", ".bin", "queue-devstack"), []);
+    if (result.exitCode !== 0) throw new Error(`Ctrl-C: exit code ${result.exitCode} (${result.signal ?? "no signal"}), expected 0\n${result.stderr}`);
+  });
+  await step("npx queue-devstack --json, then Ctrl-C: no process left (npx itself reports the interrupt)", async () => {
+    await startCli("npx", ["queue-devstack"]);
   });
   process.stdout.write("the installed package works\n");
   await rm(work, { recursive: true, force: true });
