@@ -9,6 +9,10 @@ if (major < 22 || (major === 22 && minor < 13)) {
   process.exit(1);
 }
 
+// Node's on-disk compile cache (22.1+): later starts skip compiling viem, fastify and zod again.
+const { enableCompileCache } = await import("node:module");
+enableCompileCache?.();
+
 // node:sqlite (the operation store) is experimental in Node 22 and would say so on every start.
 process.removeAllListeners("warning");
 process.on("warning", (warning) => {
