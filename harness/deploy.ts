@@ -24,8 +24,8 @@ export interface Deployment {
 }
 
 /**
- * Deploys the fixtures from one deployer with consecutive nonces: all transactions are sent first and
- * awaited together. On a fresh local chain the deployer starts at nonce 0, so addresses are the same
+ * Deploys the fixtures from one deployer with consecutive nonces: all transactions are sent first, in
+ * order, and awaited together. On a fresh local chain the deployer starts at nonce 0, so addresses are the same
  * on every run.
  */
 export async function deployFixtures(args: {
@@ -68,7 +68,10 @@ export async function deployFixtures(args: {
   }
   const pool = await deploy("Pool", [verifier, poseidon2, poseidon3, accountRegistry, receiveDirectory, assets, args.levels]);
   if (args.mineFrom !== undefined) await client.request({ method: "evm_setAutomine", params: [false] } as never);
-  const pending = await Promise.all(signed.map((raw) => client.request({ method: "eth_sendRawTransaction", params: [raw] })));
+  // One at a time, in nonce order: anvil (forks especially) can leave a transaction that arrived before
+  // its predecessor queued until some later block, which automine never makes.
+  const pending: Hex[] = [];
+  for (const raw of signed) pending.push(await client.request({ method: "eth_sendRawTransaction", params: [raw] }));
   if (args.mineFrom !== undefined) {
     // As many as fit in each block, in nonce order, until none is left.
     for (let timestamp = args.mineFrom; ; timestamp += 12n) {
