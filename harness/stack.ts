@@ -58,6 +58,11 @@ export interface DevStackOptions {
   persist?: boolean;
   /** Relayer behaviour (confirmations, fee cap, timings); defaults suit a dev chain. */
   relay?: Partial<RelaySettings>;
+  /**
+   * Browser origins allowed to call the queue (CORS). Default ["loopback"]: a front end on any
+   * localhost port; add exact origins (a tunnel's, say) or pass [] for none.
+   */
+  corsOrigins?: readonly string[];
   /** The runtime's timeouts (see the README's Timeouts); defaults as buildQueueRuntime's. */
   runtime?: Pick<QueueRuntimeOptions, "chainTimeoutMs" | "requestTimeoutMs" | "headersTimeoutMs">;
   /** The operation store: default `<stateDir>/queue.sqlite` (durable); ":memory:" for tests that want it. */
@@ -88,6 +93,10 @@ export interface DevStack {
 
 /** State dirs of the stacks running in this process (stack.json alone cannot tell them apart: same PID). */
 const liveStateDirs = new Set<string>();
+
+/** The networks route's chain names: a wallet that adds the chain shows them. */
+export const LOCAL_CHAIN_NAME = "Sepolia (local queue-devstack chain)";
+export const LOCAL_FORK_CHAIN_NAME = "Sepolia (local queue-devstack fork)";
 
 /** Dev accounts by anvil index: 0 deploys, 1 relays, the rest are for apps and tests. */
 const DEPLOYER_INDEX = 0;
@@ -230,6 +239,9 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
         manifest: manifestBytes(manifest),
         rpcUrl: chain.rpcUrl,
         explorerUrl: fork ? "https://sepolia.etherscan.io" : null,
+        // A wallet shows this name: it must not take the dev chain for the real Sepolia (same chain id).
+        chainName: fork ? LOCAL_FORK_CHAIN_NAME : LOCAL_CHAIN_NAME,
+        corsOrigins: options.corsOrigins ?? ["loopback"],
         relayerPrivateKey: relayer.privateKey,
         artifactsDir: CIRCUIT_BUILD_DIR,
         store: storePath,

@@ -2,6 +2,7 @@
 import { parseArgs } from "node:util";
 import { formatEther } from "viem";
 import { startDevStack, type DevStack } from "../harness/stack.ts";
+import { checkCorsOrigins } from "../src/cors.ts";
 import { redactText } from "../src/redact.ts";
 
 const HELP = `Usage: queue-devstack [options]        (in this repository: npm run dev-stack -- [options])
@@ -21,6 +22,7 @@ Options:
   --queue-port <port>         the queue runtime's port (default 8700; 0 = any free port)
   --host <ip>                 interface to bind (default 127.0.0.1)
   --confirmations <n>         blocks before a relayed operation is confirmed (default 1)
+  --cors-origin <origin>      also let this browser origin call the queue (repeatable; any localhost port always may)
   --json                      print one JSON line (stack.json) when ready, nothing else on stdout
   --verbose                   log every queue request
   -h, --help                  show this help
@@ -49,6 +51,7 @@ function parseCommandLine() {
         "queue-port": { type: "string", default: "8700" },
         host: { type: "string", default: "127.0.0.1" },
         confirmations: { type: "string", default: "1" },
+        "cors-origin": { type: "string", multiple: true },
         json: { type: "boolean", default: false },
         persist: { type: "boolean", default: false },
         verbose: { type: "boolean", default: false },
@@ -92,6 +95,12 @@ const forkBlockNumber = integer("fork-block-number", values["fork-block-number"]
 const deploymentBlock = integer("deployment-block", values["deployment-block"]);
 const confirmations = Number(integer("confirmations", values.confirmations));
 if (confirmations < 1) usageError("--confirmations must be at least 1");
+const corsOrigins = ["loopback", ...(values["cors-origin"] ?? [])];
+try {
+  checkCorsOrigins(corsOrigins);
+} catch (error) {
+  usageError(`--cors-origin: ${(error as Error).message}`);
+}
 
 // Progress and the summary go to stderr under --json, so stdout carries exactly one JSON line.
 const out = values.json ? process.stderr : process.stdout;
@@ -138,6 +147,7 @@ try {
     // Request logs go where progress goes: under --json, stdout carries the one JSON line only.
     logger: values.verbose ? { level: "info", stream: out } : false,
     relay: { requiredConfirmations: confirmations },
+    corsOrigins,
     onProgress: ({ step, detail, ms }) => out.write(`  ${step.padEnd(22)} ${`${ms.toFixed(0)} ms`.padStart(8)}${detail ? `  ${detail}` : ""}\n`),
   });
 } catch (error) {

@@ -15,6 +15,9 @@ const HELP = `Usage: node --experimental-strip-types src/main.ts --manifest <fil
   --port <port>              port (default 8700)
   --public-rpc-url <url>     RPC URL served to wallets and clients (default: QUEUE_RPC_URL without credentials)
   --explorer-url <url>       block explorer served by /networks (default: none)
+  --chain-name <name>        the chain's name served by /networks, as wallets show it (default: Sepolia)
+  --cors-origin <origin>     a browser origin allowed to call the queue (repeatable): https://app.example,
+                             or "loopback" for any localhost port (default: none, browsers are refused)
   --store <file>             operation store, SQLite (default: queue.sqlite next to the manifest; ":memory:" for none)
   --confirmations <n>        blocks before an operation is confirmed (default 1)
   --stuck-after-ms <ms>      replace a transaction with a fee bump when not mined for this long (default 30000)
@@ -36,6 +39,8 @@ const { values } = parseArgs({
     port: { type: "string", default: "8700" },
     "public-rpc-url": { type: "string" },
     "explorer-url": { type: "string" },
+    "chain-name": { type: "string" },
+    "cors-origin": { type: "string", multiple: true },
     store: { type: "string" },
     confirmations: { type: "string" },
     "stuck-after-ms": { type: "string" },
@@ -64,6 +69,8 @@ try {
     rpcUrl,
     publicRpcUrl: values["public-rpc-url"],
     explorerUrl: values["explorer-url"] ?? null,
+    ...(values["chain-name"] ? { chainName: values["chain-name"] } : {}),
+    ...(values["cors-origin"] ? { corsOrigins: values["cors-origin"] } : {}),
     relayerPrivateKey: relayerKey || undefined,
     store: values.store ?? path.join(path.dirname(values.manifest), "queue.sqlite"),
     relay: {

@@ -6,7 +6,8 @@ import { privateKeyToAccount } from "viem/accounts";
 import { createChainClient } from "./chain/client.ts";
 import { verifyDeployment } from "./chain/verify-deployment.ts";
 import { DeploymentConfig } from "./config/deployment-config.ts";
-import { NetworkList } from "./config/networks.ts";
+import { describeNetworks, SEPOLIA_CHAIN_NAME } from "./config/networks.ts";
+import { checkCorsOrigins, registerCors, type CorsOrigins } from "./cors.ts";
 import type { RuntimeContext } from "./context.ts";
 import { answerClientError, answerFrameworkError, installProblemHandlers } from "./errors.ts";
 import { loadProofArtifacts } from "./proof-artifacts.ts";
@@ -33,6 +34,10 @@ export interface QueueRuntimeOptions {
   publicRpcUrl?: string;
   /** Block explorer for the networks route; null for a chain without one. */
   explorerUrl?: string | null;
+  /** The chain's name in the networks route (and so in a wallet). Default "Sepolia"; a local chain says it is local. */
+  chainName?: string;
+  /** Browser origins allowed to call the queue (CORS): exact origins, and "loopback" for any localhost port. Default: none. */
+  corsOrigins?: CorsOrigins;
   /** Folder holding the proof files the manifest lists (queue.proof.artifacts). */
   artifactsDir: string;
   /** The key the runtime relays with; its address must be the manifest's relayFees.relayer. */
@@ -57,6 +62,8 @@ export interface QueueRuntimeOptions {
    */
   chainTimeoutMs?: number;
 }
+
+export { CorsOriginError, type CorsOrigins } from "./cors.ts";
 
 export const DEFAULT_CHAIN_TIMEOUT_MS = 3_000;
 
@@ -88,6 +95,7 @@ export function parseManifest(bytes: Buffer): DeploymentConfig {
  */
 export async function buildQueueRuntime(options: QueueRuntimeOptions): Promise<FastifyInstance> {
   const config = parseManifest(options.manifest);
+  if (options.corsOrigins !== undefined) checkCorsOrigins(options.corsOrigins); // before any chain call
   const account = options.relayerPrivateKey === undefined ? null : privateKeyToAccount(options.relayerPrivateKey);
   if ((account?.address ?? null) !== config.relayFees.relayer) {
     throw new ManifestInvalidError(`the manifest names relayer ${config.relayFees.relayer}, but this runtime relays as ${account?.address ?? "nobody"}`);
@@ -109,18 +117,11 @@ export async function buildQueueRuntime(options: QueueRuntimeOptions): Promise<F
     chainTimeoutMs,
     artifacts,
     relayer: null,
-    networks: NetworkList.parse({
-      supportedChains: [
-        {
-          chainId: config.chainId,
-          chainIdHex: "0xaa36a7",
-          name: "Sepolia",
-          nativeCurrency: { name: "Sepolia Ether", symbol: "ETH", decimals: 18 },
-          explorerUrl: options.explorerUrl ?? null,
-          walletRpcUrl: publicRpcUrl,
-          rpcUrl: publicRpcUrl,
-        },
-      ],
+    networks: describeNetworks({
+      chainName: options.chainName ?? SEPOLIA_CHAIN_NAME,
+      explorerUrl: options.explorerUrl ?? null,
+      walletRpcUrl: publicRpcUrl,
+      rpcUrl: publicRpcUrl,
     }),
   };
 
@@ -171,6 +172,8 @@ export async function buildQueueRuntime(options: QueueRuntimeOptions): Promise<F
     knownPaths.set(route.url, [...(knownPaths.get(route.url) ?? []), ...methods.filter((m) => m !== "HEAD")]);
   });
   installProblemHandlers(app, knownPaths);
+  // Before the routes: its onRequest hook puts the CORS headers on every answer, problems included.
+  await registerCors(app, options.corsOrigins);
   // Before the route plugins: @fastify/swagger collects routes through onRoute.
   await registerOpenApi(app);
 

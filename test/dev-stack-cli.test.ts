@@ -209,6 +209,7 @@ describe("npm run dev-stack", () => {
       [["--state-dir"], "queue-devstack: --state-dir needs a value"],
       [["start-it"], "queue-devstack: unexpected argument start-it"],
       [["--confirmations", "0"], "queue-devstack: --confirmations must be at least 1"],
+      [["--cors-origin", "app.example"], 'queue-devstack: --cors-origin: CORS origin "app.example" is not an origin: give scheme://host[:port], like https://app.example, or "loopback"'],
     ] as const) {
       const bad = await execa(process.execPath, [...CLI, ...args], { reject: false });
       expect(bad.exitCode, args.join(" ")).toBe(2);

@@ -91,6 +91,38 @@ describe("a local stack", () => {
       rpcUrl: stack.rpcUrl,
       explorerUrl: null,
     });
+    // What a wallet takes (EIP-3085), named so nobody mistakes the dev chain for the real Sepolia.
+    expect(body.supportedChains[0]?.name).toMatch(/local/);
+    expect(body.supportedChains[0]?.addEthereumChainParameter).toEqual({
+      chainId: "0xaa36a7",
+      chainName: body.supportedChains[0]?.name,
+      nativeCurrency: { name: "Sepolia Ether", symbol: "ETH", decimals: 18 },
+      rpcUrls: [stack.rpcUrl],
+    });
+  });
+
+  it("lets a front end on any localhost port call the queue (CORS), with preflight", async () => {
+    for (const origin of ["http://localhost:5173", "http://127.0.0.1:3000", "http://[::1]:8080"]) {
+      const preflight = await get("/api/queue/send-relay", {
+        method: "OPTIONS",
+        headers: { origin, "access-control-request-method": "POST", "access-control-request-headers": "content-type,idempotency-key" },
+      });
+      expect(preflight.status).toBe(204);
+      expect(preflight.headers.get("access-control-allow-origin")).toBe(origin);
+      expect(preflight.headers.get("access-control-allow-methods")).toContain("POST");
+      expect(preflight.headers.get("access-control-allow-headers")?.toLowerCase()).toContain("idempotency-key");
+    }
+    // A real call's answer, a problem included, is readable by the page, and so are the headers it needs.
+    const answer = await get("/api/queue/send-status?id=op_nope", { headers: { origin: "http://localhost:5173" } });
+    expect(answer.status).toBe(404);
+    expect(answer.headers.get("access-control-allow-origin")).toBe("http://localhost:5173");
+    expect(answer.headers.get("access-control-expose-headers")).toContain("retry-after");
+    expect(answer.headers.get("vary")).toMatch(/origin/i);
+    // Any other site is not allowed: no CORS headers, so the browser refuses the page the answer.
+    for (const origin of ["https://evil.example", "http://localhost.evil.example", "http://127.0.0.1.evil.example:80"]) {
+      const refused = await get("/api/queue/config", { headers: { origin } });
+      expect(refused.headers.get("access-control-allow-origin")).toBeNull();
+    }
   });
 
   it("reads assets at a named block, and at an older block on request", async () => {

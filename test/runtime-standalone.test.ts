@@ -28,16 +28,44 @@ describe("the queue runtime on its own", () => {
   });
 
   it("serves a manifest from its CLI with secrets from the environment", async () => {
-    const { url, child } = await startRuntimeProcess(stack, ["--store", ":memory:"]);
+    const { url, child } = await startRuntimeProcess(stack, ["--store", ":memory:", "--cors-origin", "https://app.example", "--chain-name", "Acme Sepolia"]);
     try {
       const served = await (await fetch(`${url}/api/queue/config`)).text();
       expect(served).toBe(await readFile(stack.manifestPath, "utf8"));
+      // An operator's runtime lets only the origins it names call it from a browser: not even localhost.
+      const allowed = await fetch(`${url}/api/queue/config`, { headers: { origin: "https://app.example" } });
+      expect(allowed.headers.get("access-control-allow-origin")).toBe("https://app.example");
+      for (const origin of ["http://localhost:5173", "https://app.example.evil", "http://app.example"]) {
+        const refused = await fetch(`${url}/api/queue/send-relay`, { method: "OPTIONS", headers: { origin, "access-control-request-method": "POST" } });
+        expect(refused.headers.get("access-control-allow-origin"), origin).toBeNull();
+      }
+      const networks = (await (await fetch(`${url}/api/queue/networks`)).json()) as { supportedChains: Array<{ addEthereumChainParameter: unknown }> };
+      expect(networks.supportedChains[0]?.addEthereumChainParameter).toMatchObject({ chainId: "0xaa36a7", chainName: "Acme Sepolia", rpcUrls: [stack.rpcUrl] });
     } finally {
       child.kill("SIGTERM");
       const result = await child;
       expect(result.exitCode).toBe(0);
       expect(`${String(result.stdout)}${String(result.stderr)}`).not.toContain(RELAYER_KEY.slice(2));
     }
+  });
+
+  it("without --cors-origin answers no CORS headers; a malformed origin is refused at start", async () => {
+    const { url, child } = await startRuntimeProcess(stack, ["--store", ":memory:"]);
+    try {
+      const answer = await fetch(`${url}/api/queue/config`, { headers: { origin: "http://localhost:5173" } });
+      expect(answer.status).toBe(200);
+      expect(answer.headers.get("access-control-allow-origin")).toBeNull();
+    } finally {
+      child.kill("SIGTERM");
+      await child;
+    }
+    const bad = await execa(process.execPath, ["--experimental-strip-types", "--no-warnings", "src/main.ts", "--manifest", stack.manifestPath, "--cors-origin", "https://app.example/"], {
+      env: { QUEUE_RPC_URL: stack.rpcUrl, QUEUE_RELAYER_KEY: RELAYER_KEY },
+      reject: false,
+    });
+    expect(bad.exitCode).toBe(1);
+    expect(bad.stderr.trim()).toMatch(/^queue-runtime: CorsOriginError: CORS origin "https:\/\/app.example\/" is not an origin/);
+    expect(bad.stderr.trim().split("\n")).toHaveLength(1);
   });
 
   it("refuses to start when the chain contradicts the manifest", async () => {
