@@ -1,0 +1,24 @@
+import { build } from "esbuild";
+
+// The installed CLI (`npx queue-devstack`) as one file. Started from tsc's output, Node resolves and
+// compiles several hundred modules (viem, fastify, zod and theirs) on every start: a third of the
+// launch-to-ready time. esbuild bundles what a start loads into dist/scripts/dev-stack.js, in place of
+// tsc's file; the library entry points stay tsc's modules with their .d.ts. Left out: what a start
+// never loads (snarkjs and circomlibjs, imported lazily; solc and hardhat, repository-only), what
+// finds files next to itself (@fastify/swagger-ui's static assets, the anvil binary package), and
+// the process spawners (@viem/anvil, execa), which stay as installed.
+const EXTERNAL = ["snarkjs", "circomlibjs", "solc", "hardhat", "@fastify/swagger-ui", "@foundry-rs/*", "@viem/anvil", "execa"];
+
+await build({
+  entryPoints: ["dist/scripts/dev-stack.js"],
+  outfile: "dist/scripts/dev-stack.js",
+  allowOverwrite: true,
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: "node22.13",
+  external: EXTERNAL,
+  // Bundled CommonJS dependencies call require(): give the ESM bundle one.
+  banner: { js: "import { createRequire as __queueDevstackRequire } from 'node:module'; const require = __queueDevstackRequire(import.meta.url);" },
+  logLevel: "warning",
+});
