@@ -3,6 +3,7 @@ export { startDevStack, PersistedStateError, type DevStack, type DevStackOptions
 export { startChain, ChainStartError, CHAIN_ID, type Chain, type DevAccount } from "./chain.ts";
 export { ForkUpstreamError, resolveForkPoint, type ForkPoint } from "./fork.ts";
 export { PinError } from "./pin.ts";
+export { SnapshotError, type StackSnapshot } from "./snapshot.ts";
 export { StackAlreadyRunningError } from "./leftovers.ts";
 export { StackInfo } from "./stack-info.ts";
 export { loadFixtures, inspectFixtures, buildFixtures, type CompiledFixtures } from "./fixtures.ts";

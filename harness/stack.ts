@@ -29,6 +29,8 @@ import { describeDeployment, manifestBytes, writeFileAtomic } from "./manifest.t
 import { pinPool } from "./pin.ts";
 import { timed, type ProgressListener } from "./progress.ts";
 import { startRpcForwarder } from "./rpc-forwarder.ts";
+import { createSnapshots, type StackSnapshot } from "./snapshot.ts";
+import { relayControl } from "../src/relay/control.ts";
 import { StackInfo } from "./stack-info.ts";
 
 export interface DevStackOptions {
@@ -88,6 +90,21 @@ export interface DevStack {
   fork: ForkPoint | null;
   /** A stack left in the state dir by a killed run, and what was done about it. */
   leftover: LeftoverReport;
+  /**
+   * This moment of the stack — the chain and the queue's operation store together — to revert to
+   * later. anvil's rule holds: reverting to a snapshot drops every snapshot taken after it.
+   */
+  snapshot(): Promise<StackSnapshot>;
+  /** Back to a snapshot, in milliseconds, with no process restarted; the snapshot stays usable. */
+  revert(snapshot: StackSnapshot): Promise<void>;
+  /** Back to the stack as it was when it started (a revert to the snapshot taken then). */
+  reset(): Promise<void>;
+  /**
+   * Hardhat's loadFixture for the whole stack: the first call (per setup function) runs `setup` from the
+   * clean state and snapshots the result; later calls revert to that snapshot. A reset (or a revert to
+   * an older snapshot) drops it, and its next use runs the setup again.
+   */
+  loadFixture<T>(setup: (stack: DevStack) => Promise<T>): Promise<T>;
   stop(): Promise<void>;
 }
 
@@ -279,8 +296,16 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     cleanups.push(() => rm(stackInfoPath, { force: true }));
     await swept;
 
+    // The clean state, taken now: reset() goes back to it.
+    const snapshots = createSnapshots({ rpcUrl: chain.rpcUrl, control: relayControl(app) });
+    const clean = await snapshots.take();
+    const loaded = new Map<(stack: DevStack) => Promise<unknown>, { snapshot: StackSnapshot; value: unknown }>();
+    const revert = async (snapshot: StackSnapshot) => {
+      await snapshots.revert(snapshot);
+      for (const [setup, fixture] of loaded) if (!snapshots.has(fixture.snapshot)) loaded.delete(setup);
+    };
     let stopping: Promise<void> | undefined;
-    return {
+    const stack: DevStack = {
       mode: fork ? "fork" : "local",
       rpcUrl: chain.rpcUrl,
       queueUrl,
@@ -294,8 +319,23 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       chainPid: chain.pid,
       fork,
       leftover,
+      snapshot: () => snapshots.take(),
+      revert,
+      reset: () => revert(clean),
+      async loadFixture<T>(setup: (stack: DevStack) => Promise<T>): Promise<T> {
+        const known = loaded.get(setup);
+        if (known) {
+          await revert(known.snapshot);
+          return known.value as T;
+        }
+        await revert(clean);
+        const value = await setup(stack);
+        loaded.set(setup, { snapshot: await snapshots.take(), value });
+        return value;
+      },
       stop: () => (stopping ??= stopAll()),
     };
+    return stack;
   } catch (error) {
     await stopAll();
     throw error;

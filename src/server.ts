@@ -19,6 +19,7 @@ import { networksRoutes } from "./routes/networks.ts";
 import { pendingRoutes } from "./routes/pending.ts";
 import { relayRoutes } from "./routes/relay.ts";
 import { statusRoutes } from "./routes/status.ts";
+import { attachRelayControl } from "./relay/control.ts";
 import { Relayer } from "./relay/runtime.ts";
 import { DEFAULT_RELAY_SETTINGS, type RelaySettings } from "./relay/settings.ts";
 import { SqliteOperationStore } from "./relay/store.ts";
@@ -64,6 +65,7 @@ export interface QueueRuntimeOptions {
 }
 
 export { CorsOriginError, type CorsOrigins } from "./cors.ts";
+export { relayControl, type RelayControl } from "./relay/control.ts";
 
 export const DEFAULT_CHAIN_TIMEOUT_MS = 3_000;
 
@@ -153,6 +155,7 @@ export async function buildQueueRuntime(options: QueueRuntimeOptions): Promise<F
     }
     const relayer = new Relayer({ store, chain, engineChain, account, config, settings, log: app.log, chainTimeoutMs });
     context.relayer = relayer;
+    attachRelayControl(app, relayer);
     app.addHook("onClose", async () => {
       await relayer.engine.stop();
       store.close();

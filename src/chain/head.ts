@@ -15,6 +15,8 @@ export const HEAD_FRESH_MS = 1_000;
 export class HeadTracker {
   private latest: (ObservedHead & { readStartedAt: number }) | null = null;
   private refreshing = false;
+  /** Reads started before the last forget() describe another chain: ignored. */
+  private forgottenAt = 0;
   private readonly read: () => Promise<bigint>;
 
   constructor(read: () => Promise<bigint>) {
@@ -29,8 +31,16 @@ export class HeadTracker {
 
   /** A head read that started at `readStartedAt`; a read older than the one already kept is ignored. */
   observe(number: bigint, readStartedAt: number): void {
-    if (this.latest !== null && readStartedAt < this.latest.readStartedAt) return;
+    if (readStartedAt < this.forgottenAt || (this.latest !== null && readStartedAt < this.latest.readStartedAt)) return;
     this.latest = { number, observedAt: Date.now(), readStartedAt };
+  }
+
+  /** Drops the head seen (the chain was reverted under it) and reads it again. */
+  forget(): void {
+    this.latest = null;
+    this.forgottenAt = Date.now();
+    this.refreshing = false;
+    this.refresh();
   }
 
   /** Reads the head in the background; a failure keeps the last head (its age tells the reader). */

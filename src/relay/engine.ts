@@ -37,6 +37,8 @@ export class RelayEngine {
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<void> | undefined;
   private stopped = false;
+  /** Paused by `pause()`: nothing is processed, signed, broadcast or watched until `resume()`. */
+  private paused = false;
 
   constructor(deps: EngineDeps) {
     this.deps = deps;
@@ -54,12 +56,33 @@ export class RelayEngine {
     await this.writer.catch(() => {});
   }
 
+  /**
+   * Stops at a step boundary: the watcher's tick and the writer's step in progress finish, none starts.
+   * What the engine was chasing is forgotten: `resume()` starts over from the store, as a restart
+   * would (a test harness pauses it, reverts chain and store to the same moment, and resumes it).
+   */
+  async pause(): Promise<void> {
+    this.paused = true;
+    clearTimeout(this.timer);
+    await this.ticking;
+    await this.writer.catch(() => {});
+    this.queued.clear();
+    this.suspects.clear();
+  }
+
+  resume(): void {
+    if (!this.paused || this.stopped) return;
+    this.paused = false;
+    this.schedule(0);
+  }
+
   enqueue(id: string): void {
-    if (this.queued.has(id) || this.stopped) return;
+    // While paused, an accepted operation waits in the store: the first tick after resume() finds it.
+    if (this.queued.has(id) || this.stopped || this.paused) return;
     this.queued.add(id);
     void this.exclusive(async () => {
       this.queued.delete(id);
-      await this.process(id);
+      if (!this.paused) await this.process(id);
     });
   }
 
@@ -74,7 +97,7 @@ export class RelayEngine {
   }
 
   private schedule(delay = this.deps.settings.pollIntervalMs): void {
-    if (this.stopped) return;
+    if (this.stopped || this.paused) return;
     this.timer = setTimeout(() => {
       this.ticking = this.tick()
         .catch((error: unknown) => this.deps.log.warn({ err: error }, "relay watcher tick failed"))
@@ -174,7 +197,7 @@ export class RelayEngine {
     const [head, minedNonce] = await Promise.all([chain.getBlockNumber(), chain.getTransactionCount({ address: account.address, blockTag: "latest" })]);
     this.deps.head.observe(head, readStartedAt);
     for (const op of live) {
-      if (this.stopped) return;
+      if (this.stopped || this.paused) return;
       if (op.attempts.length === 0) {
         this.enqueue(op.id); // the writer processes it, or expires it
         continue;

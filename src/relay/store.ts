@@ -68,8 +68,24 @@ export interface OperationStore {
    * signed transactions for that chain, and must never be re-broadcast anywhere else.
    */
   bindDeployment(identity: string): void;
+  /**
+   * Copies every operation, attempt, key and nullifier as they are now (a test harness's snapshot):
+   * `restore` puts them back exactly, in one transaction, after the chain was reverted to the same moment.
+   */
+  checkpoint(): StoreCheckpoint;
+  restore(checkpoint: StoreCheckpoint): void;
+  /** Frees a checkpoint's copy; a released checkpoint cannot be restored. */
+  release(checkpoint: StoreCheckpoint): void;
   close(): void;
 }
+
+/** A copy of the store's operations at one moment (see OperationStore.checkpoint). */
+export interface StoreCheckpoint {
+  readonly id: number;
+}
+
+/** The tables that hold operations; `meta` (the deployment binding) is not a checkpoint's business. */
+const OPERATION_TABLES = ["operations", "live_nullifiers", "attempts", "idempotency_keys", "operation_nullifiers"] as const;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS operations (
@@ -148,6 +164,8 @@ type Row = Record<string, string | number | null>;
 /** The store on SQLite (node:sqlite): a file in the stack's state dir, or ":memory:". */
 export class SqliteOperationStore implements OperationStore {
   private readonly db: DatabaseSync;
+  private readonly checkpoints = new Set<number>();
+  private nextCheckpoint = 1;
 
   constructor(file: string) {
     if (file !== ":memory:") mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
@@ -305,6 +323,31 @@ export class SqliteOperationStore implements OperationStore {
     } else if (row.value !== identity) {
       throw new StoreMismatchError(`the operation store belongs to deployment ${row.value}, not ${identity}: use another store`);
     }
+  }
+
+  checkpoint(): StoreCheckpoint {
+    const id = this.nextCheckpoint++;
+    // Copies in the connection's temp schema: never in the file, gone with the connection.
+    this.transaction(() => {
+      for (const table of OPERATION_TABLES) this.db.exec(`CREATE TEMP TABLE checkpoint_${id}_${table} AS SELECT * FROM main.${table}`);
+    });
+    this.checkpoints.add(id);
+    return { id };
+  }
+
+  restore(checkpoint: StoreCheckpoint): void {
+    if (!this.checkpoints.has(checkpoint.id)) throw new RangeError(`store checkpoint ${checkpoint.id} is unknown or released`);
+    this.transaction(() => {
+      for (const table of OPERATION_TABLES) {
+        this.db.exec(`DELETE FROM main.${table}`);
+        this.db.exec(`INSERT INTO main.${table} SELECT * FROM temp.checkpoint_${checkpoint.id}_${table}`);
+      }
+    });
+  }
+
+  release(checkpoint: StoreCheckpoint): void {
+    if (!this.checkpoints.delete(checkpoint.id)) return;
+    for (const table of OPERATION_TABLES) this.db.exec(`DROP TABLE IF EXISTS temp.checkpoint_${checkpoint.id}_${table}`);
   }
 
   close(): void {

@@ -1,0 +1,125 @@
+import type { Hex } from "viem";
+import type { RelayControl } from "../src/relay/control.ts";
+import type { StoreCheckpoint } from "../src/relay/store.ts";
+
+/** A moment of a whole stack, chain and operation store together, that it can be reverted to. */
+export interface StackSnapshot {
+  readonly blockNumber: number;
+  readonly blockHash: Hex;
+}
+
+/** A snapshot that cannot be taken or reverted to (released, another stack's, or the chain would not go back). */
+export class SnapshotError extends Error {
+  override name = "SnapshotError";
+}
+
+interface Held {
+  /** anvil's snapshot id: single-use, so a new one is taken after every revert. */
+  chainId: Hex;
+  /** When anvil took chainId: reverting to a snapshot drops the ones taken after it. */
+  seq: number;
+  store: StoreCheckpoint | null;
+  automine: boolean;
+}
+
+export interface StackSnapshots {
+  take(): Promise<StackSnapshot>;
+  /** Reverts, and drops (as anvil does) every snapshot taken after this one. */
+  revert(snapshot: StackSnapshot): Promise<void>;
+  /** Whether a snapshot can still be reverted to. */
+  has(snapshot: StackSnapshot): boolean;
+  release(snapshot: StackSnapshot): void;
+}
+
+/**
+ * Snapshots of a stack: anvil's evm_snapshot plus a checkpoint of the runtime's operation store, taken
+ * and restored with the relayer paused, so the store always describes the chain it sits beside. One at
+ * a time: a revert and a snapshot never interleave.
+ */
+export function createSnapshots(args: { rpcUrl: string; control: RelayControl | null }): StackSnapshots {
+  const { control } = args;
+  const held = new Map<StackSnapshot, Held>();
+  let queue: Promise<unknown> = Promise.resolve();
+  const serial = <T>(work: () => Promise<T>): Promise<T> => {
+    const run = queue.then(work);
+    queue = run.catch(() => {});
+    return run;
+  };
+  let nextId = 1;
+  let nextSeq = 1;
+  const rpc = async <T>(method: string, params: unknown[] = []): Promise<T> => {
+    const response = await fetch(args.rpcUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: nextId++, method, params }),
+    });
+    const body = (await response.json()) as { result?: T; error?: { message: string } };
+    if (body.error) throw new SnapshotError(`${method}: ${body.error.message}`);
+    return body.result as T;
+  };
+  const head = () => rpc<{ number: Hex; hash: Hex }>("eth_getBlockByNumber", ["latest", false]);
+
+  /** With the relayer paused: nothing it does lands between the chain's and the store's copies. */
+  const paused = async <T>(work: () => Promise<T>): Promise<T> => {
+    await control?.pause();
+    try {
+      return await work();
+    } finally {
+      control?.resume();
+    }
+  };
+
+  return {
+    take: () =>
+      serial(() =>
+        paused(async () => {
+          const [automine, block] = await Promise.all([rpc<boolean>("anvil_getAutomine"), head()]);
+          const chainId = await rpc<Hex>("evm_snapshot");
+          const snapshot: StackSnapshot = Object.freeze({ blockNumber: Number(block.number), blockHash: block.hash });
+          held.set(snapshot, { chainId, seq: nextSeq++, store: control?.checkpoint() ?? null, automine });
+          return snapshot;
+        }),
+      ),
+
+    revert: (snapshot) =>
+      serial(() =>
+        paused(async () => {
+          const entry = held.get(snapshot);
+          if (!entry) throw new SnapshotError("this snapshot was released, or belongs to another stack");
+          // Quiesce the chain first: a revert while automine is still mining a block can leave that block
+          // on top of the reverted state.
+          await rpc("evm_setAutomine", [false]);
+          try {
+            await rpc("anvil_dropAllTransactions");
+            const reverted = await rpc<boolean>("evm_revert", [entry.chainId]);
+            const block = await head();
+            if (!reverted || Number(block.number) !== snapshot.blockNumber || block.hash !== snapshot.blockHash) {
+              throw new SnapshotError(`the chain did not go back to block ${snapshot.blockNumber} (${snapshot.blockHash}): it is at ${Number(block.number)} (${block.hash})`);
+            }
+          } catch (error) {
+            await rpc("evm_setAutomine", [entry.automine]).catch(() => {});
+            throw error;
+          }
+          for (const [other, later] of held) {
+            if (later.seq > entry.seq) {
+              held.delete(other);
+              if (later.store) control?.release(later.store);
+            }
+          }
+          entry.chainId = await rpc<Hex>("evm_snapshot"); // anvil's snapshots are single-use
+          entry.seq = nextSeq++;
+          if (entry.store) control?.restore(entry.store);
+          await rpc("evm_setAutomine", [entry.automine]);
+        }),
+      ),
+
+    has: (snapshot) => held.has(snapshot),
+
+    release(snapshot) {
+      const entry = held.get(snapshot);
+      if (!entry) return;
+      held.delete(snapshot);
+      if (entry.store) control?.release(entry.store);
+    },
+  };
+}

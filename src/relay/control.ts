@@ -1,0 +1,47 @@
+import type { FastifyInstance } from "fastify";
+import type { Relayer } from "./runtime.ts";
+import type { StoreCheckpoint } from "./store.ts";
+
+/**
+ * What a test harness needs to move a runtime together with its chain (snapshot and revert): pause the
+ * relayer at a step boundary, copy its operation store, and put the copy back. Not an HTTP route: only
+ * code in the runtime's own process, which owns the relayer key, can reach it.
+ */
+export interface RelayControl {
+  /** The engine stops at a step boundary; nothing is signed, broadcast or watched until resume(). */
+  pause(): Promise<void>;
+  /** The engine starts over from the store, as after a restart; status answers re-read the head. */
+  resume(): void;
+  checkpoint(): StoreCheckpoint;
+  /** Puts the store back as it was at the checkpoint. Only while paused. */
+  restore(checkpoint: StoreCheckpoint): void;
+  release(checkpoint: StoreCheckpoint): void;
+}
+
+const controls = new WeakMap<FastifyInstance, RelayControl>();
+
+export function attachRelayControl(app: FastifyInstance, relayer: Relayer): void {
+  let paused = false;
+  controls.set(app, {
+    async pause() {
+      paused = true;
+      await relayer.engine.pause();
+    },
+    resume() {
+      paused = false;
+      relayer.head.forget();
+      relayer.engine.resume();
+    },
+    checkpoint: () => relayer.store.checkpoint(),
+    restore(checkpoint) {
+      if (!paused) throw new Error("restore the operation store only while the relayer is paused");
+      relayer.store.restore(checkpoint);
+    },
+    release: (checkpoint) => relayer.store.release(checkpoint),
+  });
+}
+
+/** The relay control of a runtime built by buildQueueRuntime; null for one without a relayer key. */
+export function relayControl(app: FastifyInstance): RelayControl | null {
+  return controls.get(app) ?? null;
+}

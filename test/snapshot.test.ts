@@ -1,0 +1,122 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { erc20Abi, parseAbi, type Hex } from "viem";
+import { SnapshotError, startDevStack, type DevStack } from "../harness/index.ts";
+import { closeProvers, createAccountKeys, createQueueClient, recipientOf, reviewedFrom, type QueueClient } from "../harness/client/index.ts";
+import { poolFixture } from "./support/pool.ts";
+import { hex, rpc } from "./support/rpc.ts";
+
+// Snapshots of a whole stack: the chain and the queue's operation store go back together, with no
+// process restarted.
+let stack: DevStack;
+let pool: Awaited<ReturnType<typeof poolFixture>>;
+let client: QueueClient;
+
+beforeAll(async () => {
+  stack = await startDevStack({ logger: { level: process.env.DEVSTACK_LOG ?? "silent" } });
+  pool = await poolFixture(stack);
+  client = createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(stack.manifest) });
+}, 120_000);
+afterAll(async () => {
+  await closeProvers();
+  await stack?.stop();
+});
+
+const head = async () => rpc<{ number: Hex; hash: Hex; timestamp: Hex }>(stack.rpcUrl, "eth_getBlockByNumber", ["latest", false]);
+const nullifierSpent = (n: bigint) =>
+  pool.user(0).public.readContract({ address: stack.manifest.poolAddress, abi: parseAbi(["function nullifierSpent(uint256) view returns (bool)"]), functionName: "nullifierSpent", args: [n] });
+
+describe("stack snapshots", () => {
+  it("a revert takes the relayed operation out of chain and store together, and the same send then goes through again", async () => {
+    const alice = createAccountKeys();
+    const bob = createAccountKeys();
+    const config = await client.beforePrepare();
+    const { state, input } = await pool.fundedNote(2, alice, pool.usdc("10"));
+    const fee = BigInt(config.relayFees.fees[0]?.send ?? "0");
+    const { transaction } = await pool.prove({
+      tree: state.tree, keys: alice, inputs: [input],
+      outputs: [{ amount: pool.usdc("4"), to: recipientOf(bob) }, { amount: pool.usdc("6") - fee, to: recipientOf(alice) }],
+      fee, relayer: stack.relayer.address,
+    });
+    const relayerNonce = () => pool.user(0).public.getTransactionCount({ address: stack.relayer.address });
+    const relayerFees = () => pool.user(0).public.readContract({ address: pool.asset, abi: erc20Abi, functionName: "balanceOf", args: [stack.relayer.address] });
+
+    const before = await stack.snapshot();
+    const [nonceBefore, feesBefore] = [await relayerNonce(), await relayerFees()];
+    const first = await client.waitFor("send", (await client.submit("send", config, transaction, { idempotencyKey: "snapshot-send" })).id);
+    expect(first.state).toBe("confirmed");
+    const nullifier = BigInt(transaction.publicInputs.inputNullifiers[0] as bigint | string);
+    expect(await nullifierSpent(nullifier)).toBe(true);
+
+    await stack.revert(before);
+    expect(Number((await head()).number)).toBe(before.blockNumber);
+    expect(await nullifierSpent(nullifier)).toBe(false);
+    expect(await relayerNonce()).toBe(nonceBefore);
+    expect(await relayerFees()).toBe(feesBefore);
+    // The store followed the chain: the operation and its idempotency key are gone.
+    const gone = await fetch(`${stack.queueUrl}/api/queue/send-status?id=${first.id}`);
+    expect(gone.status).toBe(404);
+
+    // The relayer's bookkeeping matches the reverted chain: the same key makes a new operation, signed
+    // at the reverted nonce, and it is confirmed.
+    const again = await client.waitFor("send", (await client.submit("send", config, transaction, { idempotencyKey: "snapshot-send" })).id);
+    expect(again.id).not.toBe(first.id);
+    expect(again.state).toBe("confirmed");
+    expect(again.transactions[0]?.nonce).toBe(nonceBefore);
+    expect(await nullifierSpent(nullifier)).toBe(true);
+  });
+
+  it("goes back exactly, round after round, also with blocks being mined and transactions pending", async () => {
+    const snap = await stack.snapshot();
+    const user = pool.user(3);
+    for (let round = 0; round < 15; round++) {
+      // Blocks mined and a transfer left pending in the pool (automine off) when the revert comes.
+      await rpc(stack.rpcUrl, "anvil_mine", [hex(1 + (round % 3))]);
+      if (round % 2) {
+        await rpc(stack.rpcUrl, "evm_setAutomine", [false]);
+        await user.wallet.sendTransaction({ to: stack.accounts[4]?.address, value: 1n });
+      }
+      await stack.revert(snap);
+      const block = await head();
+      expect(Number(block.number)).toBe(snap.blockNumber);
+      expect(block.hash).toBe(snap.blockHash);
+      expect(await rpc(stack.rpcUrl, "anvil_getAutomine")).toBe(true); // the mining mode at the snapshot
+      expect((await rpc<{ pending: Record<string, unknown> }>(stack.rpcUrl, "txpool_content")).pending).toEqual({});
+    }
+  });
+
+  it("reset() goes back to the stack as it started; a revert drops the snapshots taken after its own", async () => {
+    const start = await stack.snapshot();
+    await rpc(stack.rpcUrl, "anvil_mine", [hex(2)]);
+    const later = await stack.snapshot();
+    await stack.revert(start);
+    await expect(stack.revert(later)).rejects.toThrow(SnapshotError);
+    await stack.revert(start); // still usable after a revert
+
+    await stack.reset();
+    // No operation survives a reset, and the chain is at its start block (the genesis deployment).
+    expect(Number((await head()).number)).toBe(stack.manifest.deploymentBlock);
+    await expect(stack.revert(start)).rejects.toThrow(SnapshotError);
+  });
+
+  it("loadFixture runs the setup once and then restores its result, until a reset drops it", async () => {
+    let runs = 0;
+    const target = stack.accounts[5]?.address as Hex;
+    const funded = async (s: DevStack) => {
+      runs++;
+      await rpc(s.rpcUrl, "anvil_setBalance", [target, hex(12345n)]);
+      await rpc(s.rpcUrl, "anvil_mine", [hex(1)]);
+      return { target };
+    };
+    const balance = () => rpc<Hex>(stack.rpcUrl, "eth_getBalance", [target, "latest"]);
+    expect(await stack.loadFixture(funded)).toEqual({ target });
+    await rpc(stack.rpcUrl, "anvil_setBalance", [target, hex(1n)]);
+    expect(await stack.loadFixture(funded)).toEqual({ target });
+    expect(BigInt(await balance())).toBe(12345n);
+    expect(runs).toBe(1);
+    await stack.reset();
+    expect(BigInt(await balance())).not.toBe(12345n);
+    await stack.loadFixture(funded);
+    expect(runs).toBe(2);
+    expect(BigInt(await balance())).toBe(12345n);
+  });
+});
