@@ -57,6 +57,21 @@ export function createSnapshots(args: { rpcUrl: string; control: RelayControl | 
     if (body.error) throw new SnapshotError(`${method}: ${body.error.message}`);
     return body.result as T;
   };
+  /** Calls that do not depend on one another, in one JSON-RPC batch (one round trip); results in order. */
+  const batch = async (calls: Array<[method: string, params?: unknown[]]>): Promise<unknown[]> => {
+    const ids = calls.map(() => nextId++);
+    const response = await fetch(args.rpcUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(calls.map(([method, params = []], i) => ({ jsonrpc: "2.0", id: ids[i], method, params }))),
+    });
+    const answers = (await response.json()) as Array<{ id: number; result?: unknown; error?: { message: string } }>;
+    return ids.map((id, i) => {
+      const answer = answers.find((a) => a.id === id);
+      if (!answer || answer.error) throw new SnapshotError(`${calls[i]?.[0]}: ${answer?.error?.message ?? "no answer"}`);
+      return answer.result;
+    });
+  };
   const head = () => rpc<{ number: Hex; hash: Hex }>("eth_getBlockByNumber", ["latest", false]);
 
   /** With the relayer paused: nothing it does lands between the chain's and the store's copies. */
@@ -87,15 +102,18 @@ export function createSnapshots(args: { rpcUrl: string; control: RelayControl | 
           const entry = held.get(snapshot);
           if (!entry) throw new SnapshotError("this snapshot was released, or belongs to another stack");
           // Quiesce the chain first: a revert while automine is still mining a block can leave that block
-          // on top of the reverted state.
-          await rpc("evm_setAutomine", [false]);
+          // on top of the reverted state. Three round trips, each a batch of calls independent of one another.
+          await batch([["evm_setAutomine", [false]], ["anvil_dropAllTransactions"]]);
+          let block: { number: Hex; hash: Hex };
           try {
-            await rpc("anvil_dropAllTransactions");
             const reverted = await rpc<boolean>("evm_revert", [entry.chainId]);
-            const block = await head();
+            // Automine back on with the pool empty mines nothing: the snapshot and the head read agree.
+            const [chainId, latest] = await batch([["evm_snapshot"], ["eth_getBlockByNumber", ["latest", false]], ["evm_setAutomine", [entry.automine]]]);
+            block = latest as typeof block;
             if (!reverted || Number(block.number) !== snapshot.blockNumber || block.hash !== snapshot.blockHash) {
               throw new SnapshotError(`the chain did not go back to block ${snapshot.blockNumber} (${snapshot.blockHash}): it is at ${Number(block.number)} (${block.hash})`);
             }
+            entry.chainId = chainId as Hex; // anvil's snapshots are single-use: this one replaces it
           } catch (error) {
             await rpc("evm_setAutomine", [entry.automine]).catch(() => {});
             throw error;
@@ -106,10 +124,8 @@ export function createSnapshots(args: { rpcUrl: string; control: RelayControl | 
               if (later.store) control?.release(later.store);
             }
           }
-          entry.chainId = await rpc<Hex>("evm_snapshot"); // anvil's snapshots are single-use
           entry.seq = nextSeq++;
           if (entry.store) control?.restore(entry.store);
-          await rpc("evm_setAutomine", [entry.automine]);
         }),
       ),
 

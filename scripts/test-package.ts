@@ -51,7 +51,7 @@ try {
   });
 
   const files = await readmeFiles();
-  for (const name of ["example.test.ts", "plain.mjs", "client.mjs"]) {
+  for (const name of ["example.test.ts", "stack.test.ts", "plain.mjs", "client.mjs"]) {
     if (!files.has(name)) throw new Error(`README.md has no code block for ${name}`);
   }
   await step(`write the README's files (${[...files.keys()].join(", ")})`, async () => {
@@ -64,7 +64,8 @@ try {
   await step("tsc --noEmit (strict) in the consumer", () => inProject("npx", ["tsc", "-p", "."]));
   await step("node plain.mjs (plain Node, compiled package)", () => inProject(process.execPath, ["plain.mjs"]));
   await step("node client.mjs (queue-devstack/client: proof files and a real proof)", () => inProject(process.execPath, ["client.mjs"]));
-  await step("npx vitest run (the README's example test)", () => inProject("npx", ["vitest", "run"], { env: { CI: "1" } }));
+  // Two workers: each runs a file on its own stack, and stack.test.ts resets it for every test.
+  await step("npx vitest run (the README's example tests, 2 workers)", () => inProject("npx", ["vitest", "run", "--maxWorkers=2"], { env: { CI: "1" } }));
 
   // Ctrl-C in a terminal signals the whole foreground process group: each run is its own group here.
   async function startCli(file: string, args: string[]) {

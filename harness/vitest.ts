@@ -1,0 +1,91 @@
+import { test as base, type TestAPI } from "vitest";
+import { createPublicClient, createTestClient, createWalletClient, http, type Chain, type PublicClient, type TestClient, type WalletClient, type Account, type Transport } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { sepoliaAt } from "../src/chain/client.ts";
+import type { DeploymentConfig } from "../src/config/deployment-config.ts";
+import { createQueueClient, reviewedFrom, type QueueClient } from "./client/queue-client.ts";
+import type { DevAccount } from "./chain.ts";
+import { startDevStack, type DevStack, type DevStackOptions } from "./stack.ts";
+
+/**
+ * A named starting state for tests (Hardhat's loadFixture for the whole stack): built once per stack,
+ * then restored. An object, not a bare function: vitest would take a function for a fixture of its own.
+ */
+export interface StackFixture<T = unknown> {
+  readonly name: string;
+  readonly setup: (stack: DevStack) => Promise<T>;
+}
+
+export function defineStackFixture<T>(name: string, setup: (stack: DevStack) => Promise<T>): StackFixture<T> {
+  return Object.freeze({ name, setup });
+}
+
+export interface StackFixtures {
+  /** Options of each worker's stack (default: a local stack on free ports, in a temp dir). Set with test.override. */
+  devStackOptions: DevStackOptions;
+  /**
+   * The state each test starts from: null (the default) is the stack as it started; a StackFixture is
+   * built on first use and restored for every later test that names it. Set with test.override.
+   */
+  stackFixture: StackFixture | null;
+  /** This worker's stack, started on first use, stopped when the worker ends. */
+  workerStack: DevStack;
+  /** The stack, reset for this test (chain and operation store) to `stackFixture`'s state. */
+  stack: DevStack;
+  /** What `stackFixture` returned for this test (undefined without one). */
+  fixture: unknown;
+  manifest: DeploymentConfig;
+  /** Funded dev accounts (anvil's known keys, relayer excluded): accounts[0] deployed the fixtures. */
+  accounts: DevAccount[];
+  chain: Chain;
+  publicClient: PublicClient;
+  /** A wallet for accounts[1] (anvil's #2): not the deployer, not the relayer. */
+  walletClient: WalletClient<Transport, Chain, Account>;
+  /** anvil's cheat codes (mine, setBalance, impersonate, increaseTime): the reset undoes what they did. */
+  testClient: TestClient<"anvil", Transport, Chain>;
+  /** The typed queue client, its reviewed deployment taken from this stack's manifest. */
+  queue: QueueClient;
+}
+
+/**
+ * vitest fixtures for queue-devstack: one stack per worker, started lazily and stopped with the worker;
+ * each test gets it back in a clean state (or in its `stackFixture`'s state) in milliseconds, by a
+ * revert of chain and operation store together. Tests of one file run one after the other on it: do
+ * not mark them `concurrent`.
+ */
+const fixtureValues = new WeakMap<DevStack, unknown>();
+
+export const test: TestAPI<StackFixtures> = base.extend<StackFixtures>({
+  devStackOptions: [{}, { scope: "worker", injected: true }],
+  stackFixture: [null, { injected: true }],
+  workerStack: [
+    async ({ devStackOptions }, use) => {
+      const stack = await startDevStack(devStackOptions);
+      try {
+        await use(stack);
+      } finally {
+        await stack.stop();
+      }
+    },
+    { scope: "worker" },
+  ],
+  stack: async ({ workerStack, stackFixture }, use) => {
+    // At the start, not the end, of a test: a run of tests naming one fixture restores it directly,
+    // and the first test in a worker finds its stack as it started.
+    const value = stackFixture === null ? await workerStack.reset() : await workerStack.loadFixture(stackFixture.setup);
+    fixtureValues.set(workerStack, value);
+    await use(workerStack);
+  },
+  fixture: async ({ stack }, use) => use(fixtureValues.get(stack)),
+  manifest: async ({ stack }, use) => use(stack.manifest),
+  accounts: async ({ stack }, use) => use(stack.accounts),
+  chain: async ({ stack }, use) => use(sepoliaAt(stack.rpcUrl)),
+  publicClient: async ({ chain }, use) => use(createPublicClient({ chain, transport: http() }) as PublicClient),
+  walletClient: async ({ chain, accounts }, use) =>
+    use(createWalletClient({ account: privateKeyToAccount((accounts[1] as DevAccount).privateKey), chain, transport: http() })),
+  testClient: async ({ chain }, use) => use(createTestClient({ mode: "anvil", chain, transport: http() })),
+  queue: async ({ stack }, use) => use(createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(stack.manifest) })),
+});
+
+export { expect, describe, beforeAll, afterAll, beforeEach, afterEach } from "vitest";
+export type { DevStack, DevStackOptions, StackSnapshot } from "./index.ts";

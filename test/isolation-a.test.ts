@@ -1,0 +1,3 @@
+import { isolationSuite } from "./support/isolation-suite.ts";
+
+isolationSuite("a");
