@@ -49,6 +49,8 @@ export interface Chain {
   marker: string;
   /** anvil's funded accounts, in its order (the default test mnemonic). */
   accounts: DevAccount[];
+  /** anvil's last output lines (it logs every RPC method and transaction): for a failing test's report. */
+  recentLogs(): string[];
   /** Stops anvil: gracefully (SIGTERM: it writes --dump-state), or with `graceful: false` at once, writing nothing. */
   stop(options?: { graceful?: boolean }): Promise<void>;
 }
@@ -119,6 +121,7 @@ export async function startChain(options: ChainOptions): Promise<Chain> {
       binary,
       marker,
       accounts,
+      recentLogs: () => anvil.logs.join("").split("\n").filter((line) => line.trim() !== "").slice(-40),
       stop,
     };
   } catch (error) {

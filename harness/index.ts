@@ -1,5 +1,5 @@
 // The harness's public API: what test suites and scripts import.
-export { startDevStack, PersistedStateError, type DevStack, type DevStackOptions } from "./stack.ts";
+export { startDevStack, PersistedStateError, type DevStack, type DevStackOptions, type StackDiagnostics } from "./stack.ts";
 export { startChain, ChainStartError, CHAIN_ID, type Chain, type DevAccount } from "./chain.ts";
 export { ForkUpstreamError, resolveForkPoint, type ForkPoint } from "./fork.ts";
 export { PinError } from "./pin.ts";

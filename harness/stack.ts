@@ -30,6 +30,7 @@ import { pinPool } from "./pin.ts";
 import { timed, type ProgressListener } from "./progress.ts";
 import { startRpcForwarder } from "./rpc-forwarder.ts";
 import { createSnapshots, type StackSnapshot } from "./snapshot.ts";
+import { RecentLines } from "./recent-lines.ts";
 import { relayControl } from "../src/relay/control.ts";
 import { StackInfo } from "./stack-info.ts";
 
@@ -69,7 +70,10 @@ export interface DevStackOptions {
   runtime?: Pick<QueueRuntimeOptions, "chainTimeoutMs" | "requestTimeoutMs" | "headersTimeoutMs">;
   /** The operation store: default `<stateDir>/queue.sqlite` (durable); ":memory:" for tests that want it. */
   store?: string;
-  /** Fastify logger option for the runtime (default: off); e.g. `{ level: "info", stream: process.stderr }`. */
+  /**
+   * Fastify logger option for the runtime, e.g. `{ level: "info", stream: process.stderr }`. Default:
+   * the last 40 lines at level info are kept in memory for `diagnostics()`, and nothing is printed.
+   */
   logger?: FastifyServerOptions["logger"];
 }
 
@@ -105,7 +109,18 @@ export interface DevStack {
    * an older snapshot) drops it, and its next use runs the setup again.
    */
   loadFixture<T>(setup: (stack: DevStack) => Promise<T>): Promise<T>;
+  /**
+   * What helps explain a failure: anvil's last output lines, the runtime's last log lines (unless a
+   * logger was given), and the operations accepted since `since` (ISO 8601) with their states.
+   */
+  diagnostics(since?: string): StackDiagnostics;
   stop(): Promise<void>;
+}
+
+export interface StackDiagnostics {
+  anvil: string[];
+  runtime: string[];
+  operations: Array<{ id: string; kind: string; state: string; reason: string | null; transactionHash: string | null; createdAt: string }>;
 }
 
 /** State dirs of the stacks running in this process (stack.json alone cannot tell them apart: same PID). */
@@ -251,6 +266,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       return config;
     });
 
+    const runtimeLog = new RecentLines();
     const app: FastifyInstance = await timed(progress, "start queue runtime", async () => {
       const runtime = await buildQueueRuntime({
         manifest: manifestBytes(manifest),
@@ -264,7 +280,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
         store: storePath,
         ...(options.relay ? { relay: options.relay } : {}),
         ...options.runtime,
-        logger: options.logger ?? false,
+        logger: options.logger ?? { level: "info", stream: runtimeLog },
       });
       cleanups.push(() => runtime.close());
       await runtime.listen({ host, port: options.queuePort ?? 0 });
@@ -333,6 +349,18 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
         loaded.set(setup, { snapshot: await snapshots.take(), value });
         return value;
       },
+      diagnostics: (since = new Date(0).toISOString()) => ({
+        anvil: chain.recentLogs(),
+        runtime: options.logger === undefined ? runtimeLog.recent() : [],
+        operations: (relayControl(app)?.operationsSince(since) ?? []).map((op) => ({
+          id: op.id,
+          kind: op.kind,
+          state: op.state,
+          reason: op.reason === null ? null : `${op.reason.code}: ${op.reason.detail}`,
+          transactionHash: op.minedHash ?? op.attempts.at(-1)?.hash ?? null,
+          createdAt: op.createdAt,
+        })),
+      }),
       stop: () => (stopping ??= stopAll()),
     };
     return stack;

@@ -69,11 +69,22 @@ export const test: TestAPI<StackFixtures> = base.extend<StackFixtures>({
     },
     { scope: "worker" },
   ],
-  stack: async ({ workerStack, stackFixture }, use) => {
+  stack: async ({ workerStack, stackFixture, onTestFailed }, use) => {
     // At the start, not the end, of a test: a run of tests naming one fixture restores it directly,
     // and the first test in a worker finds its stack as it started.
     const value = stackFixture === null ? await workerStack.reset() : await workerStack.loadFixture(stackFixture.setup);
     fixtureValues.set(workerStack, value);
+    const startedAt = new Date().toISOString();
+    // A failing test's report carries the stack's side of the story: what this test relayed, and the
+    // last lines of anvil's and the runtime's logs.
+    onTestFailed(() => {
+      const { operations, anvil, runtime } = workerStack.diagnostics(startedAt);
+      const relayed = operations.length === 0 ? ["  none"] : operations.map((op) => `  ${op.id} ${op.kind} ${op.state}${op.reason ? ` (${op.reason})` : ""}${op.transactionHash ? ` ${op.transactionHash}` : ""}`);
+      // On stderr, which vitest prints under the failing test (an annotation cannot be added once it failed).
+      console.error(
+        ["queue-devstack: operations this test relayed:", ...relayed, "anvil's last lines:", ...anvil.map((l) => `  ${l}`), "the queue runtime's last lines:", ...runtime.map((l) => `  ${l}`)].join("\n"),
+      );
+    });
     await use(workerStack);
   },
   fixture: async ({ stack }, use) => use(fixtureValues.get(stack)),

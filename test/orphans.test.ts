@@ -50,9 +50,12 @@ describe("a stack whose owner dies", () => {
     }
   });
 
-  it("a vitest run interrupted (SIGINT) while a test holds a stack leaves no anvil", async () => {
+  it.each([
+    ["forks pool, startDevStack in the test", "test/fixtures/owner-killed/vitest.config.ts"],
+    ["threads pool, the vitest integration's worker stack", "test/fixtures/owner-killed/vitest.threads.config.ts"],
+  ])("a vitest run interrupted (SIGINT) while a test holds a stack leaves no anvil (%s)", async (_, config) => {
     const infoFile = path.join(await mkdtemp(path.join(tmpdir(), "devstack-interrupt-")), "stack.json");
-    const vitest = execa(process.execPath, ["node_modules/vitest/vitest.mjs", "run", "--config", "test/fixtures/owner-killed/vitest.config.ts"], {
+    const vitest = execa(process.execPath, ["node_modules/vitest/vitest.mjs", "run", "--config", config], {
       reject: false,
       env: { STACK_INFO_FILE: infoFile, CI: "1" },
     });

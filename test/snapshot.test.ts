@@ -42,8 +42,11 @@ describe("stack snapshots", () => {
 
     const before = await stack.snapshot();
     const [nonceBefore, feesBefore] = [await relayerNonce(), await relayerFees()];
+    const since = new Date().toISOString();
     const first = await client.waitFor("send", (await client.submit("send", config, transaction, { idempotencyKey: "snapshot-send" })).id);
     expect(first.state).toBe("confirmed");
+    // What a failing test's report would list.
+    expect(stack.diagnostics(since).operations).toEqual([expect.objectContaining({ id: first.id, kind: "send", state: "confirmed", transactionHash: first.transactionHash })]);
     const nullifier = BigInt(transaction.publicInputs.inputNullifiers[0] as bigint | string);
     expect(await nullifierSpent(nullifier)).toBe(true);
 

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { Relayer } from "./runtime.ts";
-import type { StoreCheckpoint } from "./store.ts";
+import type { OperationRecord, StoreCheckpoint } from "./store.ts";
 
 /**
  * What a test harness needs to move a runtime together with its chain (snapshot and revert): pause the
@@ -16,6 +16,8 @@ export interface RelayControl {
   /** Puts the store back as it was at the checkpoint. Only while paused. */
   restore(checkpoint: StoreCheckpoint): void;
   release(checkpoint: StoreCheckpoint): void;
+  /** Operations accepted at or after this time (ISO 8601): what a test created, for its report. */
+  operationsSince(at: string): OperationRecord[];
 }
 
 const controls = new WeakMap<FastifyInstance, RelayControl>();
@@ -38,6 +40,7 @@ export function attachRelayControl(app: FastifyInstance, relayer: Relayer): void
       relayer.store.restore(checkpoint);
     },
     release: (checkpoint) => relayer.store.release(checkpoint),
+    operationsSince: (at) => relayer.store.createdSince(at),
   });
 }
 

@@ -60,6 +60,8 @@ export interface OperationStore {
    */
   save(record: OperationRecord, changes?: { attempt?: StoredAttempt; releaseNullifiers?: boolean }): void;
   nonTerminal(): OperationRecord[];
+  /** Operations accepted at or after this time (ISO 8601), oldest first. */
+  createdSince(at: string): OperationRecord[];
   countLive(): number;
   /** Highest nonce of any stored attempt. */
   maxNonce(): number | undefined;
@@ -306,6 +308,11 @@ export class SqliteOperationStore implements OperationStore {
 
   nonTerminal(): OperationRecord[] {
     const rows = this.db.prepare(`SELECT * FROM operations WHERE state IN ${LIVE_STATES} ORDER BY created_at, rowid`).all() as Row[];
+    return rows.map((row) => this.hydrate(row));
+  }
+
+  createdSince(at: string): OperationRecord[] {
+    const rows = this.db.prepare("SELECT * FROM operations WHERE created_at >= ? ORDER BY created_at, id").all(at) as Row[];
     return rows.map((row) => this.hydrate(row));
   }
 
