@@ -7,5 +7,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // queue-devstack's own globalSetup (as a user's config names it: "queue-devstack/vitest/global-setup").
+    globalSetup: ["harness/vitest-global-setup.ts"],
   },
 });

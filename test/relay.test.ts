@@ -1,25 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { erc20Abi, type Address } from "viem";
-import { startDevStack, type DevStack } from "../harness/index.ts";
-import { closeProvers, createAccountKeys, createQueueClient, recipientOf, reviewedFrom, type QueueClient } from "../harness/client/index.ts";
+import { closeProvers, createAccountKeys, recipientOf } from "../harness/client/index.ts";
+import { afterAll, describe, expect, test as stackTest } from "../harness/vitest.ts";
 import { poolFixture } from "./support/pool.ts";
 
-let stack: DevStack;
-let pool: Awaited<ReturnType<typeof poolFixture>>;
-let client: QueueClient;
-
-beforeAll(async () => {
-  stack = await startDevStack({ logger: { level: process.env.DEVSTACK_LOG ?? "silent" } });
-  pool = await poolFixture(stack);
-  client = createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(stack.manifest) });
-}, 120_000);
+// On queue-devstack's vitest integration: the worker's stack, reset before each test, and the pool
+// helpers (proof files, prover) made once per worker.
+const it = stackTest.extend<{ pool: Awaited<ReturnType<typeof poolFixture>> }>({
+  pool: [async ({ workerStack }, use) => use(await poolFixture(workerStack)), { scope: "worker" }],
+});
 afterAll(async () => {
   await closeProvers();
-  await stack?.stop();
 });
 
 describe("relaying", () => {
-  it("a private send goes from accepted to confirmed, paying the relayer its fee", async () => {
+  it("a private send goes from accepted to confirmed, paying the relayer its fee", async ({ stack, pool, queue: client }) => {
     const alice = createAccountKeys();
     const bob = createAccountKeys();
     const config = await client.beforePrepare();
@@ -41,7 +35,7 @@ describe("relaying", () => {
     expect(after - before).toBe(fee);
   });
 
-  it("a withdrawal pays the recipient", async () => {
+  it("a withdrawal pays the recipient", async ({ stack, pool, queue: client }) => {
     const carol = createAccountKeys();
     const config = await client.beforePrepare();
     const { state, input } = await pool.fundedNote(3, carol, pool.usdc("10"));
