@@ -89,6 +89,45 @@ try {
   await step("npx queue-devstack --json, then Ctrl-C: no process left (npx itself reports the interrupt)", async () => {
     await startCli("npx", ["queue-devstack"]);
   });
+  await step("npx vitest run of a test holding its worker's stack, then Ctrl-C: no process left", async () => {
+    // Not a README file: a test that starts the worker's stack, says where its anvil is, and hangs.
+    const dir = path.join(project, "interrupt");
+    const infoFile = path.join(dir, "stack.json");
+    await execa("mkdir", ["-p", dir]);
+    await writeFile(
+      path.join(dir, "hang.test.ts"),
+      [
+        'import { writeFile } from "node:fs/promises";',
+        'import { test } from "queue-devstack/vitest";',
+        'test("holds the stack until interrupted", async ({ stack }) => {',
+        `  await writeFile(${JSON.stringify(infoFile)}, JSON.stringify({ pid: stack.chainPid, stateDir: stack.stateDir }));`,
+        "  await new Promise(() => {});",
+        "}, 600_000);",
+        "",
+      ].join("\n"),
+    );
+    const run = inProject("npx", ["vitest", "run", "interrupt/"], { detached: true, reject: false, all: false, env: { CI: "1" } });
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const info = await readFile(infoFile, "utf8").catch(() => undefined);
+      if (info !== undefined) {
+        const held = JSON.parse(info) as { pid: number; stateDir: string };
+        process.kill(-(run.pid as number), "SIGINT"); // Ctrl-C: the whole foreground group
+        await run;
+        // anvil is told (SIGTERM) the moment its worker goes; give it a moment to exit.
+        let left: Awaited<ReturnType<typeof listProcesses>> = [];
+        for (let waited = 0; waited < 5_000; waited += 100) {
+          left = (await listProcesses()).filter((p) => p.pid === held.pid || p.args.includes(held.stateDir));
+          if (left.length === 0) break;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        if (left.length > 0) throw new Error(`left running: ${left.map((p) => `${p.pid} ${p.args}`).join("; ")}`);
+        break;
+      }
+      if (Date.now() > deadline) throw new Error(`the test never started its stack: ${(await run).stdout}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  });
   process.stdout.write("the installed package works\n");
   await rm(work, { recursive: true, force: true });
 } catch (error) {
