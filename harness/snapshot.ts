@@ -19,7 +19,15 @@ interface Held {
   /** When anvil took chainId: reverting to a snapshot drops the ones taken after it. */
   seq: number;
   store: StoreCheckpoint | null;
+  /** The mining mode: anvil's snapshots do not hold it. */
   automine: boolean;
+  intervalSeconds: number | null;
+}
+
+/** The call that puts the mining mode back: automine, interval mining, or neither (mined on demand). */
+function miningMode(entry: Held): [string, unknown[]] {
+  if (!entry.automine && entry.intervalSeconds) return ["evm_setIntervalMining", [entry.intervalSeconds]];
+  return ["evm_setAutomine", [entry.automine]];
 }
 
 export interface StackSnapshots {
@@ -72,7 +80,6 @@ export function createSnapshots(args: { rpcUrl: string; control: RelayControl | 
       return answer.result;
     });
   };
-  const head = () => rpc<{ number: Hex; hash: Hex }>("eth_getBlockByNumber", ["latest", false]);
 
   /** With the relayer paused: nothing it does lands between the chain's and the store's copies. */
   const paused = async <T>(work: () => Promise<T>): Promise<T> => {
@@ -88,10 +95,11 @@ export function createSnapshots(args: { rpcUrl: string; control: RelayControl | 
     take: () =>
       serial(() =>
         paused(async () => {
-          const [automine, block] = await Promise.all([rpc<boolean>("anvil_getAutomine"), head()]);
+          const [automine, interval, latest] = await batch([["anvil_getAutomine"], ["anvil_getIntervalMining"], ["eth_getBlockByNumber", ["latest", false]]]);
+          const block = latest as { number: Hex; hash: Hex };
           const chainId = await rpc<Hex>("evm_snapshot");
           const snapshot: StackSnapshot = Object.freeze({ blockNumber: Number(block.number), blockHash: block.hash });
-          held.set(snapshot, { chainId, seq: nextSeq++, store: control?.checkpoint() ?? null, automine });
+          held.set(snapshot, { chainId, seq: nextSeq++, store: control?.checkpoint() ?? null, automine: automine as boolean, intervalSeconds: (interval as number | null) ?? null });
           return snapshot;
         }),
       ),
@@ -103,19 +111,19 @@ export function createSnapshots(args: { rpcUrl: string; control: RelayControl | 
           if (!entry) throw new SnapshotError("this snapshot was released, or belongs to another stack");
           // Quiesce the chain first: a revert while automine is still mining a block can leave that block
           // on top of the reverted state. Three round trips, each a batch of calls independent of one another.
-          await batch([["evm_setAutomine", [false]], ["anvil_dropAllTransactions"]]);
+          await batch([["evm_setAutomine", [false]], ["evm_setIntervalMining", [0]], ["anvil_dropAllTransactions"]]);
           let block: { number: Hex; hash: Hex };
           try {
             const reverted = await rpc<boolean>("evm_revert", [entry.chainId]);
             // Automine back on with the pool empty mines nothing: the snapshot and the head read agree.
-            const [chainId, latest] = await batch([["evm_snapshot"], ["eth_getBlockByNumber", ["latest", false]], ["evm_setAutomine", [entry.automine]]]);
+            const [chainId, latest] = await batch([["evm_snapshot"], ["eth_getBlockByNumber", ["latest", false]], miningMode(entry)]);
             block = latest as typeof block;
             if (!reverted || Number(block.number) !== snapshot.blockNumber || block.hash !== snapshot.blockHash) {
               throw new SnapshotError(`the chain did not go back to block ${snapshot.blockNumber} (${snapshot.blockHash}): it is at ${Number(block.number)} (${block.hash})`);
             }
             entry.chainId = chainId as Hex; // anvil's snapshots are single-use: this one replaces it
           } catch (error) {
-            await rpc("evm_setAutomine", [entry.automine]).catch(() => {});
+            await batch([miningMode(entry)]).catch(() => {});
             throw error;
           }
           for (const [other, later] of held) {

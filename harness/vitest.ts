@@ -41,7 +41,7 @@ export interface StackFixtures {
   publicClient: PublicClient;
   /** A wallet for accounts[1] (anvil's #2): not the deployer, not the relayer. */
   walletClient: WalletClient<Transport, Chain, Account>;
-  /** anvil's cheat codes (mine, setBalance, impersonate, increaseTime): the reset undoes what they did. */
+  /** anvil's cheat codes (mine, setBalance, impersonate, increaseTime): the reset undoes what they did, impersonations included. */
   testClient: TestClient<"anvil", Transport, Chain>;
   /** The typed queue client, its reviewed deployment taken from this stack's manifest. */
   queue: QueueClient;
@@ -54,6 +54,31 @@ export interface StackFixtures {
  * not mark them `concurrent`.
  */
 const fixtureValues = new WeakMap<DevStack, unknown>();
+/** Accounts impersonated through the testClient fixture: anvil keeps impersonations across a revert. */
+const impersonated = new WeakMap<DevStack, Set<string>>();
+
+/** Records impersonations made through the testClient, so that the next test's reset undoes them. */
+function recordImpersonations(stack: DevStack) {
+  const accounts = impersonated.get(stack) ?? new Set<string>();
+  impersonated.set(stack, accounts);
+  return (_request: Request, init: RequestInit) => {
+    if (typeof init.body !== "string") return;
+    const body = JSON.parse(init.body) as { method: string; params?: unknown[] } | Array<{ method: string; params?: unknown[] }>;
+    for (const call of Array.isArray(body) ? body : [body]) {
+      const account = String(call.params?.[0] ?? "").toLowerCase();
+      if (/^(anvil|hardhat)_impersonateAccount$/.test(call.method)) accounts.add(account);
+      if (/^(anvil|hardhat)_stopImpersonatingAccount$/.test(call.method)) accounts.delete(account);
+    }
+  };
+}
+
+async function stopImpersonations(stack: DevStack): Promise<void> {
+  const accounts = impersonated.get(stack);
+  if (!accounts || accounts.size === 0) return;
+  const calls = [...accounts].map((account, id) => ({ jsonrpc: "2.0", id, method: "anvil_stopImpersonatingAccount", params: [account] }));
+  await fetch(stack.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(calls) });
+  accounts.clear();
+}
 
 export const test: TestAPI<StackFixtures> = base.extend<StackFixtures>({
   devStackOptions: [{}, { scope: "worker", injected: true }],
@@ -72,6 +97,7 @@ export const test: TestAPI<StackFixtures> = base.extend<StackFixtures>({
   stack: async ({ workerStack, stackFixture, onTestFailed }, use) => {
     // At the start, not the end, of a test: a run of tests naming one fixture restores it directly,
     // and the first test in a worker finds its stack as it started.
+    await stopImpersonations(workerStack);
     const value = stackFixture === null ? await workerStack.reset() : await workerStack.loadFixture(stackFixture.setup);
     fixtureValues.set(workerStack, value);
     const startedAt = new Date().toISOString();
@@ -94,7 +120,7 @@ export const test: TestAPI<StackFixtures> = base.extend<StackFixtures>({
   publicClient: async ({ chain }, use) => use(createPublicClient({ chain, transport: http() }) as PublicClient),
   walletClient: async ({ chain, accounts }, use) =>
     use(createWalletClient({ account: privateKeyToAccount((accounts[1] as DevAccount).privateKey), chain, transport: http() })),
-  testClient: async ({ chain }, use) => use(createTestClient({ mode: "anvil", chain, transport: http() })),
+  testClient: async ({ chain, stack }, use) => use(createTestClient({ mode: "anvil", chain, transport: http(undefined, { onFetchRequest: recordImpersonations(stack) }) })),
   queue: async ({ stack }, use) => use(createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(stack.manifest) })),
 });
 

@@ -87,6 +87,24 @@ describe("stack snapshots", () => {
     }
   });
 
+  it("puts the mining mode back (anvil's snapshots do not hold it): automine, or interval mining", async () => {
+    const automine = await stack.snapshot();
+    await rpc(stack.rpcUrl, "evm_setIntervalMining", [1]);
+    const interval = await stack.snapshot();
+    await stack.revert(automine);
+    expect(await rpc(stack.rpcUrl, "anvil_getAutomine")).toBe(true);
+    expect(await rpc(stack.rpcUrl, "anvil_getIntervalMining")).toBeNull();
+    await expect(stack.revert(interval)).rejects.toThrow(SnapshotError); // taken after automine's: dropped
+    await rpc(stack.rpcUrl, "evm_setIntervalMining", [1]);
+    const again = await stack.snapshot();
+    await rpc(stack.rpcUrl, "evm_setAutomine", [true]);
+    await stack.revert(again);
+    expect(await rpc(stack.rpcUrl, "anvil_getIntervalMining")).toBe(1);
+    expect(await rpc(stack.rpcUrl, "anvil_getAutomine")).toBe(false);
+    await stack.revert(automine);
+    expect(await rpc(stack.rpcUrl, "anvil_getAutomine")).toBe(true);
+  });
+
   it("reset() goes back to the stack as it started; a revert drops the snapshots taken after its own", async () => {
     const start = await stack.snapshot();
     await rpc(stack.rpcUrl, "anvil_mine", [hex(2)]);

@@ -36,6 +36,17 @@ export function isolationSuite(name: string): void {
       expect((await publicClient.getTransaction({ hash })).nonce).toBe(0);
     });
 
+    for (const round of [1, 2]) {
+      test(`an account impersonated through the testClient is not impersonated in the next test (${round})`, async ({ testClient, publicClient }) => {
+        const send = () => testClient.request({ method: "eth_sendTransaction", params: [{ from: PAYEE, to: PAYEE, value: "0x0" }] } as never);
+        await testClient.setBalance({ address: PAYEE, value: 10n ** 18n });
+        await expect(send()).rejects.toThrow(); // funded, but not impersonated at the start of the test
+        await testClient.impersonateAccount({ address: PAYEE });
+        const hash = (await send()) as `0x${string}`;
+        expect((await publicClient.waitForTransactionReceipt({ hash })).status).toBe("success");
+      });
+    }
+
     test("the payee holds exactly what this test paid it", async ({ walletClient, publicClient, manifest }) => {
       const usdc = manifest.assets.find((a) => a.decimals === 6)?.address as Address;
       const hash = await walletClient.writeContract({ address: usdc, abi: erc20Abi, functionName: "transfer", args: [PAYEE, parseUnits("1", 6)] });
