@@ -1,4 +1,4 @@
-import { encodeDeployData, getContractAddress, parseUnits, type Address, type Hex, type PublicClient } from "viem";
+import { encodeDeployData, encodeFunctionData, getContractAddress, parseUnits, stringToHex, type Address, type Hex, type PublicClient } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { CHAIN_ID } from "./chain.ts";
 import type { CompiledFixtures, FixtureName } from "./fixtures.ts";
@@ -12,6 +12,17 @@ export const DEV_ASSETS = [
 /** Each dev account starts with this many whole tokens of every funding asset. */
 export const DEV_TOKEN_GRANT = 1_000_000n;
 
+/** The approved action routes of a deployed stack (the Pool's allowlist), by route id. */
+export const ACTION_ROUTES = {
+  /** A synchronous swap between the two test assets at a price the harness sets. */
+  swap: stringToHex("swap", { size: 32 }),
+  /** An asynchronous fill, delivered later (or never) by a filler the harness controls. */
+  fill: stringToHex("fill", { size: 32 }),
+} as const;
+
+/** The swap's price at start: 1 dWETH = 3,000 dUSDC, both ways (output base units per 1e18 input base units). */
+export const DEFAULT_SWAP_PRICES = { usdcToWeth: 10n ** 36n / 3_000_000_000n, wethToUsdc: 3_000_000_000n } as const;
+
 export interface Deployment {
   pool: Address;
   verifier: Address;
@@ -19,6 +30,8 @@ export interface Deployment {
   accountRegistry: Address;
   receiveDirectory: Address;
   assets: Address[];
+  /** The action routes' adapters (approved in the Pool; the deployer sets prices and fills). */
+  adapters: { swap: Address; fill: Address };
   /** Block of the Pool's deployment transaction. */
   deploymentBlock: bigint;
 }
@@ -67,6 +80,17 @@ export async function deployFixtures(args: {
     assets.push(await deploy("TestToken", [asset.name, asset.symbol, asset.decimals, args.holders, parseUnits(String(DEV_TOKEN_GRANT), asset.decimals)]));
   }
   const pool = await deploy("Pool", [verifier, poseidon2, poseidon3, accountRegistry, receiveDirectory, assets, args.levels]);
+  const swap = await deploy("SwapAdapter", [pool, account.address]);
+  const fill = await deploy("FillAdapter", [pool, account.address]);
+  const call = async (to: Address, name: "Pool" | "SwapAdapter", functionName: string, callArgs: readonly unknown[]) => {
+    const data = encodeFunctionData({ abi: fixtures.contracts[name].abi, functionName, args: callArgs } as never);
+    signed.push(await account.signTransaction({ type: "eip1559", chainId: CHAIN_ID, nonce: nonce++, to, data, gas: 200_000n, ...fees }));
+  };
+  await call(pool, "Pool", "approveRoute", [ACTION_ROUTES.swap, swap]);
+  await call(pool, "Pool", "approveRoute", [ACTION_ROUTES.fill, fill]);
+  const [usdc, weth] = assets as [Address, Address];
+  await call(swap, "SwapAdapter", "setPrice", [usdc, weth, DEFAULT_SWAP_PRICES.usdcToWeth]);
+  await call(swap, "SwapAdapter", "setPrice", [weth, usdc, DEFAULT_SWAP_PRICES.wethToUsdc]);
   if (args.mineFrom !== undefined) await client.request({ method: "evm_setAutomine", params: [false] } as never);
   // One at a time, in nonce order: anvil (forks especially) can leave a transaction that arrived before
   // its predecessor queued until some later block, which automine never makes.
@@ -84,5 +108,6 @@ export async function deployFixtures(args: {
   const receipts = await Promise.all(pending.map((hash) => client.waitForTransactionReceipt({ hash, pollingInterval: 20 })));
   const failed = receipts.find((r) => r.status !== "success");
   if (failed) throw new Error(`fixture deployment reverted in transaction ${failed.transactionHash}`);
-  return { pool, verifier, hashers: { poseidon2, poseidon3 }, accountRegistry, receiveDirectory, assets, deploymentBlock: (receipts.at(-1) as { blockNumber: bigint }).blockNumber };
+  const poolReceipt = receipts.find((r) => r.contractAddress?.toLowerCase() === pool.toLowerCase());
+  return { pool, verifier, hashers: { poseidon2, poseidon3 }, accountRegistry, receiveDirectory, assets, adapters: { swap, fill }, deploymentBlock: (poolReceipt as { blockNumber: bigint }).blockNumber };
 }

@@ -7,6 +7,7 @@ import {ReentrancyGuard} from "@openzeppelin/contracts/utils/ReentrancyGuard.sol
 import {AccountRegistry} from "./AccountRegistry.sol";
 import {ReceiveDirectory} from "./ReceiveDirectory.sol";
 import {IPoseidon2, MerkleTreeWithHistory} from "./MerkleTreeWithHistory.sol";
+import {IActionAdapter} from "./ActionAdapters.sol";
 
 interface IPoseidon3 {
     function poseidon(uint256[3] calldata inputs) external pure returns (uint256);
@@ -60,6 +61,50 @@ contract Pool is MerkleTreeWithHistory, ReentrancyGuard {
         bytes encryptedOutput2;
     }
 
+    /// @notice An approved external action's terms, bound to the proof through extDataHash.
+    struct Action {
+        bytes32 routeId;
+        address outputAsset;
+        uint256 minOutput;
+        /// @notice Poseidon2(ownerPubKey, blinding) of the output note: only its owner can spend the result.
+        uint256 outputPrecommitment;
+        /// @notice Settled by then, or refunded.
+        uint64 deadline;
+        /// @notice Paid to whoever finalizes, in the asset of the note finalize inserts.
+        uint256 finalizeFee;
+        bytes32 quoteId;
+    }
+
+    /// @notice An approved action route: its adapter, pinned to the code it had when approved.
+    struct Route {
+        address adapter;
+        bytes32 codeHash;
+    }
+
+    enum ReservationState {
+        None,
+        Pending,
+        Settled,
+        Failed,
+        Finalized
+    }
+
+    /// @notice An action's output, reserved until finalize turns it (or, failed, the input) into a note.
+    struct Reservation {
+        bytes32 routeId;
+        address inputAsset;
+        uint256 amountIn;
+        address outputAsset;
+        uint256 minOutput;
+        uint256 precommitment;
+        uint64 deadline;
+        uint256 finalizeFee;
+        uint256 amountOut;
+        /// @notice The route's adapter when the action ran: a later revocation does not strand it.
+        address adapter;
+        ReservationState state;
+    }
+
     /// @notice The proof domain: binds proofs to this chain and this Pool (a field element).
     uint256 public immutable domain;
     IJoinSplitVerifier public immutable verifier;
@@ -70,6 +115,10 @@ contract Pool is MerkleTreeWithHistory, ReentrancyGuard {
     address[] private _assets;
     mapping(address => bool) public isSupportedAsset;
     mapping(uint256 => bool) public nullifierSpent;
+    /// @notice Approves and revokes action routes.
+    address public immutable owner;
+    mapping(bytes32 => Route) public routes;
+    mapping(bytes32 => Reservation) public reservations;
 
     event PoolInitialized(uint256 domain, address verifier, address accountRegistry, address receiveDirectory, address[] assets);
     event NewCommitment(uint256 commitment, uint256 index, bytes encryptedOutput);
@@ -96,6 +145,23 @@ contract Pool is MerkleTreeWithHistory, ReentrancyGuard {
     error InvalidRecipient();
     error WithdrawalToPool();
     error InvalidProof();
+    error OnlyOwner();
+    error RouteNotApproved(bytes32 routeId);
+    error AdapterCodeChanged(bytes32 routeId);
+    error ActionExpired(uint64 deadline);
+    error BelowMinimum(uint256 amountOut, uint256 minOutput);
+    error ReservationUnknown(bytes32 reservationId);
+    error ReservationNotSettled(bytes32 reservationId);
+    error AlreadyFinalized(bytes32 reservationId);
+    error NotRouteAdapter(address sender);
+    error OnlySelf();
+
+    event RouteApproved(bytes32 indexed routeId, address adapter, bytes32 codeHash);
+    event RouteRevoked(bytes32 indexed routeId);
+    event ActionReserved(bytes32 indexed reservationId, bytes32 indexed routeId, bytes32 quoteId, address inputAsset, uint256 amountIn, address outputAsset);
+    event ReservationSettled(bytes32 indexed reservationId, uint256 amountOut);
+    event ReservationFailed(bytes32 indexed reservationId);
+    event ReservationFinalized(bytes32 indexed reservationId, bool refunded, address asset, uint256 amount, uint256 commitment, uint256 index);
 
     constructor(
         IJoinSplitVerifier verifier_,
@@ -119,6 +185,7 @@ contract Pool is MerkleTreeWithHistory, ReentrancyGuard {
             isSupportedAsset[asset] = true;
             _assets.push(asset);
         }
+        owner = msg.sender;
         verifier = verifier_;
         commitmentHasher = commitmentHasher_;
         accountRegistry = accountRegistry_;
@@ -152,6 +219,131 @@ contract Pool is MerkleTreeWithHistory, ReentrancyGuard {
     /// @notice A private send (extAmount = 0) or a withdrawal (extAmount < 0) with a join-split proof.
     /// The fee is paid to ext.relayer, who must be the sender, so a fee cannot be taken by front-running.
     function transact(Proof calldata proof, PublicInputs calldata inputs, ExtData calldata ext) external nonReentrant {
+        uint32 index = _spend(proof, inputs, ext, hashExtData(ext, inputs.asset));
+        uint256 withdrawn = uint256(-ext.extAmount);
+        if (withdrawn > 0) IERC20(inputs.asset).safeTransfer(ext.recipient, withdrawn);
+        if (ext.fee > 0) IERC20(inputs.asset).safeTransfer(ext.relayer, ext.fee);
+        emit Transacted(inputs.asset, ext.recipient, ext.relayer, ext.extAmount, ext.fee, index);
+    }
+
+    /// @notice An approved external action: a withdrawal paid to the route's adapter, whose terms (route,
+    /// output asset, minimum, output precommitment, deadline, finalize fee, quote id) the proof binds
+    /// through extDataHash. Its output is reserved: settled at once (a synchronous route) or later by the
+    /// adapter, and turned into a note by finalize(); an action that cannot settle is refunded.
+    function transactAction(Proof calldata proof, PublicInputs calldata inputs, ExtData calldata ext, Action calldata action)
+        external
+        nonReentrant
+        returns (bytes32 reservationId)
+    {
+        Route memory route = routes[action.routeId];
+        if (route.adapter == address(0)) revert RouteNotApproved(action.routeId);
+        if (route.adapter.codehash != route.codeHash) revert AdapterCodeChanged(action.routeId);
+        if (ext.extAmount >= 0) revert InvalidExtAmount(ext.extAmount);
+        if (ext.recipient != route.adapter) revert InvalidRecipient();
+        if (block.timestamp > action.deadline) revert ActionExpired(action.deadline);
+        if (!isSupportedAsset[action.outputAsset]) revert UnsupportedAsset(action.outputAsset);
+        if (action.outputPrecommitment >= FIELD_SIZE) revert ValueOutOfField(action.outputPrecommitment);
+        uint32 index = _spend(proof, inputs, ext, hashActionExtData(ext, inputs.asset, action));
+        if (ext.fee > 0) IERC20(inputs.asset).safeTransfer(ext.relayer, ext.fee);
+        emit Transacted(inputs.asset, ext.recipient, ext.relayer, ext.extAmount, ext.fee, index);
+
+        // Distinct for every action: its nullifiers are spent exactly once.
+        reservationId = keccak256(abi.encode(domain, inputs.inputNullifiers[0], inputs.inputNullifiers[1]));
+        reservations[reservationId] = Reservation({
+            routeId: action.routeId,
+            inputAsset: inputs.asset,
+            amountIn: uint256(-ext.extAmount),
+            outputAsset: action.outputAsset,
+            minOutput: action.minOutput,
+            precommitment: action.outputPrecommitment,
+            deadline: action.deadline,
+            finalizeFee: action.finalizeFee,
+            amountOut: 0,
+            adapter: route.adapter,
+            state: ReservationState.Pending
+        });
+        emit ActionReserved(reservationId, action.routeId, action.quoteId, inputs.asset, uint256(-ext.extAmount), action.outputAsset);
+        // The adapter runs in a call of its own: if it fails, or pays less than the minimum, everything it
+        // did is undone, the input stays here, and the reservation is refunded by finalize.
+        try this.runAdapter(reservationId) {}
+        catch {
+            reservations[reservationId].state = ReservationState.Failed;
+            emit ReservationFailed(reservationId);
+        }
+    }
+
+    /// @notice Only the Pool itself, from transactAction: lends the input to the adapter and settles a
+    /// synchronous output. A revert here undoes exactly this step.
+    function runAdapter(bytes32 reservationId) external {
+        if (msg.sender != address(this)) revert OnlySelf();
+        Reservation storage r = reservations[reservationId];
+        IERC20(r.inputAsset).forceApprove(r.adapter, r.amountIn);
+        uint256 amountOut = IActionAdapter(r.adapter).execute(reservationId, r.inputAsset, r.amountIn, r.outputAsset);
+        IERC20(r.inputAsset).forceApprove(r.adapter, 0);
+        if (amountOut > 0) _settle(reservationId, r, amountOut);
+    }
+
+    /// @notice An asynchronous route's adapter delivers the output (approved to the Pool) before the deadline.
+    function settle(bytes32 reservationId, uint256 amountOut) external nonReentrant {
+        Reservation storage r = reservations[reservationId];
+        if (r.state == ReservationState.None) revert ReservationUnknown(reservationId);
+        if (msg.sender != r.adapter) revert NotRouteAdapter(msg.sender);
+        if (r.state != ReservationState.Pending) revert AlreadyFinalized(reservationId);
+        if (block.timestamp > r.deadline) revert ActionExpired(r.deadline);
+        _settle(reservationId, r, amountOut);
+    }
+
+    function _settle(bytes32 reservationId, Reservation storage r, uint256 amountOut) internal {
+        if (amountOut < r.minOutput) revert BelowMinimum(amountOut, r.minOutput);
+        if (amountOut >= MAX_AMOUNT) revert InvalidAmount(amountOut);
+        IERC20(r.outputAsset).safeTransferFrom(r.adapter, address(this), amountOut);
+        r.amountOut = amountOut;
+        r.state = ReservationState.Settled;
+        emit ReservationSettled(reservationId, amountOut);
+    }
+
+    /// @notice Turns a reservation into a note for its precommitment: a settled one into
+    /// Poseidon3(amountOut - finalizeFee, outputAsset, precommitment), the fee paid to the caller; a failed
+    /// one, or one still unsettled after its deadline (the adapter gives the input back), into a refund
+    /// note of the input amount and asset, without a fee. The owner learns the amount from the event.
+    function finalize(bytes32 reservationId) external nonReentrant returns (uint256 commitment) {
+        Reservation storage r = reservations[reservationId];
+        if (r.state == ReservationState.None) revert ReservationUnknown(reservationId);
+        if (r.state == ReservationState.Finalized) revert AlreadyFinalized(reservationId);
+        if (r.state == ReservationState.Pending) {
+            if (block.timestamp <= r.deadline) revert ReservationNotSettled(reservationId);
+            IActionAdapter(r.adapter).cancel(reservationId);
+            IERC20(r.inputAsset).safeTransferFrom(r.adapter, address(this), r.amountIn);
+            r.state = ReservationState.Failed;
+        }
+        bool refunded = r.state == ReservationState.Failed;
+        address asset = refunded ? r.inputAsset : r.outputAsset;
+        uint256 fee = refunded ? 0 : (r.finalizeFee < r.amountOut ? r.finalizeFee : r.amountOut);
+        uint256 amount = (refunded ? r.amountIn : r.amountOut) - fee;
+        r.state = ReservationState.Finalized;
+        commitment = commitmentHasher.poseidon([amount, uint256(uint160(asset)), r.precommitment]);
+        uint32 index = _insert(commitment, ZERO_VALUE);
+        emit NewCommitment(commitment, index, "");
+        if (fee > 0) IERC20(asset).safeTransfer(msg.sender, fee);
+        emit ReservationFinalized(reservationId, refunded, asset, amount, commitment, index);
+    }
+
+    /// @notice Approves a route, pinning its adapter's code: a changed adapter is refused.
+    function approveRoute(bytes32 routeId, address adapter) external {
+        if (msg.sender != owner) revert OnlyOwner();
+        if (adapter == address(0)) revert ZeroAddress();
+        routes[routeId] = Route(adapter, adapter.codehash);
+        emit RouteApproved(routeId, adapter, adapter.codehash);
+    }
+
+    function revokeRoute(bytes32 routeId) external {
+        if (msg.sender != owner) revert OnlyOwner();
+        delete routes[routeId];
+        emit RouteRevoked(routeId);
+    }
+
+    /// @notice Every check of a join-split, then its nullifiers spent and its two outputs inserted.
+    function _spend(Proof calldata proof, PublicInputs calldata inputs, ExtData calldata ext, uint256 expectedHash) internal returns (uint32 index) {
         if (!isSupportedAsset[inputs.asset]) revert UnsupportedAsset(inputs.asset);
         if (inputs.domain != domain) revert WrongDomain(domain, inputs.domain);
         if (!isKnownRoot(inputs.root)) revert UnknownRoot(inputs.root);
@@ -168,7 +360,6 @@ contract Pool is MerkleTreeWithHistory, ReentrancyGuard {
         // Tokens paid to the Pool would belong to no note: the withdrawn notes would be burnt.
         if (ext.extAmount < 0 && ext.recipient == address(this)) revert WithdrawalToPool();
 
-        uint256 expectedHash = hashExtData(ext, inputs.asset);
         if (inputs.extDataHash != expectedHash) revert ExtDataHashMismatch(expectedHash, inputs.extDataHash);
         uint256 expectedPublicAmount = publicAmountOf(ext.extAmount, ext.fee);
         if (inputs.publicAmount != expectedPublicAmount) revert PublicAmountMismatch(expectedPublicAmount, inputs.publicAmount);
@@ -178,12 +369,9 @@ contract Pool is MerkleTreeWithHistory, ReentrancyGuard {
             nullifierSpent[inputs.inputNullifiers[i]] = true;
             emit NewNullifier(inputs.inputNullifiers[i]);
         }
-        uint32 index = _insert(inputs.outputCommitments[0], inputs.outputCommitments[1]);
+        index = _insert(inputs.outputCommitments[0], inputs.outputCommitments[1]);
         emit NewCommitment(inputs.outputCommitments[0], index, ext.encryptedOutput1);
         emit NewCommitment(inputs.outputCommitments[1], index + 1, ext.encryptedOutput2);
-        if (withdrawn > 0) IERC20(inputs.asset).safeTransfer(ext.recipient, withdrawn);
-        if (ext.fee > 0) IERC20(inputs.asset).safeTransfer(ext.relayer, ext.fee);
-        emit Transacted(inputs.asset, ext.recipient, ext.relayer, ext.extAmount, ext.fee, index);
     }
 
     /// @notice extDataHash = keccak256(abi.encode(chainid, pool, domain, asset, recipient, extAmount,
@@ -206,6 +394,12 @@ contract Pool is MerkleTreeWithHistory, ReentrancyGuard {
                 )
             )
         ) % FIELD_SIZE;
+    }
+
+    /// @notice An action's extDataHash: keccak256(abi.encode(hashExtData(ext, asset), keccak256(abi.encode(action))))
+    /// mod p. The proof binds every term of the action as it binds the execution fields.
+    function hashActionExtData(ExtData calldata ext, address asset, Action calldata action) public view returns (uint256) {
+        return uint256(keccak256(abi.encode(hashExtData(ext, asset), keccak256(abi.encode(action))))) % FIELD_SIZE;
     }
 
     /// @notice publicAmount = extAmount - fee in the field (a withdrawal is negative: p - x).

@@ -8,7 +8,7 @@ export { MerkleTree, ZERO_VALUE } from "./merkle-tree.ts";
 export { syncPool, findNotes, type PoolState, type OwnedNote } from "./sync.ts";
 export { fetchProofFiles, checkProofFiles, sha256Of, ArtifactIntegrityError, type ProofFiles, type ProofFilePins } from "./proof-files.ts";
 export { createProver, closeProvers, ProofVerificationError, type Prover, type SolidityProof } from "./prover.ts";
-export { prepareTransaction, buildWitness, hashExtData, publicSignalsOf, TransactionShapeError, InvalidRecipientError, FeeTooHighError, type PreparedTransaction, type PreparedWithNotes, type TransactionRequest, type Witness, type ExtData, type PublicInputs, type Deployment } from "./transaction.ts";
+export { prepareTransaction, buildWitness, hashExtData, hashActionExtData, publicSignalsOf, TransactionShapeError, InvalidRecipientError, FeeTooHighError, type PreparedTransaction, type PreparedWithNotes, type TransactionRequest, type Witness, type ExtData, type PublicInputs, type Deployment, type ActionTerms } from "./transaction.ts";
 export { poolAbi } from "./pool-abi.ts";
 export { deposit, DEPOSIT_GAS } from "./deposit.ts";
 export {

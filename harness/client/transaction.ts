@@ -1,6 +1,6 @@
 import { poseidon1 } from "poseidon-lite";
 import { zeroAddress, type Address, type Hex } from "viem";
-import { hashExtData, publicAmountOf, type ExtDataFields } from "../../src/chain/ext-data.ts";
+import { hashActionExtData, hashExtData, publicAmountOf, type ActionTerms, type ExtDataFields } from "../../src/chain/ext-data.ts";
 import { randomFieldElement } from "./field.ts";
 import type { AccountKeys, RecipientKeys } from "./keys.ts";
 import type { MerkleTree } from "./merkle-tree.ts";
@@ -39,7 +39,7 @@ export interface PreparedWithNotes {
   outputNotes: [Note, Note];
 }
 
-export { hashExtData };
+export { hashExtData, hashActionExtData, type ActionTerms };
 
 export interface SpendInput {
   note: Note;
@@ -79,6 +79,8 @@ export interface TransactionRequest {
   fee?: bigint;
   recipient?: Address;
   relayer?: Address;
+  /** An approved external action (Pool.transactAction): a withdrawal to the route's adapter whose terms the proof binds. */
+  action?: ActionTerms;
 }
 
 /** The circuit's input signals (decimal strings) and what they commit to. Secret: stays in the client. */
@@ -146,7 +148,7 @@ export function buildWitness(args: TransactionRequest): Witness {
   const publicInputs: PublicInputs = {
     root: tree.root,
     publicAmount: publicAmountOf(extAmount, fee),
-    extDataHash: hashExtData(deployment, asset, extData),
+    extDataHash: args.action ? hashActionExtData(deployment, asset, extData, args.action) : hashExtData(deployment, asset, extData),
     asset,
     domain: deployment.domain,
     inputNullifiers: [nullifierOf(ins[0]!.note, ins[0]!.leafIndex, ins[0]!.spendingKey, deployment.domain), nullifierOf(ins[1]!.note, ins[1]!.leafIndex, ins[1]!.spendingKey, deployment.domain)],

@@ -48,3 +48,34 @@ export function publicAmountOf(extAmount: bigint, fee: bigint): bigint {
   const value = (extAmount - fee) % FIELD_SIZE;
   return value < 0n ? value + FIELD_SIZE : value;
 }
+
+/** An approved external action's terms (Pool.Action), bound to the proof through extDataHash. */
+export interface ActionTerms {
+  routeId: Hex;
+  outputAsset: Address;
+  minOutput: bigint;
+  outputPrecommitment: bigint;
+  deadline: bigint;
+  finalizeFee: bigint;
+  quoteId: Hex;
+}
+
+const ACTION_TUPLE = {
+  type: "tuple",
+  components: [
+    { name: "routeId", type: "bytes32" },
+    { name: "outputAsset", type: "address" },
+    { name: "minOutput", type: "uint256" },
+    { name: "outputPrecommitment", type: "uint256" },
+    { name: "deadline", type: "uint64" },
+    { name: "finalizeFee", type: "uint256" },
+    { name: "quoteId", type: "bytes32" },
+  ],
+} as const;
+
+/** An action's extDataHash, as Pool.hashActionExtData: the execution fields' hash and the action's terms. */
+export function hashActionExtData(deployment: { chainId: number; poolAddress: Address; domain: bigint }, asset: Address, ext: ExtDataFields, action: ActionTerms): bigint {
+  const terms = keccak256(encodeAbiParameters([ACTION_TUPLE], [action]));
+  const encoded = encodeAbiParameters([{ type: "uint256" }, { type: "bytes32" }], [hashExtData(deployment, asset, ext), terms]);
+  return BigInt(keccak256(encoded)) % FIELD_SIZE;
+}
