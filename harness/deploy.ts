@@ -20,7 +20,7 @@ export const ACTION_ROUTES = {
   fill: stringToHex("fill", { size: 32 }),
 } as const;
 
-/** The swap's price at start: 1 dWETH = 3,000 dUSDC, both ways (output base units per 1e18 input base units). */
+/** Both routes' price at start: 1 dWETH = 3,000 dUSDC, both ways (output base units per 1e18 input base units). */
 export const DEFAULT_SWAP_PRICES = { usdcToWeth: 10n ** 36n / 3_000_000_000n, wethToUsdc: 3_000_000_000n } as const;
 
 export interface Deployment {
@@ -82,7 +82,7 @@ export async function deployFixtures(args: {
   const pool = await deploy("Pool", [verifier, poseidon2, poseidon3, accountRegistry, receiveDirectory, assets, args.levels]);
   const swap = await deploy("SwapAdapter", [pool, account.address]);
   const fill = await deploy("FillAdapter", [pool, account.address]);
-  const call = async (to: Address, name: "Pool" | "SwapAdapter", functionName: string, callArgs: readonly unknown[]) => {
+  const call = async (to: Address, name: "Pool" | "SwapAdapter" | "FillAdapter", functionName: string, callArgs: readonly unknown[]) => {
     const data = encodeFunctionData({ abi: fixtures.contracts[name].abi, functionName, args: callArgs } as never);
     signed.push(await account.signTransaction({ type: "eip1559", chainId: CHAIN_ID, nonce: nonce++, to, data, gas: 200_000n, ...fees }));
   };
@@ -91,6 +91,8 @@ export async function deployFixtures(args: {
   const [usdc, weth] = assets as [Address, Address];
   await call(swap, "SwapAdapter", "setPrice", [usdc, weth, DEFAULT_SWAP_PRICES.usdcToWeth]);
   await call(swap, "SwapAdapter", "setPrice", [weth, usdc, DEFAULT_SWAP_PRICES.wethToUsdc]);
+  await call(fill, "FillAdapter", "setPrice", [usdc, weth, DEFAULT_SWAP_PRICES.usdcToWeth]);
+  await call(fill, "FillAdapter", "setPrice", [weth, usdc, DEFAULT_SWAP_PRICES.wethToUsdc]);
   if (args.mineFrom !== undefined) await client.request({ method: "evm_setAutomine", params: [false] } as never);
   // One at a time, in nonce order: anvil (forks especially) can leave a transaction that arrived before
   // its predecessor queued until some later block, which automine never makes.

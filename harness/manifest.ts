@@ -1,8 +1,8 @@
 import { mkdir, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { erc20Abi, keccak256, numberToHex, parseUnits, type Address, type PublicClient } from "viem";
-import { poolReadAbi } from "../src/chain/abi.ts";
-import { DeploymentConfig } from "../src/config/deployment-config.ts";
+import { erc20Abi, hexToString, keccak256, numberToHex, parseUnits, type Address, type Hex, type PublicClient } from "viem";
+import { actionReadAbi, adapterAbi, poolReadAbi } from "../src/chain/abi.ts";
+import { ACTION_PARAMETERS, DeploymentConfig, type ExternalActionRoute } from "../src/config/deployment-config.ts";
 import { QUEUE_PATHS } from "../src/paths.ts";
 import type { CircuitManifest } from "./circuit.ts";
 import type { CompiledFixtures } from "./fixtures.ts";
@@ -10,6 +10,11 @@ import type { CompiledFixtures } from "./fixtures.ts";
 /** Default relay fees: one hundredth of a token, in base units, for every asset and action. */
 export function defaultRelayFee(decimals: number): bigint {
   return parseUnits("0.01", decimals);
+}
+
+/** Default finalize fee: one ten-thousandth of a token (a finalize is a cheap transaction, and it is paid from the output). */
+export function defaultFinalizeFee(decimals: number): bigint {
+  return parseUnits("0.0001", decimals);
 }
 
 /**
@@ -55,6 +60,7 @@ export async function describeDeployment(args: {
     }),
   );
   const assetList = assets.map((a) => a.address);
+  const externalRoutes = args.relayer === null ? [] : await approvedRoutes(client, pool, args.deploymentBlock, assetList);
 
   return DeploymentConfig.parse({
     chainId,
@@ -73,6 +79,7 @@ export async function describeDeployment(args: {
         : [
             { action: "send", submit: QUEUE_PATHS.sendRelay, status: QUEUE_PATHS.sendStatus, assets: assetList },
             { action: "withdraw", submit: QUEUE_PATHS.withdrawRelay, status: QUEUE_PATHS.withdrawStatus, assets: assetList },
+            ...externalRoutes,
           ],
     relayFees: {
       relayer: args.relayer,
@@ -80,9 +87,45 @@ export async function describeDeployment(args: {
         const fee = defaultRelayFee(a.decimals).toString();
         return { asset: a.address, send: fee, withdraw: fee };
       }),
+      actions: externalRoutes.flatMap((route) =>
+        assets.map((a) => ({ route: route.id, asset: a.address, action: defaultRelayFee(a.decimals).toString(), finalize: defaultFinalizeFee(a.decimals).toString() })),
+      ),
     },
     queue: { endpoints: QUEUE_PATHS, proof: proofSection(args.circuit, verifier, keccak256(verifierCode)) },
   });
+}
+
+/**
+ * The routes the Pool approved (RouteApproved and RouteRevoked since its deployment, each checked
+ * against Pool.routes now), in id order, with their adapters' code and kind. The fixture adapters
+ * trade any supported asset for any other.
+ */
+async function approvedRoutes(client: PublicClient, pool: Address, fromBlock: bigint, assets: Address[]): Promise<ExternalActionRoute[]> {
+  const logs = await client.getLogs({ address: pool, events: actionReadAbi.filter((item) => item.type === "event"), fromBlock, toBlock: "latest" });
+  const ids = [...new Set(logs.map((log) => (log.args as { routeId: Hex }).routeId))].sort();
+  const routes: ExternalActionRoute[] = [];
+  for (const id of ids) {
+    const [adapter, codeHash] = await client.readContract({ address: pool, abi: actionReadAbi, functionName: "routes", args: [id] });
+    if (BigInt(adapter) === 0n) continue; // revoked
+    const [code, kind] = await Promise.all([client.getCode({ address: adapter }), client.readContract({ address: adapter, abi: adapterAbi, functionName: "routeKind" })]);
+    if (code === undefined || keccak256(code) !== codeHash) continue; // the Pool refuses a changed adapter
+    if (kind !== "sync" && kind !== "async") throw new Error(`route ${id}: adapter ${adapter} says its kind is ${JSON.stringify(kind)}`);
+    routes.push({
+      action: "external",
+      id,
+      name: hexToString(id, { size: 32 }).replace(/\0+$/, ""),
+      kind,
+      quote: QUEUE_PATHS.quote,
+      submit: QUEUE_PATHS.withdrawRelay,
+      status: QUEUE_PATHS.withdrawStatus,
+      finalize: QUEUE_PATHS.finalize,
+      inputAssets: assets,
+      outputAssets: assets,
+      adapter: { address: adapter, runtimeCodeHash: codeHash },
+      parameters: { ...ACTION_PARAMETERS },
+    });
+  }
+  return routes;
 }
 
 const ARTIFACT_KINDS: Record<string, { role: "wasm" | "zkey" | "verificationKey"; contentType: string }> = {

@@ -3,6 +3,7 @@ import type { DeploymentConfig } from "./config/deployment-config.ts";
 import type { NetworkList } from "./config/networks.ts";
 import type { LoadedArtifact } from "./proof-artifacts.ts";
 import type { Relayer } from "./relay/runtime.ts";
+import type { Quoter } from "./actions/quoter.ts";
 
 /** What every route group reads: decided once at start, immutable while the runtime runs. */
 export interface RuntimeContext {
@@ -16,6 +17,8 @@ export interface RuntimeContext {
   artifacts: ReadonlyMap<string, LoadedArtifact>;
   /** The relayer, when the runtime has a relayer key. */
   relayer: Relayer | null;
+  /** Quotes external actions, signing with the relayer key (null without one). */
+  quoter: Quoter | null;
   /** Reads the chain for requests (short timeouts). Its URL may carry credentials: never serve or log it. */
   chain: PublicClient;
   /** A request's chain reads, as a whole, answer within this, or the request is a 503 chain_unavailable. */

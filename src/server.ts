@@ -20,6 +20,8 @@ import { pendingRoutes } from "./routes/pending.ts";
 import { relayRoutes } from "./routes/relay.ts";
 import { statusRoutes } from "./routes/status.ts";
 import { attachRelayControl } from "./relay/control.ts";
+import { DEFAULT_QUOTE_SETTINGS, Quoter, type QuoteSettings } from "./actions/quoter.ts";
+import { quoteRoutes } from "./routes/quote.ts";
 import { Relayer } from "./relay/runtime.ts";
 import { DEFAULT_RELAY_SETTINGS, type RelaySettings } from "./relay/settings.ts";
 import { SqliteOperationStore } from "./relay/store.ts";
@@ -47,6 +49,8 @@ export interface QueueRuntimeOptions {
   store?: string;
   /** Relayer behaviour; defaults suit a dev chain. */
   relay?: Partial<RelaySettings>;
+  /** Quote validity, settle window and slippage of external actions (defaults: 120 s, 600 s, 50 bps). */
+  quotes?: Partial<QuoteSettings>;
   /** Skip checking the manifest against the chain at start (only for tests of the check itself). */
   skipDeploymentCheck?: boolean;
   logger?: FastifyServerOptions["logger"];
@@ -119,6 +123,7 @@ export async function buildQueueRuntime(options: QueueRuntimeOptions): Promise<F
     chainTimeoutMs,
     artifacts,
     relayer: null,
+    quoter: null,
     networks: describeNetworks({
       chainName: options.chainName ?? SEPOLIA_CHAIN_NAME,
       explorerUrl: options.explorerUrl ?? null,
@@ -155,6 +160,7 @@ export async function buildQueueRuntime(options: QueueRuntimeOptions): Promise<F
     }
     const relayer = new Relayer({ store, chain, engineChain, account, config, settings, log: app.log, chainTimeoutMs });
     context.relayer = relayer;
+    context.quoter = new Quoter({ config, chain, account, store, settings: { ...DEFAULT_QUOTE_SETTINGS, ...options.quotes }, chainTimeoutMs });
     attachRelayControl(app, relayer);
     app.addHook("onClose", async () => {
       await relayer.engine.stop();
@@ -185,6 +191,7 @@ export async function buildQueueRuntime(options: QueueRuntimeOptions): Promise<F
   await app.register(assetsRoutes, { context });
   await app.register(artifactsRoutes, { context });
   await app.register(relayRoutes, { context });
+  await app.register(quoteRoutes, { context });
   await app.register(statusRoutes, { context });
   await app.register(pendingRoutes);
   return app;

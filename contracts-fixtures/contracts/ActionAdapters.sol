@@ -8,7 +8,13 @@ import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol
 /// `assetIn` before `execute`; the adapter takes it, and either returns the output at once (approving the
 /// Pool to take `amountOut` of `assetOut`), or returns 0 and settles later through Pool.settle.
 interface IActionAdapter {
+    /// @notice "sync" (execute returns the output) or "async" (settled later, or refunded after the deadline).
+    function routeKind() external pure returns (string memory);
+
     function execute(bytes32 reservationId, address assetIn, uint256 amountIn, address assetOut) external returns (uint256 amountOut);
+
+    /// @notice The output expected for `amountIn` now (what a quote offers); reverts when there is no price.
+    function quote(address assetIn, address assetOut, uint256 amountIn) external view returns (uint256);
 
     /// @notice An unsettled action past its deadline: give the input back (approve the Pool to take it).
     function cancel(bytes32 reservationId) external;
@@ -22,12 +28,8 @@ interface IActionPool {
     function settle(bytes32 reservationId, uint256 amountOut) external;
 }
 
-/// @title SwapAdapter
-/// @notice A synchronous swap between the test assets at a price the harness sets (development only: it
-/// mints the output, as anyone may mint the test tokens).
-contract SwapAdapter is IActionAdapter {
-    using SafeERC20 for IERC20;
-
+/// @notice A price per pair of test assets, set by the harness: what quotes offer and swaps pay.
+abstract contract PricedAdapter is IActionAdapter {
     address public immutable pool;
     address public immutable priceSetter;
     /// @notice Output base units per 1e18 input base units, per (assetIn, assetOut).
@@ -38,7 +40,6 @@ contract SwapAdapter is IActionAdapter {
     error OnlyPool();
     error OnlyPriceSetter();
     error PriceNotSet(address assetIn, address assetOut);
-    error NothingToCancel(bytes32 reservationId);
 
     constructor(address pool_, address priceSetter_) {
         pool = pool_;
@@ -55,6 +56,21 @@ contract SwapAdapter is IActionAdapter {
         uint256 p = price[assetIn][assetOut];
         if (p == 0) revert PriceNotSet(assetIn, assetOut);
         return amountIn * p / 1e18;
+    }
+}
+
+/// @title SwapAdapter
+/// @notice A synchronous swap between the test assets at a price the harness sets (development only: it
+/// mints the output, as anyone may mint the test tokens).
+contract SwapAdapter is PricedAdapter {
+    using SafeERC20 for IERC20;
+
+    error NothingToCancel(bytes32 reservationId);
+
+    constructor(address pool_, address priceSetter_) PricedAdapter(pool_, priceSetter_) {}
+
+    function routeKind() external pure returns (string memory) {
+        return "sync";
     }
 
     function execute(bytes32, address assetIn, uint256 amountIn, address assetOut) external returns (uint256 amountOut) {
@@ -73,8 +89,9 @@ contract SwapAdapter is IActionAdapter {
 
 /// @title FillAdapter
 /// @notice An asynchronous fill: the input is held until a filler the harness controls delivers the
-/// output (Pool.settle), or never does, and the action is refunded after its deadline.
-contract FillAdapter is IActionAdapter {
+/// output (Pool.settle), or never does, and the action is refunded after its deadline. Its quotes use
+/// the price the filler (also its price setter) sets.
+contract FillAdapter is PricedAdapter {
     using SafeERC20 for IERC20;
 
     struct Order {
@@ -84,7 +101,6 @@ contract FillAdapter is IActionAdapter {
         bool open;
     }
 
-    address public immutable pool;
     address public immutable filler;
     mapping(bytes32 => Order) public orders;
 
@@ -92,13 +108,15 @@ contract FillAdapter is IActionAdapter {
     event OrderFilled(bytes32 indexed reservationId, uint256 amountOut);
     event OrderCancelled(bytes32 indexed reservationId);
 
-    error OnlyPool();
     error OnlyFiller();
     error OrderNotOpen(bytes32 reservationId);
 
-    constructor(address pool_, address filler_) {
-        pool = pool_;
+    constructor(address pool_, address filler_) PricedAdapter(pool_, filler_) {
         filler = filler_;
+    }
+
+    function routeKind() external pure returns (string memory) {
+        return "async";
     }
 
     function execute(bytes32 reservationId, address assetIn, uint256 amountIn, address assetOut) external returns (uint256) {

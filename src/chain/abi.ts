@@ -10,3 +10,18 @@ export const poolReadAbi = parseAbi([
   "function isSupportedAsset(address) view returns (bool)",
   "function levels() view returns (uint32)",
 ]);
+
+/** The Pool's action routes and reservations (approved external actions). */
+export const actionReadAbi = parseAbi([
+  "function routes(bytes32 routeId) view returns (address adapter, bytes32 codeHash)",
+  "function reservations(bytes32 reservationId) view returns (bytes32 routeId, address inputAsset, uint256 amountIn, address outputAsset, uint256 minOutput, uint256 precommitment, uint64 deadline, uint256 finalizeFee, uint256 amountOut, address adapter, uint8 state)",
+  "event RouteApproved(bytes32 indexed routeId, address adapter, bytes32 codeHash)",
+  "event RouteRevoked(bytes32 indexed routeId)",
+]);
+
+/** What the runtime asks an action route's adapter. */
+export const adapterAbi = parseAbi([
+  "function routeKind() pure returns (string)",
+  "function quote(address assetIn, address assetOut, uint256 amountIn) view returns (uint256)",
+  "error PriceNotSet(address assetIn, address assetOut)",
+]);

@@ -19,13 +19,46 @@ export const FundingAsset = z
   })
   .meta({ description: "A funding asset the Pool accepts, as read from the token contract" });
 
-export const ActionRoute = z
+const Path = z.string().startsWith("/");
+
+export const RelayRoute = z
   .strictObject({
     action: z.enum(["send", "withdraw"]).meta({ description: "what the route does" }),
-    submit: z.string().startsWith("/").meta({ description: "POST path under {base_url}" }),
-    status: z.string().startsWith("/").meta({ description: "GET path under {base_url}; takes ?id=" }),
+    submit: Path.meta({ description: "POST path under {base_url}" }),
+    status: Path.meta({ description: "GET path under {base_url}; takes ?id=" }),
     assets: z.array(Address).meta({ description: "assets this route accepts" }),
   })
+  .meta({ description: "A relay route: private send or withdrawal" });
+
+/** What an external action's terms mean: the same for every route (Pool.Action). */
+export const ACTION_PARAMETERS = {
+  amountIn: "input amount in the input asset's base units: what leaves the Pool to the adapter (-extAmount)",
+  minOutput: "least output accepted, in the output asset's base units; less, and the action is refunded",
+  outputPrecommitment: "Poseidon2(notePublicKey, blinding) of the output note, chosen by the client; the blinding never leaves it",
+  deadline: "unix seconds: settled by then, or refunded (async routes)",
+  finalizeFee: "paid, in the output asset, to whoever finalizes a settled action; a refund carries no fee",
+  quoteId: "the quote whose terms these are (POST quote)",
+} as const;
+
+export const ExternalActionRoute = z
+  .strictObject({
+    action: z.literal("external"),
+    id: Bytes32.meta({ description: "route id: Pool.routes(id), and the action's routeId" }),
+    name: z.string().meta({ description: "the id as text" }),
+    kind: z.enum(["sync", "async"]).meta({ description: "sync: settled in the action's own transaction; async: settled later by the route, or refunded after the deadline" }),
+    quote: Path.meta({ description: "POST path: a signed quote of this route's terms" }),
+    submit: Path.meta({ description: "POST path: the action, a withdrawal to the adapter with its quote" }),
+    status: Path.meta({ description: "GET path; takes ?id= (the action's and the finalize's operations)" }),
+    finalize: Path.meta({ description: "POST path: turn the settled (or failed) reservation into a note" }),
+    inputAssets: z.array(Address),
+    outputAssets: z.array(Address),
+    adapter: z.strictObject({ address: Address, runtimeCodeHash: Bytes32 }).meta({ description: "the approved adapter, pinned to its code (as Pool.routes(id))" }),
+    parameters: z.record(z.string(), z.string()).meta({ description: "what each term of an action means" }),
+  })
+  .meta({ description: "An approved external action route (Pool.transactAction)" });
+
+export const ActionRoute = z
+  .discriminatedUnion("action", [RelayRoute, ExternalActionRoute])
   .meta({ description: "An action route offered by this deployment" });
 
 export const AssetRelayFee = z.strictObject({
@@ -34,10 +67,18 @@ export const AssetRelayFee = z.strictObject({
   withdraw: UintString.meta({ description: "minimum relay fee for a withdrawal, in the asset's base units" }),
 });
 
+export const ActionRelayFee = z.strictObject({
+  route: Bytes32.meta({ description: "an external route's id" }),
+  asset: Address,
+  action: UintString.meta({ description: "minimum relay fee of the action, paid in its input asset (extData.fee)" }),
+  finalize: UintString.meta({ description: "the finalize fee a quote sets, paid in the output asset when a settled action is finalized" }),
+});
+
 export const RelayFees = z
   .strictObject({
     relayer: Address.nullable().meta({ description: "address the fee must be paid to; null when this runtime relays nothing" }),
     fees: z.array(AssetRelayFee),
+    actions: z.array(ActionRelayFee).meta({ description: "per external route and asset: the fees quotes use" }),
   })
   .meta({ description: "Current relay fee schedule" });
 
@@ -109,3 +150,4 @@ export const DeploymentConfig = z
 export type DeploymentConfig = z.output<typeof DeploymentConfig>;
 export type FundingAsset = z.output<typeof FundingAsset>;
 export type ProofArtifact = z.output<typeof ProofArtifact>;
+export type ExternalActionRoute = z.output<typeof ExternalActionRoute>;

@@ -60,6 +60,9 @@ export interface OperationStore {
    */
   save(record: OperationRecord, changes?: { attempt?: StoredAttempt; releaseNullifiers?: boolean }): void;
   nonTerminal(): OperationRecord[];
+  /** Stores a signed quote (the JSON the client was given), to check the action that cites it. */
+  insertQuote(id: string, quote: unknown, expiresAt: number): void;
+  getQuote(id: string): unknown;
   /** Operations accepted at or after this time (ISO 8601), oldest first. */
   createdSince(at: string): OperationRecord[];
   countLive(): number;
@@ -87,7 +90,7 @@ export interface StoreCheckpoint {
 }
 
 /** The tables that hold operations; `meta` (the deployment binding) is not a checkpoint's business. */
-const OPERATION_TABLES = ["operations", "live_nullifiers", "attempts", "idempotency_keys", "operation_nullifiers"] as const;
+const OPERATION_TABLES = ["operations", "live_nullifiers", "attempts", "idempotency_keys", "operation_nullifiers", "quotes"] as const;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS operations (
@@ -135,6 +138,12 @@ CREATE TABLE IF NOT EXISTS operation_nullifiers (
   PRIMARY KEY (nullifier, operation_id)
 );
 CREATE INDEX IF NOT EXISTS operations_request_hash ON operations(request_hash);
+CREATE TABLE IF NOT EXISTS quotes (
+  id TEXT PRIMARY KEY,
+  quote TEXT NOT NULL,
+  expires_at INTEGER NOT NULL,
+  created_at TEXT NOT NULL
+);
 `;
 
 /**
@@ -309,6 +318,15 @@ export class SqliteOperationStore implements OperationStore {
   nonTerminal(): OperationRecord[] {
     const rows = this.db.prepare(`SELECT * FROM operations WHERE state IN ${LIVE_STATES} ORDER BY created_at, rowid`).all() as Row[];
     return rows.map((row) => this.hydrate(row));
+  }
+
+  insertQuote(id: string, quote: unknown, expiresAt: number): void {
+    this.db.prepare("INSERT INTO quotes (id, quote, expires_at, created_at) VALUES (?, ?, ?, ?)").run(id, JSON.stringify(quote), expiresAt, new Date().toISOString());
+  }
+
+  getQuote(id: string): unknown {
+    const row = this.db.prepare("SELECT quote FROM quotes WHERE id = ?").get(id) as { quote: string } | undefined;
+    return row ? JSON.parse(row.quote) : undefined;
   }
 
   createdSince(at: string): OperationRecord[] {

@@ -7,7 +7,6 @@ import { QUEUE_PATHS } from "../paths.ts";
  * problem naming what is missing, rather than a 404 that looks like a wrong base URL.
  */
 const PENDING = [
-  { method: "POST", url: QUEUE_PATHS.quote, what: "quoting external actions" },
   { method: "POST", url: QUEUE_PATHS.finalize, what: "finalizing reserved action outputs" },
 ] as const;
 

@@ -1,0 +1,126 @@
+import { randomBytes } from "node:crypto";
+import { BaseError, ContractFunctionRevertedError, type LocalAccount, type PublicClient } from "viem";
+import { adapterAbi } from "../chain/abi.ts";
+import { withinDeadline } from "../chain/deadline.ts";
+import type { DeploymentConfig, ExternalActionRoute } from "../config/deployment-config.ts";
+import { ProblemError } from "../problem.ts";
+import { chainUnavailable } from "../relay/checks.ts";
+import type { OperationStore } from "../relay/store.ts";
+import { QUOTE_EIP712_NAME, QUOTE_EIP712_VERSION, QUOTE_TYPES, typedDataForSigning, type Quote, type QuoteRequest } from "./quote.ts";
+
+export interface QuoteSettings {
+  /** How long a quote may be submitted: room for proving on a slow phone (20–40 s here). */
+  validForSeconds: number;
+  /** How long after the quote an action may settle before it is refunded. */
+  settleWithinSeconds: number;
+  /** minOutput = expectedOutput less this, in basis points. */
+  slippageBps: number;
+}
+
+export const DEFAULT_QUOTE_SETTINGS: QuoteSettings = { validForSeconds: 120, settleWithinSeconds: 600, slippageBps: 50 };
+
+const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+
+/** The configured external route a request names (422 route_not_approved otherwise). */
+export function externalRoute(config: DeploymentConfig, id: string): ExternalActionRoute {
+  const route = config.routes.find((r): r is ExternalActionRoute => r.action === "external" && r.id === id.toLowerCase());
+  if (!route) throw new ProblemError("route_not_approved", `route ${id} is not an approved action route of this deployment (config routes)`);
+  return route;
+}
+
+/** A client's deployment reference must be this runtime's (spec rule 6): else 422 deployment_mismatch. */
+export function checkDeploymentRef(config: DeploymentConfig, ref: { chainId: number; poolAddress: string; domain: string }): void {
+  if (ref.chainId !== config.chainId || !same(ref.poolAddress, config.poolAddress) || ref.domain !== config.domain) {
+    throw new ProblemError("deployment_mismatch", `made for chain ${ref.chainId}, Pool ${ref.poolAddress}, domain ${ref.domain}; this runtime serves Pool ${config.poolAddress} with domain ${config.domain}`);
+  }
+}
+
+/**
+ * Quotes approved external actions: request → validate (schema, by the route) → decide (deployment,
+ * route, assets) → chain (the adapter's price) → sign (EIP-712, the relayer key) → store → response.
+ */
+export class Quoter {
+  private readonly deps: { config: DeploymentConfig; chain: PublicClient; account: LocalAccount; store: OperationStore; settings: QuoteSettings; chainTimeoutMs: number };
+
+  constructor(deps: Quoter["deps"]) {
+    this.deps = deps;
+  }
+
+  async quote(request: QuoteRequest): Promise<Quote> {
+    const { config, chain, account, store, settings } = this.deps;
+    checkDeploymentRef(config, request.deployment);
+    const route = externalRoute(config, request.route);
+    if (!route.inputAssets.some((a) => same(a, request.assetIn))) throw new ProblemError("unsupported_asset", `route ${route.name} takes no ${request.assetIn} (its inputAssets)`);
+    if (!route.outputAssets.some((a) => same(a, request.assetOut))) throw new ProblemError("unsupported_asset", `route ${route.name} pays no ${request.assetOut} (its outputAssets)`);
+    if (same(request.assetIn, request.assetOut)) throw new ProblemError("unsupported_asset", "assetIn and assetOut are the same asset");
+    const fee = (asset: string) => config.relayFees.actions.find((f) => f.route === route.id && same(f.asset, asset));
+    const actionFee = BigInt(fee(request.assetIn)?.action ?? "0");
+    const finalizeFee = BigInt(fee(request.assetOut)?.finalize ?? "0");
+    const amountIn = BigInt(request.amountIn);
+
+    const expectedOutput = await this.price(route, request, amountIn);
+    const minOutput = (expectedOutput * BigInt(10_000 - settings.slippageBps)) / 10_000n;
+    if (minOutput <= finalizeFee) {
+      throw new ProblemError("amount_too_small", `the least output ${minOutput} does not cover the finalize fee ${finalizeFee}: quote a larger amountIn`, {
+        extensions: { minOutput: minOutput.toString(), finalizeFee: finalizeFee.toString() },
+      });
+    }
+    const now = Math.floor(Date.now() / 1000);
+    const idHex = randomBytes(32).toString("hex");
+    const message = {
+      configDomain: config.domain,
+      quoteId: `0x${idHex}`,
+      route: route.id,
+      assetIn: request.assetIn,
+      assetOut: request.assetOut,
+      amountIn: amountIn.toString(),
+      expectedOutput: expectedOutput.toString(),
+      minOutput: minOutput.toString(),
+      actionFee: actionFee.toString(),
+      finalizeFee: finalizeFee.toString(),
+      deadline: String(now + settings.settleWithinSeconds),
+      expiry: String(now + settings.validForSeconds),
+      relayer: account.address,
+    };
+    const typedData = {
+      domain: { name: QUOTE_EIP712_NAME, version: QUOTE_EIP712_VERSION, chainId: config.chainId, verifyingContract: config.poolAddress },
+      types: { Quote: QUOTE_TYPES.Quote.map((field) => ({ ...field })) },
+      primaryType: "Quote" as const,
+      message,
+    };
+    const signature = await account.signTypedData(typedDataForSigning({ typedData }));
+    const quote: Quote = {
+      quoteId: `qt_${idHex}`,
+      route: route.id,
+      assetIn: request.assetIn,
+      assetOut: request.assetOut,
+      amountIn: message.amountIn,
+      expectedOutput: message.expectedOutput,
+      minOutput: message.minOutput,
+      fees: { action: message.actionFee, finalize: message.finalizeFee },
+      deadline: message.deadline,
+      expiresAt: new Date((now + settings.validForSeconds) * 1000).toISOString(),
+      relayer: account.address,
+      signature,
+      typedData,
+    };
+    store.insertQuote(quote.quoteId, quote, now + settings.validForSeconds);
+    return quote;
+  }
+
+  /** The adapter's output for amountIn now; a pair without a price is a 503 the client retries. */
+  private async price(route: ExternalActionRoute, request: QuoteRequest, amountIn: bigint): Promise<bigint> {
+    try {
+      return await withinDeadline(
+        this.deps.chain.readContract({ address: route.adapter.address as `0x${string}`, abi: adapterAbi, functionName: "quote", args: [request.assetIn as `0x${string}`, request.assetOut as `0x${string}`, amountIn] }),
+        this.deps.chainTimeoutMs,
+      );
+    } catch (error) {
+      const reverted = error instanceof BaseError ? error.walk((e) => e instanceof ContractFunctionRevertedError) : null;
+      if (reverted instanceof ContractFunctionRevertedError && reverted.data?.errorName === "PriceNotSet") {
+        throw new ProblemError("price_unavailable", `route ${route.name} has no price for ${request.assetIn} -> ${request.assetOut} yet`, { headers: { "retry-after": "5" } });
+      }
+      throw chainUnavailable(error);
+    }
+  }
+}

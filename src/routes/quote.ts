@@ -1,0 +1,22 @@
+import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
+import { Quote, QuoteRequest } from "../actions/quote.ts";
+import type { RuntimeContext } from "../context.ts";
+import { Problem, ProblemError } from "../problem.ts";
+import { QUEUE_PATHS } from "../paths.ts";
+
+/** POST /api/queue/quote: a signed quote of an approved external action. */
+export const quoteRoutes: FastifyPluginAsyncZod<{ context: RuntimeContext }> = async (app, { context }) => {
+  app.post(QUEUE_PATHS.quote, {
+    schema: {
+      summary: "Quote an approved external action",
+      description:
+        "Prices `amountIn` of `assetIn` through an approved route (config `routes`, action `external`) at the route's current price, and answers the terms an action must carry: a quote id, the expected and least output, the action's and the finalize's fees (config `relayFees.actions`), the action's deadline, the quote's expiry, and the relayer's EIP-712 signature with the typed data it signed (domain: name `queue-devstack quote`, version 1, chain id, the Pool as verifyingContract; the message binds the config's proof domain and every term). Verify it with any EIP-712 tool. 422 deployment_mismatch, route_not_approved, unsupported_asset or amount_too_small; 503 price_unavailable (with Retry-After) when the route has no price for the pair yet.",
+      body: QuoteRequest,
+      response: { 200: Quote, default: Problem },
+    },
+    handler: async (request) => {
+      if (!context.quoter) throw new ProblemError("not_implemented", "this runtime has no relayer key: it quotes nothing");
+      return context.quoter.quote(request.body);
+    },
+  });
+};

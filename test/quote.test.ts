@@ -1,0 +1,95 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { encodeFunctionData, parseUnits, verifyTypedData, type Address, type Hex } from "viem";
+import { startDevStack, type DevStack } from "../harness/index.ts";
+import { ACTION_ROUTES, DEFAULT_SWAP_PRICES } from "../harness/deploy.ts";
+import { Quote, typedDataForSigning } from "../src/actions/quote.ts";
+import type { ExternalActionRoute } from "../src/config/deployment-config.ts";
+import { rpc } from "./support/rpc.ts";
+
+// POST /api/queue/quote: signed quotes of approved external actions.
+let stack: DevStack;
+let usdc: Address;
+let weth: Address;
+let swap: ExternalActionRoute;
+
+beforeAll(async () => {
+  stack = await startDevStack();
+  usdc = stack.manifest.assets.find((a) => a.decimals === 6)?.address as Address;
+  weth = stack.manifest.assets.find((a) => a.decimals === 18)?.address as Address;
+  swap = stack.manifest.routes.find((r): r is ExternalActionRoute => r.action === "external" && r.id === ACTION_ROUTES.swap) as ExternalActionRoute;
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+const deployment = () => ({ chainId: stack.manifest.chainId, poolAddress: stack.manifest.poolAddress, domain: stack.manifest.domain });
+const quote = (body: Record<string, unknown>) =>
+  fetch(`${stack.queueUrl}/api/queue/quote`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ deployment: deployment(), route: swap.id, assetIn: usdc, assetOut: weth, amountIn: "30000000", ...body }) });
+const problem = async (response: Response) => ({ status: response.status, type: response.headers.get("content-type"), code: ((await response.json()) as { code: string }).code });
+
+describe("POST /api/queue/quote", () => {
+  it("answers the route's terms and fees, signed by the relayer over EIP-712 typed data any client can verify", async () => {
+    const before = Math.floor(Date.now() / 1000);
+    const response = await quote({});
+    expect(response.status).toBe(200);
+    const q = Quote.parse(await response.json());
+    const expected = (30_000_000n * DEFAULT_SWAP_PRICES.usdcToWeth) / 10n ** 18n;
+    const fee = (asset: Address) => stack.manifest.relayFees.actions.find((f) => f.route === swap.id && f.asset === asset);
+    expect(q).toMatchObject({
+      route: swap.id, assetIn: usdc, assetOut: weth, amountIn: "30000000",
+      expectedOutput: expected.toString(), minOutput: ((expected * 9950n) / 10000n).toString(),
+      fees: { action: fee(usdc)?.action, finalize: fee(weth)?.finalize },
+      relayer: stack.relayer.address,
+    });
+    expect(q.quoteId).toMatch(/^qt_[0-9a-f]{64}$/);
+    expect(q.typedData.message.quoteId).toBe(`0x${q.quoteId.slice(3)}`);
+    expect(q.typedData.message.configDomain).toBe(stack.manifest.domain);
+    expect(q.typedData.domain).toEqual({ name: "queue-devstack quote", version: "1", chainId: 11155111, verifyingContract: stack.manifest.poolAddress });
+    const expiry = Number(q.typedData.message.expiry);
+    expect(expiry - before).toBeGreaterThanOrEqual(119);
+    expect(Date.parse(q.expiresAt) / 1000).toBe(expiry);
+    expect(Number(q.deadline)).toBeGreaterThan(expiry);
+    expect(await verifyTypedData({ address: stack.relayer.address, signature: q.signature as Hex, ...typedDataForSigning(q) })).toBe(true);
+    // Any change to a term breaks the signature.
+    const tampered = typedDataForSigning(q);
+    tampered.message.minOutput -= 1n;
+    expect(await verifyTypedData({ address: stack.relayer.address, signature: q.signature as Hex, ...tampered })).toBe(false);
+    // Two quotes, two ids.
+    expect(Quote.parse(await (await quote({})).json()).quoteId).not.toBe(q.quoteId);
+  });
+
+  it("refuses another deployment, an unapproved route, assets the route does not trade, and amounts the fees eat", async () => {
+    const cases: Array<[Record<string, unknown>, number, string]> = [
+      [{ deployment: { ...deployment(), poolAddress: "0x000000000000000000000000000000000000dEaD" } }, 422, "deployment_mismatch"],
+      [{ deployment: { ...deployment(), domain: `0x${"11".repeat(32)}` } }, 422, "deployment_mismatch"],
+      [{ route: `0x${"ab".repeat(32)}` }, 422, "route_not_approved"],
+      [{ assetOut: usdc }, 422, "unsupported_asset"],
+      [{ assetIn: "0x000000000000000000000000000000000000dEaD" }, 422, "unsupported_asset"],
+      [{ amountIn: "1" }, 422, "amount_too_small"],
+      [{ amountIn: "0" }, 400, "invalid_request"],
+      [{ amountIn: "1e6" }, 400, "invalid_request"],
+      [{ route: "swap" }, 400, "invalid_request"],
+      [{ deployment: { ...deployment(), chainId: 1 } }, 400, "invalid_request"],
+    ];
+    for (const [body, status, code] of cases) {
+      expect(await problem(await quote(body)), JSON.stringify(body)).toEqual({ status, type: "application/problem+json; charset=utf-8", code });
+    }
+  });
+
+  it("a pair without a price is a 503 price_unavailable with Retry-After", async () => {
+    const setPrice = (price: bigint) =>
+      rpc(stack.rpcUrl, "eth_sendTransaction", [{
+        from: stack.accounts[0]?.address,
+        to: swap.adapter.address,
+        data: encodeFunctionData({ abi: [{ type: "function", name: "setPrice", inputs: [{ type: "address" }, { type: "address" }, { type: "uint256" }], outputs: [], stateMutability: "nonpayable" }], functionName: "setPrice", args: [usdc, weth, price] }),
+      }]);
+    await setPrice(0n);
+    const response = await quote({});
+    expect(response.status).toBe(503);
+    expect(response.headers.get("retry-after")).toBe("5");
+    expect(((await response.json()) as { code: string }).code).toBe("price_unavailable");
+    await setPrice(DEFAULT_SWAP_PRICES.usdcToWeth);
+    expect((await quote({})).status).toBe(200);
+    expect(parseUnits("1", 18)).toBeGreaterThan(0n);
+  });
+});
