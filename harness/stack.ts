@@ -67,7 +67,7 @@ export interface DevStackOptions {
    */
   corsOrigins?: readonly string[];
   /** The runtime's timeouts (see the README's Timeouts); defaults as buildQueueRuntime's. */
-  runtime?: Pick<QueueRuntimeOptions, "chainTimeoutMs" | "requestTimeoutMs" | "headersTimeoutMs">;
+  runtime?: Pick<QueueRuntimeOptions, "chainTimeoutMs" | "requestTimeoutMs" | "headersTimeoutMs" | "quotes">;
   /** The operation store: default `<stateDir>/queue.sqlite` (durable); ":memory:" for tests that want it. */
   store?: string;
   /**

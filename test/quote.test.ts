@@ -69,7 +69,7 @@ describe("POST /api/queue/quote", () => {
       [{ amountIn: "0" }, 400, "invalid_request"],
       [{ amountIn: "1e6" }, 400, "invalid_request"],
       [{ route: "swap" }, 400, "invalid_request"],
-      [{ deployment: { ...deployment(), chainId: 1 } }, 400, "invalid_request"],
+      [{ deployment: { ...deployment(), chainId: 1 } }, 422, "deployment_mismatch"],
     ];
     for (const [body, status, code] of cases) {
       expect(await problem(await quote(body)), JSON.stringify(body)).toEqual({ status, type: "application/problem+json; charset=utf-8", code });

@@ -1,20 +1,9 @@
 import { z } from "zod";
 import { Address, Bytes32, UintString } from "../config/primitives.ts";
 import { SEPOLIA_CHAIN_ID } from "../config/deployment-config.ts";
+import { DeploymentRef, QuoteId } from "../relay/request.ts";
 
-/** Quote ids: "qt_" and the 32 bytes the action carries on chain as its quoteId. */
-export const QuoteId = z
-  .string()
-  .regex(/^qt_[0-9a-f]{64}$/, "expected qt_ followed by 64 lower-case hex digits")
-  .meta({ description: "quote id: qt_ and 64 hex digits; the action's on-chain quoteId is 0x and the same digits" });
-
-export const DeploymentRef = z
-  .strictObject({
-    chainId: z.literal(SEPOLIA_CHAIN_ID),
-    poolAddress: Address,
-    domain: Bytes32,
-  })
-  .meta({ description: "the deployment the client reviewed (config chainId, poolAddress, domain): a quote is never valid for another" });
+export { QuoteId };
 
 const PositiveAmount = UintString.refine((v) => v.length <= 75 && BigInt(v) > 0n && BigInt(v) < 2n ** 248n, { message: "must be between 1 and 2^248 - 1", abort: true });
 

@@ -1,11 +1,11 @@
 import { BaseError, ContractFunctionRevertedError, encodeFunctionData, parseAbi, type Address, type Hex, type PublicClient } from "viem";
 import type { DeploymentConfig } from "../config/deployment-config.ts";
-import { hashExtData, publicAmountOf } from "../chain/ext-data.ts";
+import { hashActionExtData, hashExtData, publicAmountOf } from "../chain/ext-data.ts";
 import { poolAbi } from "../chain/pool-abi.ts";
 import { ProblemError } from "../problem.ts";
 import { currentFees, type Fees } from "./fees.ts";
 import type { OperationKind } from "./operation.ts";
-import { toPoolArgs, type RelayRequest } from "./request.ts";
+import { toActionArg, toPoolArgs, type RelayRequest } from "./request.ts";
 import { revertReason } from "./revert.ts";
 import type { RelaySettings } from "./settings.ts";
 import type { OperationStore } from "./store.ts";
@@ -33,6 +33,9 @@ export function checkRequest(kind: OperationKind, request: RelayRequest, { confi
   if (kind === "withdraw" && extAmount >= 0n) {
     throw new ProblemError("wrong_route", `a withdrawal has a negative extAmount, this one has ${extAmount}: use send-relay`);
   }
+  if (kind === "send" && request.action) {
+    throw new ProblemError("wrong_route", "an external action is a withdrawal to the route's adapter: use withdraw-relay");
+  }
   if (deployment.chainId !== config.chainId || !same(deployment.poolAddress, config.poolAddress) || deployment.domain !== config.domain) {
     throw new ProblemError(
       "deployment_mismatch",
@@ -49,7 +52,10 @@ export function checkRequest(kind: OperationKind, request: RelayRequest, { confi
   if (!asset) throw new ProblemError("unsupported_asset", `asset ${publicInputs.asset} is not one of this Pool's funding assets`);
 
   const ext = { ...extData, extAmount, fee: BigInt(extData.fee) } as Parameters<typeof hashExtData>[2];
-  const expectedHash = hashExtData({ chainId: config.chainId, poolAddress: config.poolAddress, domain: BigInt(config.domain) }, asset.address, ext);
+  const deploymentFields = { chainId: config.chainId, poolAddress: config.poolAddress, domain: BigInt(config.domain) };
+  const expectedHash = request.action
+    ? hashActionExtData(deploymentFields, asset.address, ext, toActionArg(request.action))
+    : hashExtData(deploymentFields, asset.address, ext);
   if (BigInt(publicInputs.extDataHash) !== expectedHash) {
     throw new ProblemError("binding_mismatch", "publicInputs.extDataHash is not the hash of extData for this deployment: the execution fields are not the ones the proof was made for");
   }
@@ -64,7 +70,8 @@ export function checkRequest(kind: OperationKind, request: RelayRequest, { confi
   // would otherwise make the relayer pay a transaction's gas for free.
   const schedule = config.relayFees.fees.find((f) => same(f.asset, asset.address));
   if (!schedule) throw new ProblemError("unsupported_asset", `this runtime relays nothing in ${asset.symbol} (${asset.address}): it has no relay fee for it`);
-  const minimum = BigInt(schedule[kind]);
+  // An action's fee is its quote's (checked with the quote); the schedule's is the floor of the others.
+  const minimum = request.action ? 0n : BigInt(schedule[kind]);
   if (ext.fee < minimum) {
     throw new ProblemError("fee_too_low", `fee ${ext.fee} is below the relay fee ${minimum} for a ${kind} in ${asset.symbol}`, {
       extensions: { minimumFee: minimum.toString() },
@@ -158,10 +165,9 @@ export async function simulate({ chain, config, relayer, settings }: CheckContex
       account: relayer,
       address: config.poolAddress as Address,
       abi: poolAbi,
-      functionName: "transact",
-      args: toPoolArgs(request),
+      ...poolCall(request),
       gas: settings.gasLimit,
-    });
+    } as never);
   } catch (error) {
     // Only a revert means "would revert"; a timeout or a dead RPC says nothing about the transaction.
     const reverted = error instanceof BaseError && error.walk((e) => e instanceof ContractFunctionRevertedError);
@@ -177,6 +183,13 @@ export function chainUnavailable(error: unknown): ProblemError {
   return new ProblemError("chain_unavailable", "the chain did not answer; try again", { headers: { "retry-after": "2" } });
 }
 
+/** Pool.transact, or Pool.transactAction for an external action. */
+function poolCall(request: RelayRequest) {
+  return request.action
+    ? ({ functionName: "transactAction", args: [...toPoolArgs(request), toActionArg(request.action)] } as const)
+    : ({ functionName: "transact", args: toPoolArgs(request) } as const);
+}
+
 export function transactCalldata(request: RelayRequest): Hex {
-  return encodeFunctionData({ abi: poolAbi, functionName: "transact", args: toPoolArgs(request) });
+  return encodeFunctionData({ abi: poolAbi, ...poolCall(request) } as never);
 }

@@ -65,8 +65,15 @@ export const Operation = z
     createdAt: z.string(),
     updatedAt: z.string(),
     history: z.array(HistoryEntry),
+    action: z
+      .strictObject({
+        quoteId: z.string(),
+        reservationId: Bytes32.meta({ description: "the Pool's reservation of the output: POST finalize takes it" }),
+      })
+      .optional()
+      .meta({ description: "an external action's quote and reservation (the reservation exists once the action is mined)" }),
   })
-  .meta({ id: "Operation", description: "A relayed send or withdrawal and its state" });
+  .meta({ id: "Operation", description: "A relayed send, withdrawal or external action, and its state" });
 export type Operation = z.output<typeof Operation>;
 
 export const StatusQuery = z.strictObject({ id: z.string().min(1).max(100) });

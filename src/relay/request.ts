@@ -30,6 +30,25 @@ const Ciphertext = z
   .meta({ description: "encrypted note opening (for the recipient), at most 512 bytes" });
 const Pair = z.tuple([Uint, Uint]);
 
+/** Quote ids: "qt_" and the 32 bytes the action carries on chain as its quoteId. */
+export const QuoteId = z
+  .string()
+  .regex(/^qt_[0-9a-f]{64}$/, "expected qt_ followed by 64 lower-case hex digits")
+  .meta({ description: "quote id: qt_ and 64 hex digits; the action's on-chain quoteId is 0x and the same digits" });
+
+/** An approved external action's terms (Pool.Action), exactly as the cited quote set them. */
+export const ActionTermsRequest = z
+  .strictObject({
+    quoteId: QuoteId,
+    routeId: Bytes32,
+    outputAsset: Address,
+    minOutput: Uint,
+    outputPrecommitment: Uint.meta({ description: "Poseidon2(notePublicKey, blinding) of the output note; the blinding stays with the client" }),
+    deadline: Uint,
+    finalizeFee: Uint,
+  })
+  .meta({ description: "An external action: a withdrawal to the route's adapter with a quote's terms, which the proof binds (Pool.hashActionExtData)" });
+
 export const DeploymentRef = z
   .strictObject({
     chainId: z.int(),
@@ -68,8 +87,9 @@ export const RelayRequest = z
         encryptedOutput2: Ciphertext,
       })
       .meta({ description: "Public execution fields the proof binds through extDataHash (Pool.ExtData)" }),
+    action: ActionTermsRequest.optional(),
   })
-  .meta({ id: "RelayRequest", description: "A prepared private send or withdrawal" });
+  .meta({ id: "RelayRequest", description: "A prepared private send, withdrawal, or external action (a withdrawal with `action`)" });
 
 export type RelayRequest = z.output<typeof RelayRequest>;
 
@@ -77,6 +97,19 @@ export const IdempotencyKey = z
   .string()
   .regex(/^[\x21-\x7e]{1,255}$/, "Idempotency-Key must be 1 to 255 visible ASCII characters")
   .optional();
+
+/** An action's terms in the Pool's types (Pool.Action). */
+export function toActionArg(action: NonNullable<RelayRequest["action"]>) {
+  return {
+    routeId: action.routeId as `0x${string}`,
+    outputAsset: action.outputAsset as `0x${string}`,
+    minOutput: BigInt(action.minOutput),
+    outputPrecommitment: BigInt(action.outputPrecommitment),
+    deadline: BigInt(action.deadline),
+    finalizeFee: BigInt(action.finalizeFee),
+    quoteId: `0x${action.quoteId.slice(3)}` as `0x${string}`,
+  };
+}
 
 /** The request in the Pool's types, for encoding the transaction. */
 export function toPoolArgs(request: RelayRequest) {

@@ -19,6 +19,7 @@ import {
   type CheckContext,
 } from "./checks.ts";
 import { RelayEngine } from "./engine.ts";
+import { checkActionQuote } from "../actions/check-action.ts";
 import type { OperationKind } from "./operation.ts";
 import type { RelayRequest } from "./request.ts";
 import type { RelaySettings } from "./settings.ts";
@@ -74,6 +75,7 @@ export class Relayer {
     if (before) return before;
     try {
       checkRequest(kind, request, this.checks);
+      checkActionQuote(request, this.checks.config, request.action ? this.store.getQuote(request.action.quoteId) : undefined, Math.floor(Date.now() / 1000));
       // Before the chain is asked: while our operation holding a nullifier is live, the chain may already
       // say "spent" (mined, not yet seen by the engine); "in flight, poll this operation" is the answer.
       checkInFlight(this.store, request);

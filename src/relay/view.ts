@@ -1,3 +1,4 @@
+import { encodeAbiParameters, keccak256 } from "viem";
 import type { ObservedHead } from "../chain/head.ts";
 import { TERMINAL_STATES, type Operation } from "./operation.ts";
 import type { OperationRecord } from "./store.ts";
@@ -25,5 +26,12 @@ export function operationView(op: OperationRecord, head: ObservedHead | null, re
     createdAt: op.createdAt,
     updatedAt: op.updatedAt,
     history: op.history,
+    ...(op.request.action ? { action: { quoteId: op.request.action.quoteId, reservationId: reservationIdOf(op) } } : {}),
   };
+}
+
+/** The Pool's reservation id of an action: keccak256(abi.encode(domain, nullifier0, nullifier1)). */
+function reservationIdOf(op: OperationRecord): `0x${string}` {
+  const [n0, n1] = op.request.publicInputs.inputNullifiers;
+  return keccak256(encodeAbiParameters([{ type: "uint256" }, { type: "uint256" }, { type: "uint256" }], [BigInt(op.request.publicInputs.domain), BigInt(n0), BigInt(n1)]));
 }

@@ -1,0 +1,42 @@
+import type { DeploymentConfig } from "../config/deployment-config.ts";
+import { ProblemError } from "../problem.ts";
+import type { RelayRequest } from "../relay/request.ts";
+import { Quote } from "./quote.ts";
+import { externalRoute } from "./quoter.ts";
+
+const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+
+/**
+ * An external action must cite, by its exact id, an unexpired quote this relayer signed, and carry
+ * exactly its terms: the route's adapter as recipient, the quoted input, asset, output asset, least
+ * output, deadline and finalize fee, and at least the quoted relay fee.
+ */
+export function checkActionQuote(request: RelayRequest, config: DeploymentConfig, stored: unknown, nowSeconds: number): void {
+  const action = request.action;
+  if (!action) return;
+  const parsed = Quote.safeParse(stored);
+  if (!parsed.success) throw new ProblemError("quote_mismatch", `no quote ${action.quoteId} from this relayer: ask POST quote for one`);
+  const quote = parsed.data;
+  if (nowSeconds > Number(quote.typedData.message.expiry)) {
+    throw new ProblemError("quote_expired", `quote ${quote.quoteId} expired at ${quote.expiresAt}: ask for a new quote and prove again`, { extensions: { expiresAt: quote.expiresAt } });
+  }
+  const route = externalRoute(config, action.routeId);
+  const terms: Array<[string, string, string]> = [
+    ["action.routeId", action.routeId, quote.route],
+    ["action.outputAsset", action.outputAsset, quote.assetOut],
+    ["action.minOutput", action.minOutput, quote.minOutput],
+    ["action.deadline", action.deadline, quote.deadline],
+    ["action.finalizeFee", action.finalizeFee, quote.fees.finalize],
+    ["publicInputs.asset", request.publicInputs.asset, quote.assetIn],
+    ["-extData.extAmount", (-BigInt(request.extData.extAmount)).toString(), quote.amountIn],
+    ["extData.recipient", request.extData.recipient, route.adapter.address],
+  ];
+  for (const [field, got, quoted] of terms) {
+    if (!same(got, quoted)) {
+      throw new ProblemError("quote_mismatch", `${field} is ${got}, quote ${quote.quoteId} says ${quoted}`, { extensions: { field, quoted } });
+    }
+  }
+  if (BigInt(request.extData.fee) < BigInt(quote.fees.action)) {
+    throw new ProblemError("fee_too_low", `fee ${request.extData.fee} is below the quoted action fee ${quote.fees.action}`, { extensions: { minimumFee: quote.fees.action } });
+  }
+}

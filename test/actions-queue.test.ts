@@ -1,0 +1,105 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseAbi, parseUnits, type Address, type Hex } from "viem";
+import { startDevStack, type DevStack } from "../harness/index.ts";
+import { ACTION_ROUTES } from "../harness/deploy.ts";
+import { closeProvers, createAccountKeys, createQueueClient, precommitmentOf, randomFieldElement, reviewedFrom, toRelayRequest, type PreparedTransaction } from "../harness/client/index.ts";
+import { Quote } from "../src/actions/quote.ts";
+import type { ExternalActionRoute } from "../src/config/deployment-config.ts";
+import { poolFixture } from "./support/pool.ts";
+
+// An external action through the queue: quote, prove with the quote's terms, submit to withdraw-relay.
+let stack: DevStack;
+let pool: Awaited<ReturnType<typeof poolFixture>>;
+let weth: Address;
+let swap: ExternalActionRoute;
+
+beforeAll(async () => {
+  stack = await startDevStack();
+  pool = await poolFixture(stack);
+  weth = stack.manifest.assets.find((a) => a.decimals === 18)?.address as Address;
+  swap = stack.manifest.routes.find((r): r is ExternalActionRoute => r.action === "external" && r.id === ACTION_ROUTES.swap) as ExternalActionRoute;
+}, 120_000);
+afterAll(async () => {
+  await closeProvers();
+  await stack?.stop();
+});
+
+const deployment = () => ({ chainId: stack.manifest.chainId, poolAddress: stack.manifest.poolAddress, domain: stack.manifest.domain });
+const post = (s: DevStack, path: string, body: unknown) => fetch(`${s.queueUrl}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+
+async function quoteFor(s: DevStack, amountIn: bigint): Promise<Quote> {
+  const response = await post(s, "/api/queue/quote", { deployment: deployment(), route: swap.id, assetIn: pool.asset, assetOut: weth, amountIn: amountIn.toString() });
+  expect(response.status).toBe(200);
+  return Quote.parse(await response.json());
+}
+
+/** A note funded with amountIn + the action fee, spent in an action with the quote's terms (changed by `change`). */
+async function proveAction(q: Quote, change: { minOutput?: bigint; recipient?: Address; fee?: bigint } = {}) {
+  const keys = createAccountKeys();
+  const amountIn = BigInt(q.amountIn);
+  const fee = change.fee ?? BigInt(q.fees.action);
+  const { state, input } = await pool.fundedNote(2, keys, amountIn + fee);
+  const blinding = randomFieldElement();
+  const action = {
+    routeId: q.route as Hex,
+    outputAsset: q.assetOut as Address,
+    minOutput: change.minOutput ?? BigInt(q.minOutput),
+    outputPrecommitment: precommitmentOf({ ownerPublicKey: keys.notePublicKey, blinding }),
+    deadline: BigInt(q.deadline),
+    finalizeFee: BigInt(q.fees.finalize),
+    quoteId: `0x${q.quoteId.slice(3)}` as Hex,
+  };
+  const { transaction } = await pool.prove({
+    tree: state.tree, keys, inputs: [input], outputs: [],
+    extAmount: -amountIn, fee, recipient: change.recipient ?? (swap.adapter.address as Address), relayer: stack.relayer.address, action,
+  });
+  return { transaction, action, request: { ...toRelayRequest(stack.manifest, transaction), action: { ...stringify(action), quoteId: q.quoteId } } };
+}
+
+const stringify = (a: Record<string, unknown>) => Object.fromEntries(Object.entries(a).map(([k, v]) => [k, typeof v === "bigint" ? v.toString() : v])) as Record<string, string>;
+
+describe("an external action through the queue", () => {
+  it("quote -> action with the quote's terms -> confirmed; the status names the Pool's reservation, settled by the swap", async () => {
+    const q = await quoteFor(stack, pool.usdc("30"));
+    const { request } = await proveAction(q);
+    const accepted = await post(stack, "/api/queue/withdraw-relay", request);
+    expect(accepted.status).toBe(202);
+    const op = (await accepted.json()) as { id: string; action: { quoteId: string; reservationId: Hex } };
+    expect(op.action.quoteId).toBe(q.quoteId);
+    const client = createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(stack.manifest) });
+    const done = await client.waitFor("withdraw", op.id);
+    expect(done.state).toBe("confirmed");
+    const reservation = await pool.user(0).public.readContract({
+      address: stack.manifest.poolAddress,
+      abi: parseAbi(["function reservations(bytes32) view returns (bytes32, address, uint256, address, uint256, uint256, uint64, uint256, uint256, address, uint8)"]),
+      functionName: "reservations",
+      args: [op.action.reservationId],
+    });
+    expect(reservation[8]).toBe(BigInt(q.expectedOutput)); // amountOut: the quoted output, at the unchanged price
+    expect(reservation[10]).toBe(2); // Settled
+  });
+
+  it("refuses terms other than the quote's, a fee below it, an unknown quote and an expired one", async () => {
+    const q = await quoteFor(stack, pool.usdc("30"));
+    const refusal = async (request: unknown, s = stack) => {
+      const response = await post(s, "/api/queue/withdraw-relay", request);
+      return { status: response.status, ...((await response.json()) as { code: string; field?: string }) };
+    };
+    expect(await refusal((await proveAction(q, { minOutput: BigInt(q.minOutput) - 1n })).request)).toMatchObject({ status: 422, code: "quote_mismatch", field: "action.minOutput" });
+    expect(await refusal((await proveAction(q, { recipient: "0x000000000000000000000000000000000000c0de" })).request)).toMatchObject({ status: 422, code: "quote_mismatch", field: "extData.recipient" });
+    expect(await refusal((await proveAction(q, { fee: BigInt(q.fees.action) - 1n })).request)).toMatchObject({ status: 422, code: "fee_too_low" });
+    const unknown = await proveAction({ ...q, quoteId: `qt_${"ab".repeat(32)}` });
+    expect(await refusal(unknown.request)).toMatchObject({ status: 422, code: "quote_mismatch" });
+    // A runtime whose quotes expire at once.
+    const hasty = await startDevStack({ runtime: { quotes: { validForSeconds: 1 } } });
+    try {
+      const short = await quoteFor(hasty, pool.usdc("30"));
+      await new Promise((r) => setTimeout(r, 2_100));
+      const late = await proveAction(short);
+      expect(await refusal(late.request, hasty)).toMatchObject({ status: 422, code: "quote_expired" });
+    } finally {
+      await hasty.stop();
+    }
+    expect(parseUnits("1", 6)).toBe(1_000_000n);
+  });
+});
