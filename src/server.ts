@@ -16,12 +16,12 @@ import { artifactsRoutes } from "./routes/artifacts.ts";
 import { assetsRoutes } from "./routes/assets.ts";
 import { configRoutes } from "./routes/config.ts";
 import { networksRoutes } from "./routes/networks.ts";
-import { pendingRoutes } from "./routes/pending.ts";
 import { relayRoutes } from "./routes/relay.ts";
 import { statusRoutes } from "./routes/status.ts";
 import { attachRelayControl } from "./relay/control.ts";
 import { DEFAULT_QUOTE_SETTINGS, Quoter, type QuoteSettings } from "./actions/quoter.ts";
 import { quoteRoutes } from "./routes/quote.ts";
+import { finalizeRoutes } from "./routes/finalize.ts";
 import { Relayer } from "./relay/runtime.ts";
 import { DEFAULT_RELAY_SETTINGS, type RelaySettings } from "./relay/settings.ts";
 import { SqliteOperationStore } from "./relay/store.ts";
@@ -192,8 +192,8 @@ export async function buildQueueRuntime(options: QueueRuntimeOptions): Promise<F
   await app.register(artifactsRoutes, { context });
   await app.register(relayRoutes, { context });
   await app.register(quoteRoutes, { context });
+  await app.register(finalizeRoutes, { context });
   await app.register(statusRoutes, { context });
-  await app.register(pendingRoutes);
   return app;
 }
 

@@ -27,8 +27,8 @@ afterAll(async () => {
 const deployment = () => ({ chainId: stack.manifest.chainId, poolAddress: stack.manifest.poolAddress, domain: stack.manifest.domain });
 const post = (s: DevStack, path: string, body: unknown) => fetch(`${s.queueUrl}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
 
-async function quoteFor(s: DevStack, amountIn: bigint): Promise<Quote> {
-  const response = await post(s, "/api/queue/quote", { deployment: deployment(), route: swap.id, assetIn: pool.asset, assetOut: weth, amountIn: amountIn.toString() });
+async function quoteFor(s: DevStack, amountIn: bigint, route: Hex = ACTION_ROUTES.swap): Promise<Quote> {
+  const response = await post(s, "/api/queue/quote", { deployment: deployment(), route, assetIn: pool.asset, assetOut: weth, amountIn: amountIn.toString() });
   expect(response.status).toBe(200);
   return Quote.parse(await response.json());
 }
@@ -51,10 +51,20 @@ async function proveAction(q: Quote, change: { minOutput?: bigint; recipient?: A
   };
   const { transaction } = await pool.prove({
     tree: state.tree, keys, inputs: [input], outputs: [],
-    extAmount: -amountIn, fee, recipient: change.recipient ?? (swap.adapter.address as Address), relayer: stack.relayer.address, action,
+    extAmount: -amountIn, fee, recipient: change.recipient ?? adapterOf(q.route), relayer: stack.relayer.address, action,
   });
-  return { transaction, action, request: { ...toRelayRequest(stack.manifest, transaction), action: { ...stringify(action), quoteId: q.quoteId } } };
+  return { transaction, action, keys, blinding, request: { ...toRelayRequest(stack.manifest, transaction), action: { ...stringify(action), quoteId: q.quoteId } } };
 }
+
+const adapterOf = (id: string) => (stack.manifest.routes.find((r): r is ExternalActionRoute => r.action === "external" && r.id === id) as ExternalActionRoute).adapter.address as Address;
+const finalize = (reservationId: string, key?: string) =>
+  fetch(`${stack.queueUrl}/api/queue/finalize`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...(key ? { "idempotency-key": key } : {}) },
+    body: JSON.stringify({ deployment: deployment(), reservationId }),
+  });
+const problemOf = async (response: Response) => ({ status: response.status, ...((await response.json()) as { code: string }) });
+const reservationAbi = parseAbi(["function reservations(bytes32) view returns (bytes32, address, uint256, address, uint256, uint256, uint64, uint256, uint256, address, uint8)"]);
 
 const stringify = (a: Record<string, unknown>) => Object.fromEntries(Object.entries(a).map(([k, v]) => [k, typeof v === "bigint" ? v.toString() : v])) as Record<string, string>;
 
@@ -69,14 +79,40 @@ describe("an external action through the queue", () => {
     const client = createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(stack.manifest) });
     const done = await client.waitFor("withdraw", op.id);
     expect(done.state).toBe("confirmed");
-    const reservation = await pool.user(0).public.readContract({
-      address: stack.manifest.poolAddress,
-      abi: parseAbi(["function reservations(bytes32) view returns (bytes32, address, uint256, address, uint256, uint256, uint64, uint256, uint256, address, uint8)"]),
-      functionName: "reservations",
-      args: [op.action.reservationId],
-    });
+    const reservation = await pool.user(0).public.readContract({ address: stack.manifest.poolAddress, abi: reservationAbi, functionName: "reservations", args: [op.action.reservationId] });
     expect(reservation[8]).toBe(BigInt(q.expectedOutput)); // amountOut: the quoted output, at the unchanged price
     expect(reservation[10]).toBe(2); // Settled
+
+    // Finalize through the queue: the output note for the action's precommitment, the fee to the relayer.
+    const feesBefore = await pool.user(0).public.readContract({ address: weth, abi: parseAbi(["function balanceOf(address) view returns (uint256)"]), functionName: "balanceOf", args: [stack.relayer.address] });
+    const submitted = await finalize(op.action.reservationId, "finalize-1");
+    expect(submitted.status).toBe(202);
+    expect(submitted.headers.get("location")).toMatch(/^\/api\/queue\/withdraw-status\?id=op_/);
+    const fin = (await submitted.json()) as { id: string; kind: string; finalize: { reservationId: string } };
+    expect(fin).toMatchObject({ kind: "finalize", finalize: { reservationId: op.action.reservationId } });
+    // The same key answers the same operation.
+    expect(((await (await finalize(op.action.reservationId, "finalize-1")).json()) as { id: string }).id).toBe(fin.id);
+    expect((await client.waitFor("withdraw", fin.id)).state).toBe("confirmed");
+    const after = await pool.user(0).public.readContract({ address: stack.manifest.poolAddress, abi: reservationAbi, functionName: "reservations", args: [op.action.reservationId] });
+    expect(after[10]).toBe(4); // Finalized
+    const feesAfter = await pool.user(0).public.readContract({ address: weth, abi: parseAbi(["function balanceOf(address) view returns (uint256)"]), functionName: "balanceOf", args: [stack.relayer.address] });
+    expect(feesAfter - feesBefore).toBe(BigInt(q.fees.finalize));
+    expect(await problemOf(await finalize(op.action.reservationId))).toMatchObject({ status: 409, code: "already_finalized" });
+  });
+
+  it("finalize: an async action is not settled before its fill (409), an unknown reservation is 404, another deployment 422", async () => {
+    const q = await quoteFor(stack, pool.usdc("30"), ACTION_ROUTES.fill);
+    const { request } = await proveAction(q);
+    const accepted = (await (await post(stack, "/api/queue/withdraw-relay", request)).json()) as { id: string; action: { reservationId: Hex } };
+    const client = createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(stack.manifest) });
+    expect((await client.waitFor("withdraw", accepted.id)).state).toBe("confirmed");
+    const early = await finalize(accepted.action.reservationId);
+    expect(early.headers.get("retry-after")).toBeTruthy();
+    expect(await problemOf(early)).toMatchObject({ status: 409, code: "reservation_not_settled" });
+    expect(await problemOf(await finalize(`0x${"12".repeat(32)}`))).toMatchObject({ status: 404, code: "reservation_not_found" });
+    const other = await fetch(`${stack.queueUrl}/api/queue/finalize`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ deployment: { ...deployment(), domain: `0x${"11".repeat(32)}` }, reservationId: accepted.action.reservationId }) });
+    expect(await problemOf(other)).toMatchObject({ status: 422, code: "deployment_mismatch" });
+    expect(await problemOf(await finalize("0x12"))).toMatchObject({ status: 400, code: "invalid_request" });
   });
 
   it("refuses terms other than the quote's, a fee below it, an unknown quote and an expired one", async () => {

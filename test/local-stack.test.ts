@@ -188,14 +188,6 @@ describe("errors are RFC 9457 problems with a stable code", () => {
     expect(await problem("/api/queue/assets?blockNumber=0")).toMatchObject({ status: 422, code: "block_before_deployment" });
   });
 
-  it("routes not implemented yet: 501 not_implemented, not 404", async () => {
-    const routes = [["POST", "/api/queue/finalize"]] as const;
-    for (const [method, path] of routes) {
-      const init: RequestInit = method === "POST" ? { method, body: "{}", headers: { "content-type": "application/json" } } : { method };
-      expect(await problem(path, init)).toMatchObject({ status: 501, code: "not_implemented" });
-    }
-  });
-
   it("a malformed URL: 400 problem; a text body: 415", async () => {
     expect(await problem("/api/queue/%")).toMatchObject({ status: 400, code: "invalid_request" });
     const post = { method: "POST", body: "hello", headers: { "content-type": "text/plain" } };

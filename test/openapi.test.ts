@@ -103,7 +103,7 @@ describe("GET /api/queue/openapi.json", () => {
     const schemas = doc.components.schemas as Json;
     expect(Object.keys(schemas)).toEqual(expect.arrayContaining(["DeploymentConfig", "Problem", "NetworkList", "AssetsSnapshot", "Operation"]));
     // Only what the paths use: an <id>Input variant only for a request body.
-    expect(Object.keys(schemas).filter((id) => id.endsWith("Input")).sort()).toEqual(["QuoteRequestInput", "RelayRequestInput"]);
+    expect(Object.keys(schemas).filter((id) => id.endsWith("Input")).sort()).toEqual(["FinalizeRequestInput", "QuoteRequestInput", "RelayRequestInput"]);
     const body = doc.paths[QUEUE_PATHS.sendRelay].post.requestBody.content["application/json"].schema;
     expect(body).toEqual({ $ref: "#/components/schemas/RelayRequestInput" });
 
@@ -138,7 +138,6 @@ describe("GET /api/queue/openapi.json", () => {
     }
     expect(problems).toBeGreaterThanOrEqual(expectedPaths.length);
     expect(doc.paths[QUEUE_PATHS.config].get.responses.default).toBeDefined();
-    expect(doc.paths[QUEUE_PATHS.finalize].post.responses["501"].description).toContain("not_implemented");
     expect(doc.paths[QUEUE_PATHS.quote].post.responses["200"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/Quote" });
   });
 

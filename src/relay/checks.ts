@@ -9,6 +9,7 @@ import { toActionArg, toPoolArgs, type RelayRequest } from "./request.ts";
 import { revertReason } from "./revert.ts";
 import type { RelaySettings } from "./settings.ts";
 import type { OperationStore } from "./store.ts";
+import type { FinalizeRequest } from "../actions/finalize.ts";
 
 const verifierAbi = parseAbi(["function verifyProof(uint256[2] a, uint256[2][2] b, uint256[2] c, uint256[9] input) view returns (bool)"]);
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
@@ -24,7 +25,7 @@ export interface CheckContext {
 }
 
 /** Checks that need no chain: route, deployment, asset, binding of the public fields, fee, duplicates. */
-export function checkRequest(kind: OperationKind, request: RelayRequest, { config, relayer }: CheckContext): void {
+export function checkRequest(kind: Exclude<OperationKind, "finalize">, request: RelayRequest, { config, relayer }: CheckContext): void {
   const { deployment, publicInputs, extData } = request;
   const extAmount = BigInt(extData.extAmount);
   if (kind === "send" && extAmount !== 0n) {
@@ -147,8 +148,8 @@ export function nullifierSpent(nullifier: string, operationId: string | undefine
   });
 }
 
-export function checkInFlight(store: { liveHolder(nullifier: string): string | undefined }, request: RelayRequest): void {
-  for (const nullifier of request.publicInputs.inputNullifiers) {
+export function checkInFlight(store: { liveHolder(nullifier: string): string | undefined }, claims: readonly string[]): void {
+  for (const nullifier of claims) {
     const holder = store.liveHolder(nullifier);
     if (holder) throw nullifierInFlight(nullifier, holder);
   }
@@ -159,7 +160,7 @@ export function nullifierInFlight(nullifier: string, operationId: string): Probl
 }
 
 /** The transaction, simulated from the relayer against the latest state. */
-export async function simulate({ chain, config, relayer, settings }: CheckContext, request: RelayRequest): Promise<void> {
+export async function simulate({ chain, config, relayer, settings }: CheckContext, request: RelayRequest | FinalizeRequest): Promise<void> {
   try {
     await chain.simulateContract({
       account: relayer,
@@ -183,13 +184,14 @@ export function chainUnavailable(error: unknown): ProblemError {
   return new ProblemError("chain_unavailable", "the chain did not answer; try again", { headers: { "retry-after": "2" } });
 }
 
-/** Pool.transact, or Pool.transactAction for an external action. */
-function poolCall(request: RelayRequest) {
+/** Pool.transact, Pool.transactAction for an external action, or Pool.finalize. */
+export function poolCall(request: RelayRequest | FinalizeRequest) {
+  if ("reservationId" in request) return { functionName: "finalize", args: [request.reservationId as Hex] } as const;
   return request.action
     ? ({ functionName: "transactAction", args: [...toPoolArgs(request), toActionArg(request.action)] } as const)
     : ({ functionName: "transact", args: toPoolArgs(request) } as const);
 }
 
-export function transactCalldata(request: RelayRequest): Hex {
+export function transactCalldata(request: RelayRequest | FinalizeRequest): Hex {
   return encodeFunctionData({ abi: poolAbi, ...poolCall(request) } as never);
 }

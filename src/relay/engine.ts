@@ -3,10 +3,10 @@ import { keccak256, TransactionReceiptNotFoundError, type Address, type Hex, typ
 import type { HeadTracker } from "../chain/head.ts";
 import { poolAbi } from "../chain/pool-abi.ts";
 import { ProblemError } from "../problem.ts";
-import { checkRelayerReady, checkRootAndNullifiers, simulate, transactCalldata, type CheckContext } from "./checks.ts";
+import { checkRelayerReady, checkRootAndNullifiers, poolCall, simulate, transactCalldata, type CheckContext } from "./checks.ts";
+import { checkReservation } from "../actions/finalize.ts";
 import { bumpedFees, currentFees, type Fees } from "./fees.ts";
 import { TERMINAL_STATES, type FailureReason, type OperationState } from "./operation.ts";
-import { toPoolArgs } from "./request.ts";
 import { revertReason } from "./revert.ts";
 import type { RelaySettings } from "./settings.ts";
 import type { OperationRecord, OperationStore, StoredAttempt } from "./store.ts";
@@ -119,7 +119,7 @@ export class RelayEngine {
     // The re-checks that can go stale, the relayer's readiness and the nonce, read side by side.
     const [ready, fresh, next] = await Promise.allSettled([
       checkRelayerReady(checks),
-      checkRootAndNullifiers(checks, op.request).then(() => simulate(checks, op.request)),
+      ("reservationId" in op.request ? checkReservation(checks, op.request) : checkRootAndNullifiers(checks, op.request)).then(() => simulate(checks, op.request)),
       this.nextNonce(),
     ]);
     if (fresh.status === "rejected") {
@@ -277,11 +277,10 @@ export class RelayEngine {
           account: this.deps.account.address,
           address: this.deps.checks.config.poolAddress as Address,
           abi: poolAbi,
-          functionName: "transact",
-          args: toPoolArgs(op.request),
+          ...poolCall(op.request),
           gas: this.deps.settings.gasLimit,
           blockNumber,
-        });
+        } as never);
       } catch (error) {
         return revertReason("reverted", error);
       }

@@ -13,7 +13,7 @@ export const OperationState = z.enum(OPERATION_STATES);
 export type OperationState = z.output<typeof OperationState>;
 export const TERMINAL_STATES: ReadonlySet<OperationState> = new Set(["confirmed", "rejected", "reverted", "expired"]);
 
-export const OperationKind = z.enum(["send", "withdraw"]);
+export const OperationKind = z.enum(["send", "withdraw", "finalize"]);
 export type OperationKind = z.output<typeof OperationKind>;
 
 export const FailureReason = z
@@ -39,7 +39,7 @@ export type HistoryEntry = z.output<typeof HistoryEntry>;
 
 export const Operation = z
   .strictObject({
-    id: z.string().meta({ description: "status identifier: query /send-status?id= or /withdraw-status?id=" }),
+    id: z.string().meta({ description: "status identifier: query /send-status?id= or /withdraw-status?id= (withdrawals, actions and finalizes)" }),
     kind: OperationKind,
     state: OperationState,
     terminal: z.boolean(),
@@ -72,6 +72,10 @@ export const Operation = z
       })
       .optional()
       .meta({ description: "an external action's quote and reservation (the reservation exists once the action is mined)" }),
+    finalize: z
+      .strictObject({ reservationId: Bytes32 })
+      .optional()
+      .meta({ description: "a finalize's reservation" }),
   })
   .meta({ id: "Operation", description: "A relayed send, withdrawal or external action, and its state" });
 export type Operation = z.output<typeof Operation>;

@@ -20,6 +20,8 @@ import {
 } from "./checks.ts";
 import { RelayEngine } from "./engine.ts";
 import { checkActionQuote } from "../actions/check-action.ts";
+import { checkReservation, reservationClaim, type FinalizeRequest } from "../actions/finalize.ts";
+import { checkDeploymentRef } from "../actions/quoter.ts";
 import type { OperationKind } from "./operation.ts";
 import type { RelayRequest } from "./request.ts";
 import type { RelaySettings } from "./settings.ts";
@@ -68,25 +70,61 @@ export class Relayer {
    * request → validate (schema, done by the route) → decide (checks) → store → hand to the engine.
    * Returns the new operation, or the stored one a keyed request refers to.
    */
-  async submit(kind: OperationKind, request: RelayRequest, idempotencyKey: string | undefined): Promise<OperationRecord> {
+  async submit(kind: Exclude<OperationKind, "finalize">, request: RelayRequest, idempotencyKey: string | undefined): Promise<OperationRecord> {
+    return this.admit(kind, request, [...request.publicInputs.inputNullifiers], idempotencyKey, {
+      decide: async () => {
+        checkRequest(kind, request, this.checks);
+        checkActionQuote(request, this.checks.config, request.action ? this.store.getQuote(request.action.quoteId) : undefined, Math.floor(Date.now() / 1000));
+        // Before the chain is asked: while our operation holding a nullifier is live, the chain may already
+        // say "spent" (mined, not yet seen by the engine); "in flight, poll this operation" is the answer.
+        checkInFlight(this.store, request.publicInputs.inputNullifiers);
+        checkCapacity(this.store, this.settings);
+        await withinDeadline(this.checkOnChain(request), this.chainTimeoutMs);
+      },
+      explain: (error) => this.explained(error, request),
+    });
+  }
+
+  /** POST /finalize: the same pipeline; the reservation is claimed as a nullifier, so one finalize runs at a time. */
+  async submitFinalize(request: FinalizeRequest, idempotencyKey: string | undefined): Promise<OperationRecord> {
+    const claims = [reservationClaim(request.reservationId)];
+    return this.admit("finalize", request, claims, idempotencyKey, {
+      decide: async () => {
+        checkDeploymentRef(this.checks.config, request.deployment);
+        checkInFlight(this.store, claims);
+        checkCapacity(this.store, this.settings);
+        await withinDeadline(
+          (async () => {
+            await checkRelayerReady(this.checks);
+            await checkReservation(this.checks, request);
+            await simulate(this.checks, request);
+          })(),
+          this.chainTimeoutMs,
+        );
+      },
+      explain: (error) => chainUnavailable(error),
+    });
+  }
+
+  private async admit(
+    kind: OperationKind,
+    request: RelayRequest | FinalizeRequest,
+    claims: string[],
+    idempotencyKey: string | undefined,
+    steps: { decide: () => Promise<void>; explain: (error: unknown) => ProblemError },
+  ): Promise<OperationRecord> {
     const requestHash = createHash("sha256").update(canonicalJson({ kind, request })).digest("hex");
     const stored = () => (idempotencyKey === undefined ? undefined : this.storedFor(idempotencyKey, requestHash));
     const before = stored();
     if (before) return before;
     try {
-      checkRequest(kind, request, this.checks);
-      checkActionQuote(request, this.checks.config, request.action ? this.store.getQuote(request.action.quoteId) : undefined, Math.floor(Date.now() / 1000));
-      // Before the chain is asked: while our operation holding a nullifier is live, the chain may already
-      // say "spent" (mined, not yet seen by the engine); "in flight, poll this operation" is the answer.
-      checkInFlight(this.store, request);
-      checkCapacity(this.store, this.settings);
-      await withinDeadline(this.checkOnChain(request), this.chainTimeoutMs);
+      await steps.decide();
     } catch (error) {
       // An identical request may have been stored while we checked (the checks then found its nullifiers
       // in flight or spent): a keyed request answers it.
       const meanwhile = stored();
       if (meanwhile) return meanwhile;
-      throw this.explained(error, request);
+      throw steps.explain(error);
     }
 
     const now = new Date().toISOString();
@@ -97,7 +135,7 @@ export class Relayer {
       idempotencyKey: idempotencyKey ?? null,
       requestHash,
       request,
-      nullifiers: [...request.publicInputs.inputNullifiers],
+      nullifiers: claims,
       reason: null,
       attempts: [],
       minedHash: null,

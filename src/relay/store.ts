@@ -4,6 +4,7 @@ import { DatabaseSync } from "node:sqlite";
 import type { Hex } from "viem";
 import type { Attempt, FailureReason, HistoryEntry, OperationKind, OperationState } from "./operation.ts";
 import type { RelayRequest } from "./request.ts";
+import type { FinalizeRequest } from "../actions/finalize.ts";
 
 /** An attempt as stored: with the signed raw transaction, so it can be re-broadcast after a crash. */
 export interface StoredAttempt extends Attempt {
@@ -17,7 +18,7 @@ export interface OperationRecord {
   state: OperationState;
   idempotencyKey: string | null;
   requestHash: string;
-  request: RelayRequest;
+  request: RelayRequest | FinalizeRequest;
   nullifiers: string[];
   reason: FailureReason | null;
   attempts: StoredAttempt[];

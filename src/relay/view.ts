@@ -2,6 +2,7 @@ import { encodeAbiParameters, keccak256 } from "viem";
 import type { ObservedHead } from "../chain/head.ts";
 import { TERMINAL_STATES, type Operation } from "./operation.ts";
 import type { OperationRecord } from "./store.ts";
+import type { RelayRequest } from "./request.ts";
 
 /**
  * The public view of an operation: what status routes and submissions answer. Confirmations are
@@ -26,12 +27,16 @@ export function operationView(op: OperationRecord, head: ObservedHead | null, re
     createdAt: op.createdAt,
     updatedAt: op.updatedAt,
     history: op.history,
-    ...(op.request.action ? { action: { quoteId: op.request.action.quoteId, reservationId: reservationIdOf(op) } } : {}),
+    ...("reservationId" in op.request
+      ? { finalize: { reservationId: op.request.reservationId } }
+      : op.request.action
+        ? { action: { quoteId: op.request.action.quoteId, reservationId: reservationIdOf(op.request) } }
+        : {}),
   };
 }
 
 /** The Pool's reservation id of an action: keccak256(abi.encode(domain, nullifier0, nullifier1)). */
-function reservationIdOf(op: OperationRecord): `0x${string}` {
-  const [n0, n1] = op.request.publicInputs.inputNullifiers;
-  return keccak256(encodeAbiParameters([{ type: "uint256" }, { type: "uint256" }, { type: "uint256" }], [BigInt(op.request.publicInputs.domain), BigInt(n0), BigInt(n1)]));
+function reservationIdOf(request: RelayRequest): `0x${string}` {
+  const [n0, n1] = request.publicInputs.inputNullifiers;
+  return keccak256(encodeAbiParameters([{ type: "uint256" }, { type: "uint256" }, { type: "uint256" }], [BigInt(request.publicInputs.domain), BigInt(n0), BigInt(n1)]));
 }

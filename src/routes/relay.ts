@@ -7,7 +7,7 @@ import { Operation, type OperationKind } from "../relay/operation.ts";
 import { IdempotencyKey, RelayRequest } from "../relay/request.ts";
 import { operationView } from "../relay/view.ts";
 
-const ROUTES: Array<{ kind: OperationKind; url: string; status: string; what: string }> = [
+const ROUTES: Array<{ kind: Exclude<OperationKind, "finalize">; url: string; status: string; what: string }> = [
   { kind: "send", url: QUEUE_PATHS.sendRelay, status: QUEUE_PATHS.sendStatus, what: "a prepared private send (extAmount 0)" },
   { kind: "withdraw", url: QUEUE_PATHS.withdrawRelay, status: QUEUE_PATHS.withdrawStatus, what: "a prepared withdrawal (extAmount < 0)" },
 ];

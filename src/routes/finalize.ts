@@ -1,0 +1,33 @@
+import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
+import { z } from "zod";
+import { FinalizeRequest } from "../actions/finalize.ts";
+import type { RuntimeContext } from "../context.ts";
+import { Problem, ProblemError } from "../problem.ts";
+import { QUEUE_PATHS } from "../paths.ts";
+import { Operation } from "../relay/operation.ts";
+import { IdempotencyKey } from "../relay/request.ts";
+import { operationView } from "../relay/view.ts";
+
+/** POST /api/queue/finalize: a reservation's output (or refund) becomes a note. */
+export const finalizeRoutes: FastifyPluginAsyncZod<{ context: RuntimeContext }> = async (app, { context }) => {
+  app.post(QUEUE_PATHS.finalize, {
+    schema: {
+      summary: "Finalize a reserved action output",
+      description:
+        "Relays Pool.finalize(reservationId): a settled action's output becomes a note for the precommitment the action named (less the quoted finalize fee, paid to the relayer); a failed action, or an async one not settled by its deadline, becomes a refund note of its input. Answers 202 with an operation in the same state machine as the relays, polled at withdraw-status. 404 reservation_not_found; 409 reservation_not_settled (before the fill; Retry-After), already_finalized, or nullifier_in_flight when a finalize of it is under way. Idempotency-Key as on the relay routes.",
+      body: FinalizeRequest,
+      headers: z.looseObject({ "idempotency-key": IdempotencyKey }),
+      response: { 202: Operation, default: Problem },
+    },
+    handler: async (request, reply) => {
+      const relayer = context.relayer;
+      if (!relayer) throw new ProblemError("not_implemented", "this runtime has no relayer key: it finalizes nothing");
+      const op = await relayer.submitFinalize(request.body, request.headers["idempotency-key"]);
+      return reply
+        .code(202)
+        .header("location", `${QUEUE_PATHS.withdrawStatus}?id=${op.id}`)
+        .header("retry-after", "1")
+        .send(operationView(op, relayer.head.current(), relayer.settings.requiredConfirmations));
+    },
+  });
+};
