@@ -31,6 +31,7 @@ import { timed, type ProgressListener } from "./progress.ts";
 import { startRpcForwarder } from "./rpc-forwarder.ts";
 import { createSnapshots, type StackSnapshot } from "./snapshot.ts";
 import { RecentLines } from "./recent-lines.ts";
+import { actionControls, type ActionControls } from "./action-controls.ts";
 import { relayControl } from "../src/relay/control.ts";
 import { StackInfo } from "./stack-info.ts";
 
@@ -114,6 +115,8 @@ export interface DevStack {
    * logger was given), and the operations accepted since `since` (ISO 8601) with their states.
    */
   diagnostics(since?: string): StackDiagnostics;
+  /** The fixture action routes: set a price, fill an async reservation (or don't), let a deadline pass. */
+  actions: ActionControls;
   stop(): Promise<void>;
 }
 
@@ -335,6 +338,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       chainPid: chain.pid,
       fork,
       leftover,
+      actions: actionControls({ rpcUrl: chain.rpcUrl, client, config: manifest, deployerKey: deployer.privateKey }),
       snapshot: () => snapshots.take(),
       revert,
       reset: () => revert(clean),

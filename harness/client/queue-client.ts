@@ -1,4 +1,6 @@
-import type { Address } from "viem";
+import { verifyTypedData, type Address, type Hex } from "viem";
+import { Quote, typedDataForSigning } from "../../src/actions/quote.ts";
+import type { PreparedAction } from "./actions.ts";
 import { z } from "zod";
 import { DeploymentConfig } from "../../src/config/deployment-config.ts";
 import { Address as AddressSchema } from "../../src/config/primitives.ts";
@@ -52,6 +54,11 @@ export class QueueProblemError extends Error {
     this.code = String(problem.code);
     this.problem = problem;
   }
+}
+
+/** A quote whose signature or terms do not hold up: never prove against it. */
+export class QuoteVerificationError extends Error {
+  override name = "QuoteVerificationError";
 }
 
 export class PendingOperationError extends Error {
@@ -205,6 +212,67 @@ export function createQueueClient(options: { baseUrl: string; reviewed: Reviewed
         method: "POST",
         headers: { "content-type": "application/json", ...(opts.idempotencyKey ? { "idempotency-key": opts.idempotencyKey } : {}) },
         body: JSON.stringify(toRelayRequest(config, tx)),
+      });
+      await remember(body);
+      return body;
+    },
+
+    /**
+     * A quote of an external action, verified before it is returned: the relayer's EIP-712 signature
+     * over the typed data, which must name this deployment (chain id, Pool, proof domain) and carry the
+     * very terms of the answer.
+     */
+    async quote(config: DeploymentConfig, terms: { route: string; assetIn: string; assetOut: string; amountIn: bigint }): Promise<Quote> {
+      const { body } = await request<unknown>("/api/queue/quote", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ deployment: { chainId: config.chainId, poolAddress: config.poolAddress, domain: config.domain }, ...terms, amountIn: terms.amountIn.toString() }),
+      });
+      const parsed = Quote.safeParse(body);
+      if (!parsed.success) throw new QuoteVerificationError(`the quote is malformed: ${z.prettifyError(parsed.error)}`);
+      const q = parsed.data;
+      const m = q.typedData.message;
+      const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+      const checks: Array<[string, boolean]> = [
+        ["domain.chainId", q.typedData.domain.chainId === config.chainId],
+        ["domain.verifyingContract", same(q.typedData.domain.verifyingContract, config.poolAddress)],
+        ["configDomain", m.configDomain === config.domain],
+        ["relayer", config.relayFees.relayer !== null && same(m.relayer, config.relayFees.relayer) && same(q.relayer, m.relayer)],
+        ["quoteId", m.quoteId === `0x${q.quoteId.slice(3)}`],
+        ["terms", m.route === q.route && same(m.assetIn, q.assetIn) && same(m.assetOut, q.assetOut) && m.amountIn === q.amountIn && m.minOutput === q.minOutput && m.expectedOutput === q.expectedOutput],
+        ["fees", m.actionFee === q.fees.action && m.finalizeFee === q.fees.finalize && m.deadline === q.deadline],
+        ["request", m.route === terms.route.toLowerCase() && same(m.assetIn, terms.assetIn) && same(m.assetOut, terms.assetOut) && m.amountIn === terms.amountIn.toString()],
+      ];
+      const failed = checks.filter(([, ok]) => !ok).map(([what]) => what);
+      if (failed.length > 0) throw new QuoteVerificationError(`the quote does not match this deployment or request: ${failed.join(", ")}`);
+      if (!(await verifyTypedData({ address: m.relayer as Address, signature: q.signature as Hex, ...typedDataForSigning(q) }))) {
+        throw new QuoteVerificationError("the quote's signature is not the relayer's");
+      }
+      return q;
+    },
+
+    /** Submits a prepared action (withdraw-relay with its terms); poll it with status("withdraw", id). */
+    async submitAction(config: DeploymentConfig, prepared: PreparedAction, opts: { idempotencyKey?: string } = {}): Promise<Operation> {
+      const s = (x: bigint) => x.toString();
+      const { action } = prepared;
+      const { body } = await request<Operation>("/api/queue/withdraw-relay", {
+        method: "POST",
+        headers: { "content-type": "application/json", ...(opts.idempotencyKey ? { "idempotency-key": opts.idempotencyKey } : {}) },
+        body: JSON.stringify({
+          ...toRelayRequest(config, prepared.transaction),
+          action: { quoteId: action.quoteId, routeId: action.routeId, outputAsset: action.outputAsset, minOutput: s(action.minOutput), outputPrecommitment: s(action.outputPrecommitment), deadline: s(action.deadline), finalizeFee: s(action.finalizeFee) },
+        }),
+      });
+      await remember(body);
+      return body;
+    },
+
+    /** Finalizes a reservation (POST finalize); poll it with status("withdraw", id). */
+    async finalize(config: DeploymentConfig, reservationId: string, opts: { idempotencyKey?: string } = {}): Promise<Operation> {
+      const { body } = await request<Operation>("/api/queue/finalize", {
+        method: "POST",
+        headers: { "content-type": "application/json", ...(opts.idempotencyKey ? { "idempotency-key": opts.idempotencyKey } : {}) },
+        body: JSON.stringify({ deployment: { chainId: config.chainId, poolAddress: config.poolAddress, domain: config.domain }, reservationId }),
       });
       await remember(body);
       return body;

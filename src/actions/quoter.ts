@@ -58,7 +58,7 @@ export class Quoter {
     const finalizeFee = BigInt(fee(request.assetOut)?.finalize ?? "0");
     const amountIn = BigInt(request.amountIn);
 
-    const expectedOutput = await this.price(route, request, amountIn);
+    const [expectedOutput, chainTime] = await Promise.all([this.price(route, request, amountIn), this.chainTime()]);
     const minOutput = (expectedOutput * BigInt(10_000 - settings.slippageBps)) / 10_000n;
     if (minOutput <= finalizeFee) {
       throw new ProblemError("amount_too_small", `the least output ${minOutput} does not cover the finalize fee ${finalizeFee}: quote a larger amountIn`, {
@@ -78,7 +78,8 @@ export class Quoter {
       minOutput: minOutput.toString(),
       actionFee: actionFee.toString(),
       finalizeFee: finalizeFee.toString(),
-      deadline: String(now + settings.settleWithinSeconds),
+      // The Pool checks the deadline against block time, which a dev chain may have moved ahead of ours.
+      deadline: String(Math.max(now, chainTime) + settings.settleWithinSeconds),
       expiry: String(now + settings.validForSeconds),
       relayer: account.address,
     };
@@ -106,6 +107,15 @@ export class Quoter {
     };
     store.insertQuote(quote.quoteId, quote, now + settings.validForSeconds);
     return quote;
+  }
+
+  /** The latest block's timestamp (unix seconds). */
+  private async chainTime(): Promise<number> {
+    try {
+      return Number((await withinDeadline(this.deps.chain.getBlock(), this.deps.chainTimeoutMs)).timestamp);
+    } catch (error) {
+      throw chainUnavailable(error);
+    }
   }
 
   /** The adapter's output for amountIn now; a pair without a price is a 503 the client retries. */

@@ -1,0 +1,111 @@
+import { parseAbi, type Address, type Hex, type PublicClient } from "viem";
+import { Quote } from "../../src/actions/quote.ts";
+import type { ActionTerms } from "../../src/chain/ext-data.ts";
+import type { DeploymentConfig, ExternalActionRoute } from "../../src/config/deployment-config.ts";
+import { randomFieldElement } from "./field.ts";
+import { recipientOf, type AccountKeys } from "./keys.ts";
+import type { MerkleTree } from "./merkle-tree.ts";
+import { commitmentOf, precommitmentOf, type Note } from "./note.ts";
+import type { Prover } from "./prover.ts";
+import { prepareTransaction, TransactionShapeError, type Deployment, type PreparedTransaction, type SpendInput } from "./transaction.ts";
+
+export { Quote };
+
+/** An action ready for the queue: the proof and public fields, the terms, and what stays with the client. */
+export interface PreparedAction {
+  transaction: PreparedTransaction;
+  /** The terms the proof binds, with the quote's id (qt_…). */
+  action: Omit<ActionTerms, "quoteId"> & { quoteId: string };
+  /** Secret: the blinding of the output note's precommitment. Keep it: it opens the finalized note. */
+  output: { blinding: bigint; precommitment: bigint; asset: Address; refundAsset: Address };
+}
+
+/**
+ * The proof of an action with a quote's terms: `inputs` (notes of `keys`, in the quote's input asset)
+ * pay `amountIn` to the route's adapter and the quoted action fee to the relayer; what is left comes
+ * back to `keys` as change. The output note's precommitment is chosen here, from a fresh blinding
+ * that never leaves the client.
+ */
+export async function prepareAction(args: {
+  config: DeploymentConfig;
+  quote: Quote;
+  prover: Prover;
+  tree: MerkleTree;
+  keys: AccountKeys;
+  inputs: SpendInput[];
+}): Promise<PreparedAction> {
+  const { config, quote, keys } = args;
+  const route = config.routes.find((r): r is ExternalActionRoute => r.action === "external" && r.id === quote.route);
+  if (!route) throw new TransactionShapeError(`quote ${quote.quoteId} names route ${quote.route}, which the config does not offer`);
+  const amountIn = BigInt(quote.amountIn);
+  const fee = BigInt(quote.fees.action);
+  const total = args.inputs.reduce((sum, input) => sum + input.note.amount, 0n);
+  const change = total - amountIn - fee;
+  if (change < 0n) throw new TransactionShapeError(`the inputs hold ${total}, the action needs ${amountIn} plus the fee ${fee}`);
+  const blinding = randomFieldElement();
+  const precommitment = precommitmentOf({ ownerPublicKey: keys.notePublicKey, blinding });
+  const terms: ActionTerms = {
+    routeId: quote.route as Hex,
+    outputAsset: quote.assetOut as Address,
+    minOutput: BigInt(quote.minOutput),
+    outputPrecommitment: precommitment,
+    deadline: BigInt(quote.deadline),
+    finalizeFee: BigInt(quote.fees.finalize),
+    quoteId: `0x${quote.quoteId.slice(3)}` as Hex,
+  };
+  const deployment: Deployment = { chainId: config.chainId, poolAddress: config.poolAddress as Address, domain: BigInt(config.domain) };
+  const { transaction } = await prepareTransaction({
+    deployment,
+    prover: args.prover,
+    tree: args.tree,
+    keys,
+    asset: quote.assetIn as Address,
+    inputs: args.inputs,
+    outputs: change > 0n ? [{ amount: change, to: recipientOf(keys) }] : [],
+    extAmount: -amountIn,
+    fee,
+    recipient: route.adapter.address as Address,
+    relayer: quote.relayer as Address,
+    action: terms,
+  });
+  return { transaction, action: { ...terms, quoteId: quote.quoteId }, output: { blinding, precommitment, asset: quote.assetOut as Address, refundAsset: quote.assetIn as Address } };
+}
+
+const reservationAbi = parseAbi([
+  "function reservations(bytes32) view returns (bytes32 routeId, address inputAsset, uint256 amountIn, address outputAsset, uint256 minOutput, uint256 precommitment, uint64 deadline, uint256 finalizeFee, uint256 amountOut, address adapter, uint8 state)",
+  "event ReservationFinalized(bytes32 indexed reservationId, bool refunded, address asset, uint256 amount, uint256 commitment, uint256 index)",
+]);
+const RESERVATION_STATES = ["none", "pending", "settled", "failed", "finalized"] as const;
+export type ReservationState = (typeof RESERVATION_STATES)[number] | "expired";
+
+/** A reservation as the Pool has it; `expired` is a pending one past its deadline (finalize refunds it). */
+export async function readReservation(client: PublicClient, pool: Address, reservationId: Hex) {
+  const [r, block] = await Promise.all([client.readContract({ address: pool, abi: reservationAbi, functionName: "reservations", args: [reservationId] }), client.getBlock()]);
+  const state: ReservationState = RESERVATION_STATES[r[10]] ?? "none";
+  return { state: state === "pending" && block.timestamp > r[6] ? ("expired" as const) : state, amountIn: r[2], amountOut: r[8], deadline: r[6], finalizeFee: r[7] };
+}
+
+/** Polls until the reservation can be finalized (settled, failed or expired) or is finalized. */
+export async function waitForReservation(args: { client: PublicClient; pool: Address; reservationId: Hex; timeoutMs?: number; intervalMs?: number }) {
+  const deadline = Date.now() + (args.timeoutMs ?? 60_000);
+  for (;;) {
+    const reservation = await readReservation(args.client, args.pool, args.reservationId);
+    if (reservation.state !== "pending" && reservation.state !== "none") return reservation;
+    if (Date.now() > deadline) return reservation;
+    await new Promise((r) => setTimeout(r, args.intervalMs ?? 200));
+  }
+}
+
+/**
+ * The note a finalize inserted, opened with the blinding kept from prepareAction: the amount and asset
+ * come from the Pool's event, and the commitment is checked against them.
+ */
+export async function finalizedNote(args: { client: PublicClient; pool: Address; reservationId: Hex; keys: AccountKeys; output: PreparedAction["output"]; fromBlock?: bigint }): Promise<{ note: Note; leafIndex: number; refunded: boolean }> {
+  const logs = await args.client.getLogs({ address: args.pool, event: reservationAbi[1], args: { reservationId: args.reservationId }, fromBlock: args.fromBlock ?? 0n });
+  const log = logs.at(-1);
+  if (!log) throw new Error(`reservation ${args.reservationId} is not finalized yet`);
+  const { refunded, asset, amount, commitment, index } = log.args as { refunded: boolean; asset: Address; amount: bigint; commitment: bigint; index: bigint };
+  const note: Note = { amount, asset, ownerPublicKey: args.keys.notePublicKey, blinding: args.output.blinding };
+  if (commitmentOf(note) !== commitment) throw new Error(`the finalized note of ${args.reservationId} is not for these keys and blinding`);
+  return { note, leafIndex: Number(index), refunded };
+}
