@@ -51,7 +51,7 @@ try {
   });
 
   const files = await readmeFiles();
-  for (const name of ["example.test.ts", "stack.test.ts", "plain.mjs", "client.mjs"]) {
+  for (const name of ["example.test.ts", "stack.test.ts", "plain.mjs", "client.mjs", "actions.mjs"]) {
     if (!files.has(name)) throw new Error(`README.md has no code block for ${name}`);
   }
   await step(`write the README's files (${[...files.keys()].join(", ")})`, async () => {
@@ -64,6 +64,7 @@ try {
   await step("tsc --noEmit (strict) in the consumer", () => inProject("npx", ["tsc", "-p", "."]));
   await step("node plain.mjs (plain Node, compiled package)", () => inProject(process.execPath, ["plain.mjs"]));
   await step("node client.mjs (queue-devstack/client: proof files and a real proof)", () => inProject(process.execPath, ["client.mjs"]));
+  await step("node actions.mjs (quote, action and finalize with the client library)", () => inProject(process.execPath, ["actions.mjs"]));
   // Two workers: each runs a file on its own stack, and stack.test.ts resets it for every test.
   await step("npx vitest run (the README's example tests, 2 workers)", () => inProject("npx", ["vitest", "run", "--maxWorkers=2"], { env: { CI: "1" } }));
 

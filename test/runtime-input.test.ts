@@ -104,6 +104,24 @@ describe("integer fields: any malformed value is a 400 invalid_request naming th
     expect(failures).toEqual([]);
   });
 
+  it("the quote's amountIn and the finalize's reservationId", async () => {
+    const failures: string[] = [];
+    const deployment = { chainId: stack.manifest.chainId, poolAddress: stack.manifest.poolAddress, domain: stack.manifest.domain };
+    const assets = stack.manifest.assets.map((a) => a.address);
+    const cases = [
+      ...[...NOT_DECIMAL, ...NOT_A_STRING, "0", (2n ** 248n).toString()].map((value) => ({ path: "/api/queue/quote", where: "/amountIn", body: { deployment, route: `0x${"73".repeat(1)}${"0".repeat(62)}`, assetIn: assets[0], assetOut: assets[1], amountIn: value } })),
+      ...[...NOT_DECIMAL, ...NOT_A_STRING, "0x12", `0x${"AB".repeat(32)}`].map((value) => ({ path: "/api/queue/finalize", where: "/reservationId", body: { deployment, reservationId: value } })),
+    ];
+    for (const { path, where, body } of cases) {
+      const response = await fetch(`${stack.queueUrl}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+      const text = await response.text();
+      const problem = JSON.parse(text) as { code?: string; issues?: Array<{ path: string }> };
+      const ok = response.status === 400 && problem.code === "invalid_request" && (problem.issues ?? []).length > 0 && (problem.issues ?? []).every((issue) => issue.path === where);
+      if (!ok) failures.push(`${path} ${where} = ${JSON.stringify(body)}: ${response.status} ${text.slice(0, 200)}`);
+    }
+    expect(failures).toEqual([]);
+  });
+
   it("the integer query parameter (/assets?blockNumber=)", async () => {
     const failures: string[] = [];
     for (const value of [...NOT_DECIMAL, "-1", "99999999999999999"]) {

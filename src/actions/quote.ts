@@ -5,7 +5,13 @@ import { DeploymentRef, QuoteId } from "../relay/request.ts";
 
 export { QuoteId };
 
-const PositiveAmount = UintString.refine((v) => v.length <= 75 && BigInt(v) > 0n && BigInt(v) < 2n ** 248n, { message: "must be between 1 and 2^248 - 1", abort: true });
+// The format check aborts, and the range check re-tests the format: BigInt() must never see "1e10".
+const POSITIVE = /^[1-9][0-9]{0,74}$/;
+const PositiveAmount = z
+  .string()
+  .regex(POSITIVE, { message: "expected a positive integer in decimal", abort: true })
+  .refine((v) => POSITIVE.test(v) && BigInt(v) < 2n ** 248n, "must be below 2^248")
+  .meta({ description: "positive integer as a decimal string (base units)", example: "1000000" });
 
 export const QuoteRequest = z
   .strictObject({
