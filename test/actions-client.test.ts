@@ -79,8 +79,20 @@ describe("external actions with the client library", () => {
     const op = await queue.waitFor("withdraw", (await queue.submitAction(filled.config, filled.prepared)).id);
     const reservationId = op.action?.reservationId as Hex;
     expect((await readReservation(client(), filled.config.poolAddress as Address, reservationId)).state).toBe("pending");
+    // The action's status answer follows the reservation (as last read: it never waits on the chain).
+    const reservationSeen = async (state: string) => {
+      for (let i = 0; i < 50; i++) {
+        const seen = (await queue.status("withdraw", op.id)).action?.reservation?.state;
+        if (seen === state) return seen;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      return (await queue.status("withdraw", op.id)).action?.reservation?.state;
+    };
+    expect(await reservationSeen("pending")).toBe("pending");
     await stack.actions.fill(reservationId, BigInt(filled.quote.expectedOutput) + 1n);
+    expect(await reservationSeen("settled")).toBe("settled");
     expect((await queue.waitFor("withdraw", (await queue.finalize(filled.config, reservationId)).id)).state).toBe("confirmed");
+    expect(await reservationSeen("finalized")).toBe("finalized");
     const out = await finalizedNote({ client: client(), pool: filled.config.poolAddress as Address, reservationId, keys: filled.keys, output: filled.prepared.output });
     expect(out.note.amount).toBe(BigInt(filled.quote.expectedOutput) + 1n - BigInt(filled.quote.fees.finalize));
 

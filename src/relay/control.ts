@@ -32,6 +32,7 @@ export function attachRelayControl(app: FastifyInstance, relayer: Relayer): void
     resume() {
       paused = false;
       relayer.head.forget();
+      relayer.reservations.forget();
       relayer.engine.resume();
     },
     checkpoint: () => relayer.store.checkpoint(),

@@ -69,6 +69,13 @@ export const Operation = z
       .strictObject({
         quoteId: z.string(),
         reservationId: Bytes32.meta({ description: "the Pool's reservation of the output: POST finalize takes it" }),
+        reservation: z
+          .strictObject({
+            state: z.enum(["none", "pending", "settled", "failed", "finalized", "expired"]).meta({ description: "none until the action is mined; expired: pending past its deadline (finalize refunds it)" }),
+            observedAt: z.string().meta({ description: "when the runtime read it (ISO 8601): answers never wait on the chain" }),
+          })
+          .nullable()
+          .meta({ description: "the reservation's state as last read; null before the first read" }),
       })
       .optional()
       .meta({ description: "an external action's quote and reservation (the reservation exists once the action is mined)" }),

@@ -20,6 +20,7 @@ import {
 } from "./checks.ts";
 import { RelayEngine } from "./engine.ts";
 import { checkActionQuote } from "../actions/check-action.ts";
+import { ReservationTracker } from "../actions/reservation-tracker.ts";
 import { checkReservation, reservationClaim, type FinalizeRequest } from "../actions/finalize.ts";
 import { checkDeploymentRef } from "../actions/quoter.ts";
 import type { OperationKind } from "./operation.ts";
@@ -35,6 +36,8 @@ export class Relayer {
   readonly engine: RelayEngine;
   /** The last head seen, for answers that must not wait on the chain. */
   readonly head: HeadTracker;
+  /** The last state of each action's reservation, for status answers. */
+  readonly reservations: ReservationTracker;
   private readonly chainTimeoutMs: number;
 
   constructor(args: {
@@ -54,6 +57,7 @@ export class Relayer {
     this.settings = args.settings;
     this.chainTimeoutMs = args.chainTimeoutMs;
     this.head = new HeadTracker(() => args.chain.getBlockNumber());
+    this.reservations = new ReservationTracker({ chain: args.chain, pool: args.config.poolAddress as `0x${string}` });
     this.checks = { config: args.config, chain: args.chain, relayer: args.account.address, settings: args.settings, spender: (n) => args.store.spender(n) };
     this.engine = new RelayEngine({
       store: args.store,

@@ -3,12 +3,19 @@ import type { ObservedHead } from "../chain/head.ts";
 import { TERMINAL_STATES, type Operation } from "./operation.ts";
 import type { OperationRecord } from "./store.ts";
 import type { RelayRequest } from "./request.ts";
+import type { ObservedReservation } from "../actions/reservation-tracker.ts";
 
 /**
  * The public view of an operation: what status routes and submissions answer. Confirmations are
  * counted from the last head the runtime saw, never a fresh read: an answer must not wait on the chain.
  */
-export function operationView(op: OperationRecord, head: ObservedHead | null, requiredConfirmations: number, now = Date.now()): Operation {
+export function operationView(
+  op: OperationRecord,
+  head: ObservedHead | null,
+  requiredConfirmations: number,
+  reservations?: { current(id: string): ObservedReservation | null },
+  now = Date.now(),
+): Operation {
   const confirmations = op.block === null || head === null ? 0 : Math.max(0, Number(head.number) - op.block.number + 1);
   return {
     id: op.id,
@@ -30,9 +37,14 @@ export function operationView(op: OperationRecord, head: ObservedHead | null, re
     ...("reservationId" in op.request
       ? { finalize: { reservationId: op.request.reservationId } }
       : op.request.action
-        ? { action: { quoteId: op.request.action.quoteId, reservationId: reservationIdOf(op.request) } }
+        ? { action: actionView(op.request.action.quoteId, reservationIdOf(op.request), reservations) }
         : {}),
   };
+}
+
+function actionView(quoteId: string, reservationId: `0x${string}`, reservations?: { current(id: string): ObservedReservation | null }) {
+  const seen = reservations?.current(reservationId) ?? null;
+  return { quoteId, reservationId, reservation: seen === null ? null : { state: seen.state, observedAt: new Date(seen.observedAt).toISOString() } };
 }
 
 /** The Pool's reservation id of an action: keccak256(abi.encode(domain, nullifier0, nullifier1)). */

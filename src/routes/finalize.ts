@@ -27,7 +27,7 @@ export const finalizeRoutes: FastifyPluginAsyncZod<{ context: RuntimeContext }> 
         .code(202)
         .header("location", `${QUEUE_PATHS.withdrawStatus}?id=${op.id}`)
         .header("retry-after", "1")
-        .send(operationView(op, relayer.head.current(), relayer.settings.requiredConfirmations));
+        .send(operationView(op, relayer.head.current(), relayer.settings.requiredConfirmations, relayer.reservations));
     },
   });
 };

@@ -33,7 +33,7 @@ export const relayRoutes: FastifyPluginAsyncZod<{ context: RuntimeContext }> = a
           .code(202)
           .header("location", `${status}?id=${op.id}`)
           .header("retry-after", "1")
-          .send(operationView(op, relayer.head.current(), relayer.settings.requiredConfirmations));
+          .send(operationView(op, relayer.head.current(), relayer.settings.requiredConfirmations, relayer.reservations));
       },
     });
   }

@@ -27,7 +27,7 @@ export const statusRoutes: FastifyPluginAsyncZod<{ context: RuntimeContext }> = 
         if (!relayer) throw new ProblemError("not_implemented", "this runtime has no relayer key: it relays nothing");
         const op = relayer.store.get(request.query.id);
         if (!op || !serves.includes(op.kind)) throw new ProblemError("operation_not_found", `no ${serves.join(" or ")} operation with id ${request.query.id}`);
-        const view = operationView(op, relayer.head.current(), relayer.settings.requiredConfirmations);
+        const view = operationView(op, relayer.head.current(), relayer.settings.requiredConfirmations, relayer.reservations);
         if (!view.terminal) reply.header("retry-after", "1");
         return view;
       },
