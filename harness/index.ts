@@ -4,6 +4,7 @@ export { startChain, ChainStartError, CHAIN_ID, type Chain, type DevAccount } fr
 export { ForkUpstreamError, resolveForkPoint, type ForkPoint } from "./fork.ts";
 export { PinError } from "./pin.ts";
 export { SnapshotError, type StackSnapshot } from "./snapshot.ts";
+export { BundleError } from "./bundle.ts";
 export type { ActionControls } from "./action-controls.ts";
 export { ACTION_ROUTES, DEFAULT_SWAP_PRICES } from "./deploy.ts";
 export { StackAlreadyRunningError } from "./leftovers.ts";

@@ -32,6 +32,7 @@ import { startRpcForwarder } from "./rpc-forwarder.ts";
 import { createSnapshots, type StackSnapshot } from "./snapshot.ts";
 import { RecentLines } from "./recent-lines.ts";
 import { actionControls, type ActionControls } from "./action-controls.ts";
+import { BundleError, saveBundle, unpackBundle } from "./bundle.ts";
 import { relayControl } from "../src/relay/control.ts";
 import { StackInfo } from "./stack-info.ts";
 
@@ -60,6 +61,11 @@ export interface DevStackOptions {
    * after a crash. Local mode only: a fork is reproduced by its pinned block.
    */
   persist?: boolean;
+  /**
+   * Start from a repro bundle (stack.save): the same chain, manifest and operations, in a fresh state
+   * dir. Local mode only; a bundle of another format version, or a damaged one, is refused (BundleError).
+   */
+  load?: string;
   /** Relayer behaviour (confirmations, fee cap, timings); defaults suit a dev chain. */
   relay?: Partial<RelaySettings>;
   /**
@@ -115,6 +121,8 @@ export interface DevStack {
    * logger was given), and the operations accepted since `since` (ISO 8601) with their states.
    */
   diagnostics(since?: string): StackDiagnostics;
+  /** Writes a repro bundle of this (local) stack to `file`: chain, manifest and operations; no key or credential. */
+  save(file: string): Promise<{ bytes: number }>;
   /** The fixture action routes: set a price, fill an async reservation (or don't), let a deadline pass. */
   actions: ActionControls;
   stop(): Promise<void>;
@@ -182,7 +190,14 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     const owner = await currentOwner();
     await writeProcessRecord(stateDir, { owner, anvil: null });
     cleanups.push(() => rm(processRecordPath(stateDir), { force: true }));
-    const resume = await decideStart({ stateDir, persist: options.persist === true, manifestPath, chainStateFile, store: options.store === undefined ? storePath : undefined });
+    const resume = options.load
+      ? await timed(progress, "unpack bundle", async () => {
+          if (options.forkUrl !== undefined || options.pool !== undefined) throw new BundleError("a bundle holds a local stack: load it without a fork URL or a pinned Pool");
+          if ((await exists(manifestPath)) || (await exists(chainStateFile))) throw new BundleError(`${stateDir} already holds a stack: load a bundle into an empty state dir`);
+          await unpackBundle(options.load as string, { chainState: chainStateFile, manifest: manifestPath, store: storePath });
+          return true;
+        })
+      : await decideStart({ stateDir, persist: options.persist === true, manifestPath, chainStateFile, store: options.store === undefined ? storePath : undefined });
 
     const fork =
       options.forkUrl === undefined
@@ -338,6 +353,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       chainPid: chain.pid,
       fork,
       leftover,
+      save: (file) => saveBundle({ file, rpcUrl: chain.rpcUrl, manifestPath, control: relayControl(app), mode: fork ? "fork" : "local" }),
       actions: actionControls({ rpcUrl: chain.rpcUrl, client, config: manifest, deployerKey: deployer.privateKey }),
       snapshot: () => snapshots.take(),
       revert,

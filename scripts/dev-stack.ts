@@ -18,6 +18,8 @@ Options:
   --deployment-block <n>      the pinned Pool's deployment block; default: found on the chain
   --state-dir <dir>           where manifest.json, stack.json and the operation store go (default .devstack)
   --persist                   keep the chain in the state dir and resume it next time, also after a crash (local mode)
+  --load <file>               start from a repro bundle (stack.save): the same chain, manifest and operations
+                              (into an empty state dir: pass --state-dir when .devstack holds a stack)
   --chain-port <port>         anvil's port (default 8545; 0 = any free port)
   --queue-port <port>         the queue runtime's port (default 8700; 0 = any free port)
   --host <ip>                 interface to bind (default 127.0.0.1)
@@ -54,6 +56,7 @@ function parseCommandLine() {
         "cors-origin": { type: "string", multiple: true },
         json: { type: "boolean", default: false },
         persist: { type: "boolean", default: false },
+        load: { type: "string" },
         verbose: { type: "boolean", default: false },
         help: { type: "boolean", short: "h", default: false },
       },
@@ -140,6 +143,7 @@ try {
     queuePort,
     stateDir: values["state-dir"],
     persist: values.persist,
+    ...(values.load ? { load: values.load } : {}),
     forkUrl: values["fork-url"] ?? (process.env.DEVSTACK_FORK_URL || undefined),
     forkBlockNumber,
     pool: values.pool,

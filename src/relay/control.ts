@@ -16,6 +16,8 @@ export interface RelayControl {
   /** Puts the store back as it was at the checkpoint. Only while paused. */
   restore(checkpoint: StoreCheckpoint): void;
   release(checkpoint: StoreCheckpoint): void;
+  /** A consistent copy of the operation store in a new file (only while paused, to match the chain). */
+  backupStore(file: string): void;
   /** Operations accepted at or after this time (ISO 8601): what a test created, for its report. */
   operationsSince(at: string): OperationRecord[];
 }
@@ -42,6 +44,10 @@ export function attachRelayControl(app: FastifyInstance, relayer: Relayer): void
     },
     release: (checkpoint) => relayer.store.release(checkpoint),
     operationsSince: (at) => relayer.store.createdSince(at),
+    backupStore(file) {
+      if (!paused) throw new Error("copy the operation store only while the relayer is paused");
+      relayer.store.backupTo(file);
+    },
   });
 }
 

@@ -82,6 +82,8 @@ export interface OperationStore {
   restore(checkpoint: StoreCheckpoint): void;
   /** Frees a checkpoint's copy; a released checkpoint cannot be restored. */
   release(checkpoint: StoreCheckpoint): void;
+  /** A consistent copy of the whole store in a new SQLite file (VACUUM INTO). */
+  backupTo(file: string): void;
   close(): void;
 }
 
@@ -375,6 +377,10 @@ export class SqliteOperationStore implements OperationStore {
       }
     });
     this.matches = { checkpoint: checkpoint.id, changes: this.changeCount() };
+  }
+
+  backupTo(file: string): void {
+    this.db.prepare("VACUUM INTO ?").run(file);
   }
 
   /** Rows this connection (the store's only writer) has inserted, updated or deleted since it opened. */

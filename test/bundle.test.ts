@@ -1,0 +1,121 @@
+import { copyFile, mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { gunzipSync, gzipSync } from "node:zlib";
+import { execa } from "execa";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { erc20Abi, type Address, type Hex } from "viem";
+import { BundleError, startDevStack, type DevStack } from "../harness/index.ts";
+import { closeProvers, createAccountKeys, createQueueClient, poolAbi, recipientOf, reviewedFrom } from "../harness/client/index.ts";
+import { poolFixture } from "./support/pool.ts";
+import { rpc } from "./support/rpc.ts";
+
+// Repro bundles: a local stack saved to one file and brought back elsewhere, operations included.
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), "devstack-bundle-"));
+});
+afterAll(async () => {
+  await closeProvers();
+});
+
+const head = (url: string) => rpc<{ number: Hex; hash: Hex }>(url, "eth_getBlockByNumber", ["latest", false]);
+
+describe("repro bundles", () => {
+  it("save -> load elsewhere: the same blocks, Pool, roots, balances and operations; one in flight resumes", async () => {
+    const first = await startDevStack();
+    const pool = await poolFixture(first);
+    const queue = createQueueClient({ baseUrl: first.queueUrl, reviewed: reviewedFrom(first.manifest) });
+    const config = await queue.beforePrepare();
+    const fee = BigInt(config.relayFees.fees[0]?.send ?? "0");
+    const send = async (from: number) => {
+      const alice = createAccountKeys();
+      const { state, input } = await pool.fundedNote(from, alice, pool.usdc("5"));
+      return (await pool.prove({ tree: state.tree, keys: alice, inputs: [input], outputs: [{ amount: pool.usdc("5") - fee, to: recipientOf(createAccountKeys()) }], fee, relayer: first.relayer.address })).transaction;
+    };
+    const confirmed = await queue.waitFor("send", (await queue.submit("send", config, await send(2))).id);
+    expect(confirmed.state).toBe("confirmed");
+    // One in flight when the bundle is taken: broadcast, not mined (mining held).
+    const pendingTx = await send(3);
+    await rpc(first.rpcUrl, "evm_setAutomine", [false]);
+    const inFlight = await queue.submit("send", config, pendingTx);
+    for (let i = 0; i < 50 && (await queue.status("send", inFlight.id)).state !== "submitted"; i++) await new Promise((r) => setTimeout(r, 100));
+    expect((await queue.status("send", inFlight.id)).state).toBe("submitted");
+
+    const file = path.join(dir, "repro.qdbundle");
+    const t0 = performance.now();
+    const { bytes } = await first.save(file);
+    const saveMs = performance.now() - t0;
+    const before = { head: await head(first.rpcUrl), root: await pool.user(0).public.readContract({ address: first.manifest.poolAddress, abi: poolAbi, functionName: "getLastRoot" }), manifest: await readFile(first.manifestPath, "utf8") };
+    const holder = first.accounts[2]?.address as Address;
+    const balance = await pool.user(0).public.readContract({ address: pool.asset, abi: erc20Abi, functionName: "balanceOf", args: [holder] });
+    await first.stop();
+
+    // Elsewhere: a copy of the file, a fresh state dir.
+    const moved = path.join(await mkdtemp(path.join(tmpdir(), "devstack-elsewhere-")), "copy.qdbundle");
+    await copyFile(file, moved);
+    const t1 = performance.now();
+    const second = await startDevStack({ load: moved });
+    const loadMs = performance.now() - t1;
+    try {
+      console.log(`bundle ${bytes} bytes; save ${saveMs.toFixed(0)} ms, load (stack ready) ${loadMs.toFixed(0)} ms`);
+      expect(await readFile(second.manifestPath, "utf8")).toBe(before.manifest);
+      const block = await rpc<{ hash: Hex }>(second.rpcUrl, "eth_getBlockByNumber", [before.head.number, false]);
+      expect(block.hash).toBe(before.head.hash);
+      const client = (await poolFixture(second)).user(0).public;
+      // The saved root is a root of the loaded tree (the resumed operation may already have added one).
+      expect(await client.readContract({ address: second.manifest.poolAddress, abi: poolAbi, functionName: "isKnownRoot", args: [before.root] })).toBe(true);
+      expect(await client.readContract({ address: pool.asset, abi: erc20Abi, functionName: "balanceOf", args: [holder] })).toBe(balance);
+      const again = createQueueClient({ baseUrl: second.queueUrl, reviewed: reviewedFrom(second.manifest) });
+      expect((await again.status("send", confirmed.id)).state).toBe("confirmed");
+      // The operation in flight resumes: its stored transaction is broadcast again and mined.
+      expect((await again.waitFor("send", inFlight.id, { timeoutMs: 30_000 })).state).toBe("confirmed");
+    } finally {
+      await second.stop();
+    }
+  });
+
+  it("the CLI starts from a bundle (--load), serving the saved manifest", async () => {
+    const stack = await startDevStack();
+    const file = path.join(dir, "cli.qdbundle");
+    const manifest = await readFile(stack.manifestPath, "utf8");
+    try {
+      await stack.save(file);
+    } finally {
+      await stack.stop();
+    }
+    const stateDir = await mkdtemp(path.join(tmpdir(), "devstack-cli-load-"));
+    const cli = execa(process.execPath, ["--experimental-strip-types", "--no-warnings", "scripts/dev-stack.ts", "--load", file, "--state-dir", stateDir, "--json", "--chain-port", "0", "--queue-port", "0"], { reject: false });
+    try {
+      const info = await new Promise<{ queueUrl: string }>((resolve, reject) => {
+        let out = "";
+        cli.stdout?.on("data", (d: Buffer) => ((out += d.toString()), out.includes("\n") && resolve(JSON.parse(out.split("\n")[0] as string))));
+        void cli.then((r) => reject(new Error(`the CLI exited ${r.exitCode}: ${r.stderr}`)));
+      });
+      expect(await (await fetch(`${info.queueUrl}/api/queue/config`)).text()).toBe(manifest);
+    } finally {
+      cli.kill("SIGINT");
+      await cli;
+    }
+  });
+
+  it("refuses a damaged bundle, another format version, or a non-empty state dir, before anvil starts", async () => {
+    const stateDir = path.join(dir, "persisted");
+    const stack = await startDevStack({ stateDir, persist: true });
+    const good = path.join(dir, "good.qdbundle");
+    try {
+      await stack.save(good);
+    } finally {
+      await stack.stop();
+    }
+    await expect(startDevStack({ load: good, stateDir })).rejects.toThrow(/already holds a stack/);
+    const bytes = await readFile(good);
+    const damaged = path.join(dir, "damaged.qdbundle");
+    await writeFile(damaged, bytes.subarray(0, bytes.length >> 1));
+    const future = path.join(dir, "future.qdbundle");
+    await writeFile(future, gzipSync(JSON.stringify({ ...JSON.parse(gunzipSync(bytes).toString()), version: 99 })));
+    await expect(startDevStack({ load: damaged })).rejects.toThrow(BundleError);
+    await expect(startDevStack({ load: future })).rejects.toThrow(/format version 99; this queue-devstack reads version 1/);
+    await expect(startDevStack({ load: path.join(dir, "missing.qdbundle") })).rejects.toThrow(BundleError);
+  });
+});
