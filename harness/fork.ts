@@ -18,9 +18,10 @@ export interface ForkPoint {
  * Checks the upstream before anvil is started: it must answer, be Sepolia, and have the block. Without
  * a block number, the upstream's latest block is resolved once and pinned, so the run can be repeated.
  */
-export async function resolveForkPoint(url: string, blockNumber?: bigint): Promise<ForkPoint> {
+export async function resolveForkPoint(url: string, blockNumber?: bigint, via?: string): Promise<ForkPoint> {
   const displayUrl = redactUrl(url);
-  const client = createPublicClient({ transport: http(url, { timeout: 10_000, retryCount: 0 }) });
+  // `via`: the stack's forwarder to the upstream (its cache answers when the upstream is unreachable).
+  const client = createPublicClient({ transport: http(via ?? url, { timeout: 10_000, retryCount: 0 }) });
   // Every call is inside the redacting catch: viem quotes the URL it called in its errors.
   const ask = async <T>(what: string, call: () => Promise<T>): Promise<T> => {
     try {
@@ -34,9 +35,14 @@ export async function resolveForkPoint(url: string, blockNumber?: bigint): Promi
   if (chainId !== CHAIN_ID) {
     throw new ForkUpstreamError(`the fork RPC ${displayUrl} is chain ${chainId}, not Sepolia (${CHAIN_ID}): refusing to fork it`);
   }
-  const latest = await ask("eth_blockNumber", () => client.getBlockNumber());
-  const pinned = blockNumber ?? latest;
-  if (pinned > latest) throw new ForkUpstreamError(`fork block ${pinned} is ahead of the upstream's latest block ${latest}`);
-  const block = await ask(`eth_getBlockByNumber(${pinned})`, () => client.getBlock({ blockNumber: pinned }));
+  // A given block is asked for by number (an answer the cache can give offline); only "latest" needs the head.
+  const pinned = blockNumber ?? (await ask("eth_blockNumber", () => client.getBlockNumber()));
+  const block = await client.getBlock({ blockNumber: pinned }).catch(async (error: unknown) => {
+    if (blockNumber !== undefined && (error as { name?: string }).name === "BlockNotFoundError") {
+      const latest = await ask("eth_blockNumber", () => client.getBlockNumber());
+      throw new ForkUpstreamError(`fork block ${pinned} is ahead of the upstream's latest block ${latest}`);
+    }
+    return ask(`eth_getBlockByNumber(${pinned})`, () => Promise.reject(error));
+  });
   return { url, displayUrl, blockNumber: pinned, blockHash: block.hash };
 }

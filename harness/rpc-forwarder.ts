@@ -1,4 +1,11 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { RpcCache } from "./rpc-cache.ts";
+
+interface RpcCall {
+  id?: unknown;
+  method: string;
+  params?: unknown[];
+}
 
 export interface RpcForwarder {
   /** Loopback URL that carries no credentials: what anvil is given as its --fork-url. */
@@ -15,7 +22,7 @@ export interface RpcForwarder {
  * It listens only on 127.0.0.1 and lives as long as the stack. While it runs, a local user can send
  * requests through it (as they can to anvil itself), but never learns the credential.
  */
-export async function startRpcForwarder(upstreamUrl: string, options: { timeoutMs?: number } = {}): Promise<RpcForwarder> {
+export async function startRpcForwarder(upstreamUrl: string, options: { timeoutMs?: number; cache?: RpcCache } = {}): Promise<RpcForwarder> {
   const target = new URL(upstreamUrl);
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (target.username || target.password) {
@@ -35,14 +42,47 @@ export async function startRpcForwarder(upstreamUrl: string, options: { timeoutM
     }
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks);
+    const cache = options.cache;
+    const { calls, batch } = parseCalls(body);
     try {
-      const answer = await fetch(upstream, { method: "POST", headers, body: Buffer.concat(chunks), signal: AbortSignal.timeout(timeoutMs) });
-      const body = Buffer.from(await answer.arrayBuffer());
-      res.writeHead(answer.status, { "content-type": answer.headers.get("content-type") ?? "application/json" }).end(body);
+      const answer = await fetch(upstream, { method: "POST", headers, body, signal: AbortSignal.timeout(timeoutMs) });
+      const answerBody = Buffer.from(await answer.arrayBuffer());
+      // Every immutable answer is kept: the upstream is asked first, so a changed upstream never serves stale state.
+      if (cache && calls && answer.ok) remember(cache, calls, answerBody);
+      res.writeHead(answer.status, { "content-type": answer.headers.get("content-type") ?? "application/json" }).end(answerBody);
     } catch {
+      // The upstream is unreachable: immutable answers it gave before still hold (a replay without the network).
+      if (cache && calls && calls.length > 0 && calls.every((call) => cache.get(call) !== undefined)) {
+        const answers = calls.map((call) => ({ jsonrpc: "2.0", id: call.id ?? null, result: cache.get(call) }));
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(batch ? answers : answers[0]));
+        return;
+      }
       // Never echo the upstream's URL or error text: either may carry the credential.
       const error = { jsonrpc: "2.0", id: null, error: { code: -32603, message: "the fork upstream did not answer" } };
       if (!res.headersSent) res.writeHead(502, { "content-type": "application/json" }).end(JSON.stringify(error));
+    }
+  }
+
+  function parseCalls(body: Buffer): { calls: RpcCall[] | null; batch: boolean } {
+    try {
+      const parsed = JSON.parse(body.toString("utf8")) as unknown;
+      return Array.isArray(parsed) ? { calls: parsed as RpcCall[], batch: true } : { calls: [parsed as RpcCall], batch: false };
+    } catch {
+      return { calls: null, batch: false };
+    }
+  }
+
+  function remember(cache: RpcCache, calls: RpcCall[], answerBody: Buffer): void {
+    try {
+      const parsed = JSON.parse(answerBody.toString("utf8")) as unknown;
+      const answers = (Array.isArray(parsed) ? parsed : [parsed]) as Array<{ id?: unknown; result?: unknown; error?: unknown }>;
+      for (const call of calls) {
+        const answer = calls.length === 1 ? answers[0] : answers.find((a) => a.id === call.id);
+        if (answer && answer.error === undefined) cache.put(call, answer.result);
+      }
+    } catch {
+      /* not JSON: nothing to keep */
     }
   }
 
@@ -53,10 +93,12 @@ export async function startRpcForwarder(upstreamUrl: string, options: { timeoutM
   const { port } = server.address() as { port: number };
   return {
     url: `http://127.0.0.1:${port}/`,
-    close: () =>
-      new Promise<void>((resolve) => {
+    close: async () => {
+      await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
-      }),
+      });
+      await options.cache?.flush();
+    },
   };
 }

@@ -31,6 +31,8 @@ import { timed, type ProgressListener } from "./progress.ts";
 import { startRpcForwarder } from "./rpc-forwarder.ts";
 import { createSnapshots, type StackSnapshot } from "./snapshot.ts";
 import { RecentLines } from "./recent-lines.ts";
+import { DEFAULT_FORK_CACHE_DIR, openRpcCache } from "./rpc-cache.ts";
+import { redactUrl } from "../src/redact.ts";
 import { actionControls, type ActionControls } from "./action-controls.ts";
 import { BundleError, saveBundle, unpackBundle } from "./bundle.ts";
 import { relayControl } from "../src/relay/control.ts";
@@ -49,6 +51,11 @@ export interface DevStackOptions {
   forkUrl?: string;
   /** Fork at this block; default: the upstream's latest, resolved once and pinned. */
   forkBlockNumber?: bigint | number;
+  /**
+   * Where the fork upstream's immutable answers are kept, to replay a fork at a pinned block without the
+   * network (default ~/.cache/queue-devstack/fork-rpc, or $XDG_CACHE_HOME/queue-devstack/fork-rpc).
+   */
+  forkCacheDir?: string;
   /** Pin this existing Pool (fork mode) instead of deploying the fixtures. */
   pool?: string;
   /** The pinned Pool's deployment block; default: found on the chain. */
@@ -199,15 +206,19 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
         })
       : await decideStart({ stateDir, persist: options.persist === true, manifestPath, chainStateFile, store: options.store === undefined ? storePath : undefined });
 
+    // anvil forks a loopback forwarder: the upstream's credentials never reach its command line or files.
+    // It keeps the upstream's immutable answers, to answer them when the upstream cannot be reached.
+    const forwarder =
+      options.forkUrl === undefined
+        ? null
+        : await startRpcForwarder(options.forkUrl, { cache: await openRpcCache(options.forkCacheDir ?? DEFAULT_FORK_CACHE_DIR, redactUrl(options.forkUrl)) });
+    if (forwarder) cleanups.push(() => forwarder.close());
     const fork =
       options.forkUrl === undefined
         ? null
-        : await timed(progress, "resolve fork point", () => resolveForkPoint(options.forkUrl as string, toBigInt(options.forkBlockNumber)), (f) =>
+        : await timed(progress, "resolve fork point", () => resolveForkPoint(options.forkUrl as string, toBigInt(options.forkBlockNumber), forwarder?.url), (f) =>
             `${f.displayUrl} at block ${f.blockNumber}`,
           );
-    // anvil forks a loopback forwarder: the upstream's credentials never reach its command line or files.
-    const forwarder = fork ? await startRpcForwarder(fork.url) : null;
-    if (forwarder) cleanups.push(() => forwarder.close());
     const [fixtures, circuit] = await timed(progress, "load contracts", () =>
       Promise.all([loadFixtures((reason) => progress?.({ step: `contracts ${reason}: compiling`, ms: 0 })), loadCircuitManifest()]),
     );

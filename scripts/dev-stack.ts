@@ -14,6 +14,8 @@ Options:
   --fork-url <url>            fork this Sepolia RPC (prefer env DEVSTACK_FORK_URL: a command line is visible in ps);
                               default: a fresh local chain
   --fork-block-number <n>     fork at block n; default: the upstream's latest, pinned at start
+  --fork-cache <dir>          where the upstream's immutable answers are kept, to replay a pinned fork offline
+                              (default ~/.cache/queue-devstack/fork-rpc)
   --pool <address>            pin this existing Pool on the fork instead of deploying the fixtures
   --deployment-block <n>      the pinned Pool's deployment block; default: found on the chain
   --state-dir <dir>           where manifest.json, stack.json and the operation store go (default .devstack)
@@ -46,6 +48,7 @@ function parseCommandLine() {
       options: {
         "fork-url": { type: "string" },
         "fork-block-number": { type: "string" },
+        "fork-cache": { type: "string" },
         pool: { type: "string" },
         "deployment-block": { type: "string" },
         "state-dir": { type: "string", default: ".devstack" },
@@ -146,6 +149,7 @@ try {
     ...(values.load ? { load: values.load } : {}),
     forkUrl: values["fork-url"] ?? (process.env.DEVSTACK_FORK_URL || undefined),
     forkBlockNumber,
+    ...(values["fork-cache"] ? { forkCacheDir: values["fork-cache"] } : {}),
     pool: values.pool,
     deploymentBlock,
     // Request logs go where progress goes: under --json, stdout carries the one JSON line only.

@@ -62,6 +62,35 @@ describe("fork mode", () => {
     }
   });
 
+  it("replays a fork at a pinned block without the network: the upstream's immutable answers were kept", async () => {
+    const forkCacheDir = await mkdtemp(path.join(tmpdir(), "devstack-fork-cache-"));
+    const own = await startDevStack();
+    const url = own.rpcUrl;
+    let first: { pool: string; hash: string | undefined; block: number };
+    try {
+      await rpc(url, "anvil_mine", [hex(3)]);
+      const at = Number(await rpc<string>(url, "eth_blockNumber"));
+      const fork = await startDevStack({ forkUrl: url, forkBlockNumber: at, forkCacheDir });
+      try {
+        first = { pool: fork.manifest.poolAddress, hash: fork.info.fork?.blockHash, block: at };
+      } finally {
+        await fork.stop();
+      }
+    } finally {
+      await own.stop(); // the upstream is gone
+    }
+    await expect(startDevStack({ forkUrl: url, forkCacheDir })).rejects.toThrow(ForkUpstreamError); // "latest" needs it
+    const replay = await startDevStack({ forkUrl: url, forkBlockNumber: first.block, forkCacheDir });
+    try {
+      expect(replay.info.fork?.blockHash).toBe(first.hash);
+      expect(await blockHash(replay.rpcUrl, first.block)).toBe(first.hash);
+      expect(replay.manifest.poolAddress).toBe(first.pool);
+      expect(Number(await rpc<string>(replay.rpcUrl, "eth_chainId"))).toBe(11155111);
+    } finally {
+      await replay.stop();
+    }
+  });
+
   it("never shows or writes the fork URL's credentials", async () => {
     const port = new URL(upstream.rpcUrl).port;
     const secretUrl = `http://alice:hunter2pass@127.0.0.1:${port}/?apikey=sk_live_0123456789abcdef`;
