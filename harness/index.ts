@@ -5,6 +5,7 @@ export { ForkUpstreamError, resolveForkPoint, type ForkPoint } from "./fork.ts";
 export { PinError } from "./pin.ts";
 export { SnapshotError, type StackSnapshot } from "./snapshot.ts";
 export { BundleError } from "./bundle.ts";
+export { traceOf, type Trace, type TracedCall } from "./trace.ts";
 export type { ActionControls } from "./action-controls.ts";
 export { ACTION_ROUTES, DEFAULT_SWAP_PRICES } from "./deploy.ts";
 export { StackAlreadyRunningError } from "./leftovers.ts";

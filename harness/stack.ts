@@ -35,6 +35,8 @@ import { DEFAULT_FORK_CACHE_DIR, openRpcCache } from "./rpc-cache.ts";
 import { redactUrl } from "../src/redact.ts";
 import { actionControls, type ActionControls } from "./action-controls.ts";
 import { BundleError, saveBundle, unpackBundle } from "./bundle.ts";
+import { traceOf, type Trace } from "./trace.ts";
+import { transactCalldata } from "../src/relay/checks.ts";
 import { relayControl } from "../src/relay/control.ts";
 import { StackInfo } from "./stack-info.ts";
 
@@ -128,6 +130,11 @@ export interface DevStack {
    * logger was given), and the operations accepted since `since` (ISO 8601) with their states.
    */
   diagnostics(since?: string): StackDiagnostics;
+  /**
+   * The call trace of an operation, named and decoded: its mined transaction (a revert shows the Pool's
+   * custom error and where it came from), or, for one never mined, its call replayed at the latest block.
+   */
+  trace(operationId: string): Promise<Trace>;
   /** Writes a repro bundle of this (local) stack to `file`: chain, manifest and operations; no key or credential. */
   save(file: string): Promise<{ bytes: number }>;
   /** The fixture action routes: set a price, fill an async reservation (or don't), let a deadline pass. */
@@ -364,6 +371,18 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       chainPid: chain.pid,
       fork,
       leftover,
+      async trace(operationId) {
+        const op = relayControl(app)?.operation(operationId);
+        if (!op) throw new Error(`no operation ${operationId} in this stack's store`);
+        return traceOf({
+          rpcUrl: chain.rpcUrl,
+          config: manifest,
+          fixtures,
+          ...(op.minedHash
+            ? { transactionHash: op.minedHash }
+            : { call: { from: relayer.address, to: manifest.poolAddress as Address, data: transactCalldata(op.request), gas: 6_000_000n } }),
+        });
+      },
       save: (file) => saveBundle({ file, rpcUrl: chain.rpcUrl, manifestPath, control: relayControl(app), mode: fork ? "fork" : "local" }),
       actions: actionControls({ rpcUrl: chain.rpcUrl, client, config: manifest, deployerKey: deployer.privateKey }),
       snapshot: () => snapshots.take(),

@@ -18,6 +18,8 @@ export interface RelayControl {
   release(checkpoint: StoreCheckpoint): void;
   /** A consistent copy of the operation store in a new file (only while paused, to match the chain). */
   backupStore(file: string): void;
+  /** One operation as stored (for a trace). */
+  operation(id: string): OperationRecord | undefined;
   /** Operations accepted at or after this time (ISO 8601): what a test created, for its report. */
   operationsSince(at: string): OperationRecord[];
 }
@@ -44,6 +46,7 @@ export function attachRelayControl(app: FastifyInstance, relayer: Relayer): void
     },
     release: (checkpoint) => relayer.store.release(checkpoint),
     operationsSince: (at) => relayer.store.createdSince(at),
+    operation: (id) => relayer.store.get(id),
     backupStore(file) {
       if (!paused) throw new Error("copy the operation store only while the relayer is paused");
       relayer.store.backupTo(file);

@@ -1,0 +1,115 @@
+import { decodeErrorResult, toFunctionSelector, type Abi, type AbiFunction, type Address, type Hex } from "viem";
+import type { DeploymentConfig } from "../src/config/deployment-config.ts";
+import type { CompiledFixtures } from "./fixtures.ts";
+
+/** One call of a transaction, as anvil's callTracer reports it, with names where the fixtures know them. */
+export interface TracedCall {
+  type: string;
+  from: Address;
+  to: Address | null;
+  /** "Pool", "JoinSplitVerifier", "dUSDC", "SwapAdapter (route swap)"…, or the address. */
+  contract: string;
+  /** "transactAction", "verifyProof"…, or the selector. */
+  function: string;
+  gasUsed: number;
+  /** The decoded custom error ("ActionExpired(1795439964)"), or anvil's words, when the call reverted. */
+  error: string | null;
+  calls: TracedCall[];
+}
+
+export interface Trace {
+  /** The transaction traced, or null for a call replayed (an operation never mined). */
+  transactionHash: Hex | null;
+  root: TracedCall;
+  /** The outermost decoded error, if the transaction reverted. */
+  error: string | null;
+  /** The tree as indented lines, for a terminal. */
+  text: string;
+}
+
+interface RawFrame {
+  type: string;
+  from: Address;
+  to?: Address;
+  input: Hex;
+  output?: Hex;
+  error?: string;
+  gasUsed: Hex;
+  calls?: RawFrame[];
+}
+
+/** Names the stack's contracts from its manifest; decodes functions and errors with every fixture ABI. */
+function namer(config: DeploymentConfig, fixtures: CompiledFixtures) {
+  const names = new Map<string, string>([
+    [config.poolAddress.toLowerCase(), "Pool"],
+    [config.queue.proof.verifier.address.toLowerCase(), "JoinSplitVerifier"],
+    [config.accountRegistry.address.toLowerCase(), "AccountRegistry"],
+    [config.receiveDirectory.address.toLowerCase(), "ReceiveDirectory"],
+    ...config.assets.map((a) => [a.address.toLowerCase(), a.symbol] as [string, string]),
+    ...config.routes.flatMap((r) => (r.action === "external" ? [[r.adapter.address.toLowerCase(), `${r.kind === "sync" ? "SwapAdapter" : "FillAdapter"} (route ${r.name})`] as [string, string]] : [])),
+  ]);
+  const abis = Object.values(fixtures.contracts).map((c) => c.abi as Abi);
+  const selectors = new Map<string, string>();
+  for (const abi of abis) for (const item of abi) if (item.type === "function") selectors.set(toFunctionSelector(item as AbiFunction), (item as AbiFunction).name);
+  const errorAbi = abis.flatMap((abi) => abi.filter((item) => item.type === "error"));
+  return {
+    contract: (address?: Address) => (address ? (names.get(address.toLowerCase()) ?? address) : "(create)"),
+    fn: (input: Hex) => selectors.get(input.slice(0, 10)) ?? (input.length >= 10 ? input.slice(0, 10) : "(no data)"),
+    error: (frame: RawFrame) => {
+      if (!frame.error) return null;
+      if (frame.output && frame.output.length >= 10) {
+        try {
+          const decoded = decodeErrorResult({ abi: errorAbi, data: frame.output });
+          return `${decoded.errorName}(${(decoded.args ?? []).map(String).join(", ")})`;
+        } catch {
+          /* not one of ours */
+        }
+      }
+      return frame.error;
+    },
+  };
+}
+
+function build(frame: RawFrame, names: ReturnType<typeof namer>): TracedCall {
+  return {
+    type: frame.type,
+    from: frame.from,
+    to: frame.to ?? null,
+    contract: names.contract(frame.to),
+    function: frame.type === "CREATE" ? "constructor" : names.fn(frame.input),
+    gasUsed: Number(frame.gasUsed),
+    error: names.error(frame),
+    calls: (frame.calls ?? []).map((call) => build(call, names)),
+  };
+}
+
+function lines(call: TracedCall, depth = 0): string[] {
+  const head = `${"  ".repeat(depth)}${call.contract}.${call.function}  [${call.gasUsed} gas]${call.error ? `  <- reverted: ${call.error}` : ""}`;
+  return [head, ...call.calls.flatMap((c) => lines(c, depth + 1))];
+}
+
+async function rpc<T>(url: string, method: string, params: unknown[]): Promise<T> {
+  const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }) });
+  const body = (await response.json()) as { result?: T; error?: { message: string } };
+  if (body.error) throw new Error(`${method}: ${body.error.message}`);
+  return body.result as T;
+}
+
+/**
+ * The call trace of a mined transaction (debug_traceTransaction), or of a call replayed at the latest
+ * block (debug_traceCall: an operation the runtime refused before broadcasting), named and decoded.
+ */
+export async function traceOf(args: {
+  rpcUrl: string;
+  config: DeploymentConfig;
+  fixtures: CompiledFixtures;
+  transactionHash?: Hex;
+  call?: { from: Address; to: Address; data: Hex; gas?: bigint };
+}): Promise<Trace> {
+  const tracer = { tracer: "callTracer" };
+  const raw = args.transactionHash
+    ? await rpc<RawFrame>(args.rpcUrl, "debug_traceTransaction", [args.transactionHash, tracer])
+    : await rpc<RawFrame>(args.rpcUrl, "debug_traceCall", [{ ...args.call, gas: args.call?.gas === undefined ? undefined : `0x${args.call.gas.toString(16)}` }, "latest", tracer]);
+  const root = build(raw, namer(args.config, args.fixtures));
+  return { transactionHash: args.transactionHash ?? null, root, error: root.error, text: lines(root).join("\n") };
+}

@@ -1,0 +1,62 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Address } from "viem";
+import { ACTION_ROUTES, startDevStack, type DevStack } from "../harness/index.ts";
+import { closeProvers, createAccountKeys, createQueueClient, prepareAction, reviewedFrom, type QueueClient } from "../harness/client/index.ts";
+import { poolFixture } from "./support/pool.ts";
+import { hex, rpc } from "./support/rpc.ts";
+
+// Traces of relayed operations: the call tree with contract and function names, the custom error decoded.
+let stack: DevStack;
+let pool: Awaited<ReturnType<typeof poolFixture>>;
+let queue: QueueClient;
+
+beforeAll(async () => {
+  // Actions must settle within 15 s of their quote: long enough to prove and be accepted, short enough to lapse.
+  stack = await startDevStack({ runtime: { quotes: { settleWithinSeconds: 15 } } });
+  pool = await poolFixture(stack);
+  queue = createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(stack.manifest) });
+}, 120_000);
+afterAll(async () => {
+  await closeProvers();
+  await stack?.stop();
+});
+
+async function action() {
+  const keys = createAccountKeys();
+  const config = await queue.beforePrepare();
+  const weth = config.assets.find((a) => a.decimals === 18)?.address as Address;
+  const quote = await queue.quote(config, { route: ACTION_ROUTES.swap, assetIn: pool.asset, assetOut: weth, amountIn: pool.usdc("30") });
+  const { state, input } = await pool.fundedNote(2, keys, pool.usdc("31"));
+  return { config, prepared: await prepareAction({ config, quote, prover: pool.prover, tree: state.tree, keys, inputs: [input] }) };
+}
+
+describe("stack.trace(operationId)", () => {
+  it("a relay reverted on chain: the Pool's custom error, decoded, at the call that raised it", async () => {
+    const { config, prepared } = await action();
+    await rpc(stack.rpcUrl, "evm_setAutomine", [false]);
+    const op = await queue.submitAction(config, prepared);
+    for (let i = 0; i < 50 && (await queue.status("withdraw", op.id)).state !== "submitted"; i++) await new Promise((r) => setTimeout(r, 100));
+    // Mined only after the action's deadline.
+    await rpc(stack.rpcUrl, "evm_increaseTime", [hex(60)]);
+    await rpc(stack.rpcUrl, "evm_mine", []);
+    await rpc(stack.rpcUrl, "evm_setAutomine", [true]);
+    const done = await queue.waitFor("withdraw", op.id);
+    expect(done.state).toBe("reverted");
+    const trace = await stack.trace(op.id);
+    expect(trace.transactionHash).toBe(done.transactionHash);
+    expect(trace.root).toMatchObject({ contract: "Pool", function: "transactAction" });
+    expect(trace.error).toMatch(/^ActionExpired\(\d+\)$/);
+    expect(trace.text.split("\n")[0]).toMatch(/^Pool\.transactAction {2}\[\d+ gas\] {2}<- reverted: ActionExpired\(\d+\)$/);
+  });
+
+  it("a confirmed action: every call named, down to the verifier and the swap adapter", async () => {
+    const { config, prepared } = await action();
+    const done = await queue.waitFor("withdraw", (await queue.submitAction(config, prepared)).id);
+    expect(done.state).toBe("confirmed");
+    const trace = await stack.trace(done.id);
+    expect(trace.error).toBeNull();
+    for (const line of ["Pool.transactAction", "JoinSplitVerifier.verifyProof", "Pool.runAdapter", "SwapAdapter (route swap).execute", "dUSDC.transferFrom", "dUSDC.transfer"]) {
+      expect(trace.text).toContain(line);
+    }
+  });
+});
