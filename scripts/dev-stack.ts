@@ -10,6 +10,9 @@ const HELP = `Usage: queue-devstack [options]        (in this repository: npm ru
 Starts a throwaway queue stack: anvil (chain id 11155111), the Pool, its manifest and the queue runtime.
 Ctrl-C (or SIGTERM) stops everything and exits 0.
 
+       queue-devstack trace <operation id> [--state-dir <dir>] [--json]
+Prints the call trace of an operation of the stack running from that state dir, its revert decoded.
+
 Options:
   --fork-url <url>            fork this Sepolia RPC (prefer env DEVSTACK_FORK_URL: a command line is visible in ps);
                               default: a fresh local chain
@@ -75,6 +78,12 @@ function parseCommandLine() {
     if (code === "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL") usageError(`unexpected argument ${named}`);
     usageError(message.split("\n")[0] as string);
   }
+}
+
+// Sub-commands work on a stack that is already running (its state dir).
+if (process.argv[2] === "trace") {
+  await import("./trace-command.ts");
+  process.exit(process.exitCode ?? 0);
 }
 
 const { values } = parseCommandLine();

@@ -1,3 +1,4 @@
+import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Address } from "viem";
 import { ACTION_ROUTES, startDevStack, type DevStack } from "../harness/index.ts";
@@ -47,6 +48,15 @@ describe("stack.trace(operationId)", () => {
     expect(trace.root).toMatchObject({ contract: "Pool", function: "transactAction" });
     expect(trace.error).toMatch(/^ActionExpired\(\d+\)$/);
     expect(trace.text.split("\n")[0]).toMatch(/^Pool\.transactAction {2}\[\d+ gas\] {2}<- reverted: ActionExpired\(\d+\)$/);
+
+    // The same from the CLI, for the stack running from that state dir.
+    const cli = (...args: string[]) => execa(process.execPath, ["--experimental-strip-types", "--no-warnings", "scripts/dev-stack.ts", "trace", ...args], { reject: false });
+    const printed = await cli(op.id, "--state-dir", stack.stateDir);
+    expect(printed.exitCode).toBe(0);
+    expect(printed.stdout).toContain(`operation ${op.id} (reverted), transaction ${done.transactionHash}`);
+    expect(printed.stdout).toMatch(/Pool\.transactAction {2}\[\d+ gas\] {2}<- reverted: ActionExpired\(\d+\)/);
+    expect((await cli("--state-dir", stack.stateDir)).exitCode).toBe(2);
+    expect((await cli("op_nope", "--state-dir", stack.stateDir)).stderr).toContain("has no operation op_nope");
   });
 
   it("a confirmed action: every call named, down to the verifier and the swap adapter", async () => {

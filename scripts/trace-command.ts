@@ -1,0 +1,49 @@
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import type { Hex } from "viem";
+import { loadFixtures } from "../harness/fixtures.ts";
+import { StackInfo } from "../harness/stack-info.ts";
+import { traceOf } from "../harness/trace.ts";
+import { parseManifest } from "../src/server.ts";
+
+// `queue-devstack trace <operation id> [--state-dir dir] [--json]`: the call trace of an operation of the
+// stack running from that state dir, its revert decoded. Exit 2 on a usage mistake, 1 when it cannot.
+const USAGE = "Usage: queue-devstack trace <operation id> [--state-dir <dir>] [--json]";
+
+function fail(message: string, code: number): never {
+  process.stderr.write(`queue-devstack trace: ${message}\n${code === 2 ? `${USAGE}\n` : ""}`);
+  process.exit(code);
+}
+
+let parsed: ReturnType<typeof parseArgs<{ options: { "state-dir": { type: "string"; default: string }; json: { type: "boolean"; default: false } }; allowPositionals: true }>>;
+try {
+  parsed = parseArgs({ args: process.argv.slice(3), options: { "state-dir": { type: "string", default: ".devstack" }, json: { type: "boolean", default: false } }, allowPositionals: true });
+} catch (error) {
+  fail((error as Error).message.split("\n")[0] as string, 2);
+}
+const [id, ...extra] = parsed.positionals;
+if (!id || extra.length > 0) fail(id ? `unexpected argument ${extra[0]}` : "which operation? give its id (op_…)", 2);
+const stateDir = parsed.values["state-dir"];
+
+let info: StackInfo;
+try {
+  info = StackInfo.parse(JSON.parse(await readFile(path.join(stateDir, "stack.json"), "utf8")));
+} catch {
+  fail(`no running stack in ${stateDir} (its stack.json): start one, or pass --state-dir`, 1);
+}
+const config = parseManifest(await readFile(info.manifestPath));
+let op: { state: string; transactionHash: Hex | null; reason: { code: string; detail: string } | null } | undefined;
+for (const status of ["withdraw-status", "send-status"]) {
+  const response = await fetch(`${info.queueUrl}/api/queue/${status}?id=${encodeURIComponent(id)}`).catch(() => undefined);
+  if (response?.ok) {
+    op = (await response.json()) as typeof op;
+    break;
+  }
+}
+if (!op) fail(`the stack at ${info.queueUrl} has no operation ${id}`, 1);
+if (!op.transactionHash) {
+  fail(`operation ${id} was never mined (${op.state}${op.reason ? `: ${op.reason.code}, ${op.reason.detail}` : ""}); stack.trace(id) replays it from the harness API`, 1);
+}
+const trace = await traceOf({ rpcUrl: info.rpcUrl, config, fixtures: await loadFixtures(), transactionHash: op.transactionHash });
+process.stdout.write(parsed.values.json ? `${JSON.stringify(trace)}\n` : `operation ${id} (${op.state}), transaction ${trace.transactionHash}\n${trace.text}\n`);
