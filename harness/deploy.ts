@@ -60,7 +60,7 @@ export async function deployFixtures(args: {
   const [fees, gasLimit] = await Promise.all([client.estimateFeesPerGas(), client.getBlock().then((b) => b.gasLimit / 2n)]);
 
   // Signed locally with explicit gas and nonces (nothing is estimated against state the earlier
-  // deployments will create), then broadcast together: the node orders them by nonce.
+  // deployments will create), then sent in nonce order and mined together.
   const signed: Hex[] = [];
   const deploy = async (name: FixtureName, constructorArgs: readonly unknown[] = []): Promise<Address> => {
     const { abi, bytecode } = fixtures.contracts[name];
@@ -93,17 +93,20 @@ export async function deployFixtures(args: {
   await call(swap, "SwapAdapter", "setPrice", [weth, usdc, DEFAULT_SWAP_PRICES.wethToUsdc]);
   await call(fill, "FillAdapter", "setPrice", [usdc, weth, DEFAULT_SWAP_PRICES.usdcToWeth]);
   await call(fill, "FillAdapter", "setPrice", [weth, usdc, DEFAULT_SWAP_PRICES.wethToUsdc]);
-  if (args.mineFrom !== undefined) await client.request({ method: "evm_setAutomine", params: [false] } as never);
-  // One at a time, in nonce order: anvil (forks especially) can leave a transaction that arrived before
-  // its predecessor queued until some later block, which automine never makes.
+  // Mining held while they are sent, then blocks mined on demand until all are in: under automine a
+  // fork's anvil could queue a transaction that arrived while its predecessor was being mined, and
+  // never mine it (fork stacks hung about 1 start in 12 under load).
+  await client.request({ method: "evm_setAutomine", params: [false] } as never);
   const pending: Hex[] = [];
-  for (const raw of signed) pending.push(await client.request({ method: "eth_sendRawTransaction", params: [raw] }));
-  if (args.mineFrom !== undefined) {
-    // As many as fit in each block, in nonce order, until none is left.
-    for (let timestamp = args.mineFrom; ; timestamp += 12n) {
-      await client.request({ method: "evm_mine", params: [Number(timestamp)] } as never);
+  try {
+    for (const raw of signed) pending.push(await client.request({ method: "eth_sendRawTransaction", params: [raw] }));
+    // As many as fit in each block, in nonce order, until none is left; at fixed timestamps for a genesis.
+    for (let block = 0; ; block++) {
+      await client.request({ method: "evm_mine", params: args.mineFrom === undefined ? [] : [Number(args.mineFrom + 12n * BigInt(block))] } as never);
       if ((await client.getTransactionCount({ address: account.address, blockTag: "latest" })) === nonce) break;
+      if (block > signed.length) throw new Error("fixture deployment: transactions are not being mined");
     }
+  } finally {
     await client.request({ method: "evm_setAutomine", params: [true] } as never);
   }
 
