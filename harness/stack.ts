@@ -36,6 +36,7 @@ import { redactUrl } from "../src/redact.ts";
 import { actionControls, type ActionControls } from "./action-controls.ts";
 import { BundleError, saveBundle, unpackBundle } from "./bundle.ts";
 import { traceOf, type Trace } from "./trace.ts";
+import { registerDevRoutes } from "./dev-routes.ts";
 import { transactCalldata } from "../src/relay/checks.ts";
 import { relayControl } from "../src/relay/control.ts";
 import { StackInfo } from "./stack-info.ts";
@@ -319,6 +320,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
         logger: options.logger ?? { level: "info", stream: runtimeLog },
       });
       cleanups.push(() => runtime.close());
+      await registerDevRoutes(runtime, { rpcUrl: chain.rpcUrl, relayer: relayer.address, control: relayControl(runtime) });
       await runtime.listen({ host, port: options.queuePort ?? 0 });
       return runtime;
     });

@@ -13,6 +13,9 @@ Ctrl-C (or SIGTERM) stops everything and exits 0.
        queue-devstack trace <operation id> [--state-dir <dir>] [--json]
 Prints the call trace of an operation of the stack running from that state dir, its revert decoded.
 
+       queue-devstack ctl mine [blocks] | time <seconds> | mining hold|auto | relayer pause|resume|balance <wei>
+Dev controls of the stack running from a state dir (--state-dir, default .devstack).
+
 Options:
   --fork-url <url>            fork this Sepolia RPC (prefer env DEVSTACK_FORK_URL: a command line is visible in ps);
                               default: a fresh local chain
@@ -83,6 +86,10 @@ function parseCommandLine() {
 // Sub-commands work on a stack that is already running (its state dir).
 if (process.argv[2] === "trace") {
   await import("./trace-command.ts");
+  process.exit(process.exitCode ?? 0);
+}
+if (process.argv[2] === "ctl") {
+  await import("./ctl-command.ts");
   process.exit(process.exitCode ?? 0);
 }
 

@@ -25,7 +25,9 @@ const HTTP_METHODS = ["get", "put", "post", "delete", "options", "head", "patch"
 const PATH_ITEM_FIELDS = ["$ref", "summary", "description", "servers", "parameters", ...HTTP_METHODS];
 
 /** Every path the runtime serves, in OpenAPI's template syntax; artifacts is a prefix of /{name}. */
-const expectedPaths = Object.entries(QUEUE_PATHS).map(([key, path]) => (key === "artifacts" ? `${path}/{name}` : path));
+// The spec's routes, and (this document is a dev stack's) the development-only controls.
+const DEV_PATHS = ["/api/dev/mine", "/api/dev/time", "/api/dev/mining", "/api/dev/relayer"];
+const expectedPaths = [...Object.entries(QUEUE_PATHS).map(([key, path]) => (key === "artifacts" ? `${path}/{name}` : path)), ...DEV_PATHS];
 
 function operations(): [path: string, method: string, operation: Json][] {
   return Object.entries(doc.paths as Json).flatMap(([path, item]) =>

@@ -12,6 +12,7 @@ export interface RelayControl {
   pause(): Promise<void>;
   /** The engine starts over from the store, as after a restart; status answers re-read the head. */
   resume(): void;
+  paused(): boolean;
   checkpoint(): StoreCheckpoint;
   /** Puts the store back as it was at the checkpoint. Only while paused. */
   restore(checkpoint: StoreCheckpoint): void;
@@ -39,6 +40,7 @@ export function attachRelayControl(app: FastifyInstance, relayer: Relayer): void
       relayer.reservations.forget();
       relayer.engine.resume();
     },
+    paused: () => paused,
     checkpoint: () => relayer.store.checkpoint(),
     restore(checkpoint) {
       if (!paused) throw new Error("restore the operation store only while the relayer is paused");

@@ -1,0 +1,96 @@
+import { execa } from "execa";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startDevStack, type DevStack } from "../harness/index.ts";
+import { closeProvers, createAccountKeys, createQueueClient, QueueProblemError, recipientOf, reviewedFrom, type QueueClient } from "../harness/client/index.ts";
+import { poolFixture } from "./support/pool.ts";
+import { startRuntimeProcess } from "./support/runtime-process.ts";
+import { rpc } from "./support/rpc.ts";
+
+// Dev controls over HTTP (/api/dev/*): what a client sees when the chain or the relayer misbehaves.
+let stack: DevStack;
+let pool: Awaited<ReturnType<typeof poolFixture>>;
+let queue: QueueClient;
+
+beforeAll(async () => {
+  stack = await startDevStack();
+  pool = await poolFixture(stack);
+  queue = createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(stack.manifest) });
+}, 120_000);
+afterAll(async () => {
+  await closeProvers();
+  await stack?.stop();
+});
+
+const dev = async (path: string, body: unknown) => {
+  const response = await fetch(`${stack.queueUrl}/api/dev/${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+};
+const stateOf = async (id: string) => (await queue.status("send", id)).state;
+const settle = () => new Promise((r) => setTimeout(r, 1_000));
+
+async function provenSend(from: number) {
+  const config = await queue.beforePrepare();
+  const keys = createAccountKeys();
+  const fee = BigInt(config.relayFees.fees[0]?.send ?? "0");
+  const { state, input } = await pool.fundedNote(from, keys, pool.usdc("5"));
+  return { config, transaction: (await pool.prove({ tree: state.tree, keys, inputs: [input], outputs: [{ amount: pool.usdc("5") - fee, to: recipientOf(createAccountKeys()) }], fee, relayer: stack.relayer.address })).transaction };
+}
+
+describe("dev controls", () => {
+  it("mine and time: the head moves by what was asked", async () => {
+    // From the CLI too, for the stack running from a state dir.
+    const cli = await execa(process.execPath, ["--experimental-strip-types", "--no-warnings", "scripts/dev-stack.ts", "ctl", "mine", "3", "--state-dir", stack.stateDir], { reject: false });
+    expect(cli.exitCode).toBe(0);
+    expect(JSON.parse(cli.stdout)).toMatchObject({ number: expect.any(Number) });
+    expect((await execa(process.execPath, ["--experimental-strip-types", "--no-warnings", "scripts/dev-stack.ts", "ctl", "mining", "sideways", "--state-dir", stack.stateDir], { reject: false })).exitCode).toBe(2);
+    const before = await dev("mine", { blocks: 1 });
+    const mined = await dev("mine", { blocks: 5 });
+    expect(mined.body.number).toBe((before.body.number as number) + 5);
+    const moved = await dev("time", { seconds: 3_600 });
+    expect(moved.body.timestamp as number).toBeGreaterThanOrEqual((mined.body.timestamp as number) + 3_600);
+    expect((await dev("mine", { blocks: 0 })).status).toBe(400);
+  });
+
+  it("hold mining: the operation stays submitted; release: it is confirmed", async () => {
+    const { config, transaction } = await provenSend(2);
+    expect((await dev("mining", { mode: "hold" })).body.mode).toBe("hold");
+    const op = await queue.submit("send", config, transaction);
+    await settle();
+    expect(await stateOf(op.id)).toBe("submitted");
+    await dev("mining", { mode: "auto" });
+    expect((await queue.waitFor("send", op.id)).state).toBe("confirmed");
+  });
+
+  it("pause the relayer: the operation stays accepted; resume: it goes through. An unfunded relayer is a 503", async () => {
+    const { config, transaction } = await provenSend(3);
+    expect((await dev("relayer", { engine: "paused" })).body.engine).toBe("paused");
+    const op = await queue.submit("send", config, transaction);
+    await settle();
+    expect(await stateOf(op.id)).toBe("accepted");
+    expect((await dev("relayer", { engine: "running" })).body.engine).toBe("running");
+    expect((await queue.waitFor("send", op.id)).state).toBe("confirmed");
+
+    const balance = BigInt(await rpc<string>(stack.rpcUrl, "eth_getBalance", [stack.relayer.address, "latest"]));
+    expect((await dev("relayer", { balanceWei: "0" })).body.balanceWei).toBe("0");
+    const next = await provenSend(4);
+    const refused = await queue.submit("send", next.config, next.transaction).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(QueueProblemError);
+    expect((refused as QueueProblemError).problem.code).toBe("relayer_unfunded");
+    await dev("relayer", { balanceWei: balance.toString() });
+    expect((await queue.waitFor("send", (await queue.submit("send", next.config, next.transaction)).id)).state).toBe("confirmed");
+  });
+
+  it("are documented as development only, and absent from an operator's runtime", async () => {
+    const doc = (await (await fetch(`${stack.queueUrl}/api/queue/openapi.json`)).json()) as { paths: Record<string, { post: { tags: string[]; summary: string } }> };
+    expect(doc.paths["/api/dev/mine"]?.post.tags).toEqual(["development only"]);
+    const { url, child } = await startRuntimeProcess(stack, ["--store", ":memory:"]);
+    try {
+      const response = await fetch(`${url}/api/dev/mine`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+      expect(response.status).toBe(404);
+      expect(((await response.json()) as { code: string }).code).toBe("route_not_found");
+    } finally {
+      child.kill("SIGTERM");
+      await child;
+    }
+  });
+});
