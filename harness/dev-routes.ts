@@ -69,6 +69,22 @@ const devRoutes: FastifyPluginAsyncZod<DevDeps> = async (app, deps) => {
     },
   });
 
+  app.post(`${DEV_PREFIX}/drop`, {
+    schema: {
+      ...dev("drop an operation's transaction from the mempool", "Removes the operation's broadcast transaction from anvil's mempool, as a node that lost it would. The relayer notices the transaction is gone and broadcasts the same signed bytes again (hold mining first to see it: the operation stays `submitted`)."),
+      body: z.strictObject({ operationId: z.string().min(1).max(100) }),
+      response: { 200: z.strictObject({ dropped: z.string().regex(/^0x[0-9a-f]{64}$/) }), default: Problem },
+    },
+    handler: async (request) => {
+      const op = deps.control?.operation(request.body.operationId);
+      if (!op) throw new ProblemError("operation_not_found", `no operation ${request.body.operationId}`);
+      const attempt = op.attempts.at(-1);
+      if (!attempt || op.minedHash) throw new ProblemError("wrong_route", `operation ${op.id} has no transaction waiting in the mempool (${op.state})`);
+      await rpc(deps.rpcUrl, "anvil_dropTransaction", [attempt.hash]);
+      return { dropped: attempt.hash };
+    },
+  });
+
   app.post(`${DEV_PREFIX}/relayer`, {
     schema: {
       ...dev("pause the relayer, or set its balance", "`engine: \"paused\"` stops the relay engine at a step boundary: accepted operations wait, nothing is signed or broadcast; `\"running\"` resumes it. `balanceWei` sets the relayer's ETH balance (0: submissions answer 503 relayer_unfunded)."),

@@ -10,7 +10,8 @@ const USAGE = `Usage: queue-devstack ctl <control> [--state-dir <dir>]
   time <seconds>             move chain time forward and mine a block
   mining hold|auto           hold mining (operations stay submitted) or mine again
   relayer pause|resume       stop or restart the relay engine (accepted operations wait)
-  relayer balance <wei>      set the relayer's ETH balance (0: submissions answer 503 relayer_unfunded)`;
+  relayer balance <wei>      set the relayer's ETH balance (0: submissions answer 503 relayer_unfunded)
+  drop <operation id>        drop the operation's transaction from the mempool (the relayer re-broadcasts it)`;
 
 function fail(message: string, code: number): never {
   process.stderr.write(`queue-devstack ctl: ${message}\n${code === 2 ? `${USAGE}\n` : ""}`);
@@ -35,6 +36,7 @@ const request = ((): [string, unknown] => {
   if (control === "time") return ["time", { seconds: count(a, "seconds") }];
   if (control === "mining" && (a === "hold" || a === "auto")) return ["mining", { mode: a }];
   if (control === "relayer" && (a === "pause" || a === "resume")) return ["relayer", { engine: a === "pause" ? "paused" : "running" }];
+  if (control === "drop" && a !== undefined) return ["drop", { operationId: a }];
   if (control === "relayer" && a === "balance" && b !== undefined && /^(0|[1-9][0-9]*)$/.test(b)) return ["relayer", { balanceWei: b }];
   fail(control ? `unknown control: ${args.positionals.join(" ")}` : "which control?", 2);
 })();

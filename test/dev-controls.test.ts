@@ -61,6 +61,29 @@ describe("dev controls", () => {
     expect((await queue.waitFor("send", op.id)).state).toBe("confirmed");
   });
 
+  it("drop the operation's transaction: the relayer broadcasts the same bytes again, and it is confirmed", async () => {
+    const { config, transaction } = await provenSend(5);
+    await dev("mining", { mode: "hold" });
+    const op = await queue.submit("send", config, transaction);
+    for (let i = 0; i < 50 && (await stateOf(op.id)) !== "submitted"; i++) await new Promise((r) => setTimeout(r, 100));
+    const dropped = await dev("drop", { operationId: op.id });
+    expect(dropped.status).toBe(200);
+    const hash = dropped.body.dropped as string;
+    // Gone from the mempool for a moment, then back: the relayer re-broadcast the stored bytes.
+    let back = false;
+    for (let i = 0; i < 50 && !back; i++) {
+      back = (await rpc<unknown>(stack.rpcUrl, "eth_getTransactionByHash", [hash])) !== null;
+      if (!back) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(back).toBe(true);
+    await dev("mining", { mode: "auto" });
+    const done = await queue.waitFor("send", op.id);
+    expect(done.state).toBe("confirmed");
+    expect(done.transactionHash).toBe(hash); // the same transaction, not a second one
+    expect((await dev("drop", { operationId: op.id })).status).toBe(422);
+    expect((await dev("drop", { operationId: "op_nope" })).status).toBe(404);
+  });
+
   it("pause the relayer: the operation stays accepted; resume: it goes through. An unfunded relayer is a 503", async () => {
     const { config, transaction } = await provenSend(3);
     expect((await dev("relayer", { engine: "paused" })).body.engine).toBe("paused");
