@@ -94,8 +94,8 @@ const devRoutes: FastifyPluginAsyncZod<DevDeps> = async (app, deps) => {
     handler: async (request) => {
       const { control } = deps;
       if (!control) throw new ProblemError("not_implemented", "this stack's runtime has no relayer");
-      if (request.body.engine === "paused") await control.pause();
-      if (request.body.engine === "running") control.resume();
+      if (request.body.engine === "paused") await control.pause("dev");
+      if (request.body.engine === "running") control.resume("dev");
       if (request.body.balanceWei !== undefined) await rpc(deps.rpcUrl, "anvil_setBalance", [deps.relayer, `0x${BigInt(request.body.balanceWei).toString(16)}`]);
       const balance = await rpc<string>(deps.rpcUrl, "eth_getBalance", [deps.relayer, "latest"]);
       return { engine: control.paused() ? ("paused" as const) : ("running" as const), balanceWei: BigInt(balance).toString() };

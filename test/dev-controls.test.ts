@@ -90,6 +90,10 @@ describe("dev controls", () => {
     const op = await queue.submit("send", config, transaction);
     await settle();
     expect(await stateOf(op.id)).toBe("accepted");
+    // A snapshot taken and reverted meanwhile (the harness pauses the relayer briefly) keeps it paused.
+    await stack.revert(await stack.snapshot());
+    await settle();
+    expect(await stateOf(op.id)).toBe("accepted");
     expect((await dev("relayer", { engine: "running" })).body.engine).toBe("running");
     expect((await queue.waitFor("send", op.id)).state).toBe("confirmed");
 

@@ -8,10 +8,13 @@ import type { OperationRecord, StoreCheckpoint } from "./store.ts";
  * code in the runtime's own process, which owns the relayer key, can reach it.
  */
 export interface RelayControl {
-  /** The engine stops at a step boundary; nothing is signed, broadcast or watched until resume(). */
-  pause(): Promise<void>;
-  /** The engine starts over from the store, as after a restart; status answers re-read the head. */
-  resume(): void;
+  /**
+   * The engine stops at a step boundary; nothing is signed, broadcast or watched until every holder
+   * that paused it has resumed it ("harness" for a snapshot's brief pause, "dev" for the dev control).
+   */
+  pause(holder?: string): Promise<void>;
+  /** Releases a holder's pause; the last one out restarts the engine from the store, as after a restart. */
+  resume(holder?: string): void;
   paused(): boolean;
   checkpoint(): StoreCheckpoint;
   /** Puts the store back as it was at the checkpoint. Only while paused. */
@@ -28,29 +31,30 @@ export interface RelayControl {
 const controls = new WeakMap<FastifyInstance, RelayControl>();
 
 export function attachRelayControl(app: FastifyInstance, relayer: Relayer): void {
-  let paused = false;
+  const holders = new Set<string>();
+  const paused = () => holders.size > 0;
   controls.set(app, {
-    async pause() {
-      paused = true;
+    async pause(holder = "harness") {
+      holders.add(holder);
       await relayer.engine.pause();
     },
-    resume() {
-      paused = false;
+    resume(holder = "harness") {
+      holders.delete(holder);
       relayer.head.forget();
       relayer.reservations.forget();
-      relayer.engine.resume();
+      if (!paused()) relayer.engine.resume();
     },
-    paused: () => paused,
+    paused,
     checkpoint: () => relayer.store.checkpoint(),
     restore(checkpoint) {
-      if (!paused) throw new Error("restore the operation store only while the relayer is paused");
+      if (!paused()) throw new Error("restore the operation store only while the relayer is paused");
       relayer.store.restore(checkpoint);
     },
     release: (checkpoint) => relayer.store.release(checkpoint),
     operationsSince: (at) => relayer.store.createdSince(at),
     operation: (id) => relayer.store.get(id),
     backupStore(file) {
-      if (!paused) throw new Error("copy the operation store only while the relayer is paused");
+      if (!paused()) throw new Error("copy the operation store only while the relayer is paused");
       relayer.store.backupTo(file);
     },
   });
