@@ -31,8 +31,17 @@ export class BundleError extends Error {
   override name = "BundleError";
 }
 
-/** Writes the bundle atomically, with the relayer paused so chain and store describe the same moment. */
+/** Writes the bundle atomically. */
 export async function saveBundle(args: { file: string; rpcUrl: string; manifestPath: string; control: RelayControl | null; mode: "local" | "fork" }): Promise<{ bytes: number }> {
+  const bytes = await bundleBytes(args);
+  const tmp = `${args.file}.${process.pid}.tmp`;
+  await writeFile(tmp, bytes);
+  await rename(tmp, args.file);
+  return { bytes: bytes.length };
+}
+
+/** The bundle's bytes, taken with the relayer paused so chain and store describe the same moment. */
+export async function bundleBytes(args: { rpcUrl: string; manifestPath: string; control: RelayControl | null; mode: "local" | "fork" }): Promise<Buffer> {
   if (args.mode !== "local") throw new BundleError("a fork is reproduced by its pinned block (stack.json records it): saving a fork stack is not supported yet");
   if (!args.control) throw new BundleError("this stack's runtime has no relayer: nothing to save its operations from");
   const scratch = await mkdtemp(path.join(tmpdir(), "queue-devstack-bundle-"));
@@ -58,11 +67,7 @@ export async function saveBundle(args: { file: string; rpcUrl: string; manifestP
       manifest: await readFile(args.manifestPath, "utf8"),
       store: gzipSync(await readFile(storeCopy)).toString("base64"),
     };
-    const bytes = gzipSync(JSON.stringify(bundle));
-    const tmp = `${args.file}.${process.pid}.tmp`;
-    await writeFile(tmp, bytes);
-    await rename(tmp, args.file);
-    return { bytes: bytes.length };
+    return gzipSync(JSON.stringify(bundle));
   } finally {
     await rm(scratch, { recursive: true, force: true });
   }

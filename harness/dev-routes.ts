@@ -13,6 +13,8 @@ interface DevDeps {
   rpcUrl: string;
   relayer: `0x${string}`;
   control: RelayControl | null;
+  /** The stack's repro bundle, taken now (stack.save's bytes). */
+  bundle: () => Promise<Buffer>;
 }
 
 async function rpc<T>(url: string, method: string, params: unknown[] = []): Promise<T> {
@@ -82,6 +84,22 @@ const devRoutes: FastifyPluginAsyncZod<DevDeps> = async (app, deps) => {
       if (!attempt || op.minedHash) throw new ProblemError("wrong_route", `operation ${op.id} has no transaction waiting in the mempool (${op.state})`);
       await rpc(deps.rpcUrl, "anvil_dropTransaction", [attempt.hash]);
       return { dropped: attempt.hash };
+    },
+  });
+
+  app.get(`${DEV_PREFIX}/bundle`, {
+    schema: {
+      ...dev("a repro bundle of the stack", "The stack's repro bundle as it is now (`application/gzip`): chain, manifest and operations, no key or credential. `queue-devstack save <file>` writes it; `--load <file>` starts from it. Local stacks only."),
+      response: { 200: z.any().meta({ description: "the bundle (application/gzip)" }), default: Problem },
+    },
+    handler: async (_request, reply) => {
+      let bytes: Buffer;
+      try {
+        bytes = await deps.bundle();
+      } catch (error) {
+        throw new ProblemError("not_implemented", (error as Error).message);
+      }
+      return reply.type("application/gzip").send(bytes);
     },
   });
 

@@ -34,7 +34,7 @@ import { RecentLines } from "./recent-lines.ts";
 import { DEFAULT_FORK_CACHE_DIR, openRpcCache } from "./rpc-cache.ts";
 import { redactUrl } from "../src/redact.ts";
 import { actionControls, type ActionControls } from "./action-controls.ts";
-import { BundleError, saveBundle, unpackBundle } from "./bundle.ts";
+import { BundleError, bundleBytes, saveBundle, unpackBundle } from "./bundle.ts";
 import { traceOf, type Trace } from "./trace.ts";
 import { registerDevRoutes } from "./dev-routes.ts";
 import { transactCalldata } from "../src/relay/checks.ts";
@@ -320,7 +320,12 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
         logger: options.logger ?? { level: "info", stream: runtimeLog },
       });
       cleanups.push(() => runtime.close());
-      await registerDevRoutes(runtime, { rpcUrl: chain.rpcUrl, relayer: relayer.address, control: relayControl(runtime) });
+      await registerDevRoutes(runtime, {
+        rpcUrl: chain.rpcUrl,
+        relayer: relayer.address,
+        control: relayControl(runtime),
+        bundle: () => bundleBytes({ rpcUrl: chain.rpcUrl, manifestPath, control: relayControl(runtime), mode: fork ? "fork" : "local" }),
+      });
       await runtime.listen({ host, port: options.queuePort ?? 0 });
       return runtime;
     });

@@ -13,6 +13,9 @@ Ctrl-C (or SIGTERM) stops everything and exits 0.
        queue-devstack trace <operation id> [--state-dir <dir>] [--json]
 Prints the call trace of an operation of the stack running from that state dir, its revert decoded.
 
+       queue-devstack save <file> [--state-dir <dir>]
+Writes a repro bundle of the stack running from that state dir (start it again with --load <file>).
+
        queue-devstack ctl mine [blocks] | time <seconds> | mining hold|auto | relayer pause|resume|balance <wei>
 Dev controls of the stack running from a state dir (--state-dir, default .devstack).
 
@@ -86,6 +89,10 @@ function parseCommandLine() {
 // Sub-commands work on a stack that is already running (its state dir).
 if (process.argv[2] === "trace") {
   await import("./trace-command.ts");
+  process.exit(process.exitCode ?? 0);
+}
+if (process.argv[2] === "save") {
+  await import("./save-command.ts");
   process.exit(process.exitCode ?? 0);
 }
 if (process.argv[2] === "ctl") {

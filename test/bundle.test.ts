@@ -75,12 +75,14 @@ describe("repro bundles", () => {
     }
   });
 
-  it("the CLI starts from a bundle (--load), serving the saved manifest", async () => {
+  it("the CLI saves a running stack (save) and starts from the bundle (--load), serving the saved manifest", async () => {
     const stack = await startDevStack();
     const file = path.join(dir, "cli.qdbundle");
     const manifest = await readFile(stack.manifestPath, "utf8");
     try {
-      await stack.save(file);
+      const saved = await execa(process.execPath, ["--experimental-strip-types", "--no-warnings", "scripts/dev-stack.ts", "save", file, "--state-dir", stack.stateDir], { reject: false });
+      expect(saved.exitCode, saved.stderr).toBe(0);
+      expect(saved.stdout).toContain(`saved ${file}`);
     } finally {
       await stack.stop();
     }

@@ -1,0 +1,38 @@
+import { readFile, rename, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { StackInfo } from "../harness/stack-info.ts";
+
+// `queue-devstack save <file> [--state-dir dir]`: a repro bundle of the stack running from that state
+// dir (its dev route), written atomically; `queue-devstack --load <file>` starts from it.
+const USAGE = "Usage: queue-devstack save <file> [--state-dir <dir>]";
+
+function fail(message: string, code: number): never {
+  process.stderr.write(`queue-devstack save: ${message}\n${code === 2 ? `${USAGE}\n` : ""}`);
+  process.exit(code);
+}
+
+let parsed: { positionals: string[]; stateDir: string };
+try {
+  const p = parseArgs({ args: process.argv.slice(3), options: { "state-dir": { type: "string", default: ".devstack" } }, allowPositionals: true });
+  parsed = { positionals: p.positionals, stateDir: p.values["state-dir"] };
+} catch (error) {
+  fail((error as Error).message.split("\n")[0] as string, 2);
+}
+const [file, ...extra] = parsed.positionals;
+if (!file || extra.length > 0) fail(file ? `unexpected argument ${extra[0]}` : "where to? give a file name", 2);
+
+let info: StackInfo;
+try {
+  info = StackInfo.parse(JSON.parse(await readFile(path.join(parsed.stateDir, "stack.json"), "utf8")));
+} catch {
+  fail(`no running stack in ${parsed.stateDir} (its stack.json): start one, or pass --state-dir`, 1);
+}
+const response = await fetch(`${info.queueUrl}/api/dev/bundle`).catch(() => null);
+if (!response) fail(`the stack at ${info.queueUrl} does not answer`, 1);
+if (!response.ok) fail(`${response.status}: ${await response.text()}`, 1);
+const bytes = Buffer.from(await response.arrayBuffer());
+const tmp = `${file}.${process.pid}.tmp`;
+await writeFile(tmp, bytes);
+await rename(tmp, file);
+process.stdout.write(`saved ${file} (${bytes.length} bytes): start it again with queue-devstack --load ${file} --state-dir <an empty dir>\n`);
