@@ -2,6 +2,7 @@ import { createWalletClient, http, parseAbi, type Address, type Hex, type Public
 import { privateKeyToAccount } from "viem/accounts";
 import { sepoliaAt } from "../src/chain/client.ts";
 import type { DeploymentConfig, ExternalActionRoute } from "../src/config/deployment-config.ts";
+import { readReservation } from "../src/actions/reservation-tracker.ts";
 
 const adapterAbi = parseAbi([
   "function setPrice(address assetIn, address assetOut, uint256 price)",
@@ -12,7 +13,6 @@ const adapterAbi = parseAbi([
   "error BelowMinimum(uint256 amountOut, uint256 minOutput)",
   "error ActionExpired(uint64 deadline)",
 ]);
-const reservationAbi = parseAbi(["function reservations(bytes32) view returns (bytes32, address, uint256, address, uint256, uint256, uint64, uint256, uint256, address, uint8)"]);
 
 /** The fixture routes, driven from the harness (development only): prices, fills, deadlines. */
 export interface ActionControls {
@@ -43,9 +43,8 @@ export function actionControls(args: { rpcUrl: string; client: PublicClient; con
     setPrice: (name, assetIn, assetOut, price) => send(route(name), "setPrice", [assetIn, assetOut, price]),
     fill: (reservationId, amountOut) => send(route("fill"), "fill", [reservationId, amountOut]),
     async passDeadline(reservationId) {
-      const reservation = await args.client.readContract({ address: args.config.poolAddress as Address, abi: reservationAbi, functionName: "reservations", args: [reservationId] });
-      const block = await args.client.getBlock();
-      const wait = reservation[6] - block.timestamp + 1n;
+      const { deadline, blockTimestamp } = await readReservation(args.client, args.config.poolAddress as Address, reservationId);
+      const wait = deadline - blockTimestamp + 1n;
       if (wait > 0n) await rpc("evm_increaseTime", [Number(wait)]);
       await rpc("evm_mine", []);
     },

@@ -1,7 +1,5 @@
-import { readFile } from "node:fs/promises";
-import path from "node:path";
 import { parseArgs } from "node:util";
-import { StackInfo } from "../harness/stack-info.ts";
+import { failer, runningStack } from "./running-stack.ts";
 
 // `queue-devstack ctl <control> …`: the dev controls of the stack running from a state dir (its
 // /api/dev routes), for trying what a client does when the chain or the relayer misbehaves.
@@ -13,10 +11,7 @@ const USAGE = `Usage: queue-devstack ctl <control> [--state-dir <dir>]
   relayer balance <wei>      set the relayer's ETH balance (0: submissions answer 503 relayer_unfunded)
   drop <operation id>        drop the operation's transaction from the mempool (the relayer re-broadcasts it)`;
 
-function fail(message: string, code: number): never {
-  process.stderr.write(`queue-devstack ctl: ${message}\n${code === 2 ? `${USAGE}\n` : ""}`);
-  process.exit(code);
-}
+const fail: (message: string, code: 1 | 2) => never = failer("ctl", USAGE);
 
 let args: { positionals: string[]; stateDir: string };
 try {
@@ -41,12 +36,7 @@ const request = ((): [string, unknown] => {
   fail(control ? `unknown control: ${args.positionals.join(" ")}` : "which control?", 2);
 })();
 
-let info: StackInfo;
-try {
-  info = StackInfo.parse(JSON.parse(await readFile(path.join(args.stateDir, "stack.json"), "utf8")));
-} catch {
-  fail(`no running stack in ${args.stateDir} (its stack.json): start one, or pass --state-dir`, 1);
-}
+const info = await runningStack(args.stateDir, fail);
 const response = await fetch(`${info.queueUrl}/api/dev/${request[0]}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(request[1]) }).catch(() => null);
 if (!response) fail(`the stack at ${info.queueUrl} does not answer`, 1);
 const text = await response.text();

@@ -87,16 +87,14 @@ function parseCommandLine() {
 }
 
 // Sub-commands work on a stack that is already running (its state dir).
-if (process.argv[2] === "trace") {
-  await import("./trace-command.ts");
-  process.exit(process.exitCode ?? 0);
-}
-if (process.argv[2] === "save") {
-  await import("./save-command.ts");
-  process.exit(process.exitCode ?? 0);
-}
-if (process.argv[2] === "ctl") {
-  await import("./ctl-command.ts");
+const SUBCOMMANDS: Record<string, () => Promise<unknown>> = {
+  trace: () => import("./trace-command.ts"),
+  save: () => import("./save-command.ts"),
+  ctl: () => import("./ctl-command.ts"),
+};
+const subcommand = SUBCOMMANDS[process.argv[2] ?? ""];
+if (subcommand) {
+  await subcommand();
   process.exit(process.exitCode ?? 0);
 }
 

@@ -1,16 +1,12 @@
-import { readFile, rename, writeFile } from "node:fs/promises";
-import path from "node:path";
+import { rename, writeFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
-import { StackInfo } from "../harness/stack-info.ts";
+import { failer, runningStack } from "./running-stack.ts";
 
 // `queue-devstack save <file> [--state-dir dir]`: a repro bundle of the stack running from that state
 // dir (its dev route), written atomically; `queue-devstack --load <file>` starts from it.
 const USAGE = "Usage: queue-devstack save <file> [--state-dir <dir>]";
 
-function fail(message: string, code: number): never {
-  process.stderr.write(`queue-devstack save: ${message}\n${code === 2 ? `${USAGE}\n` : ""}`);
-  process.exit(code);
-}
+const fail: (message: string, code: 1 | 2) => never = failer("save", USAGE);
 
 let parsed: { positionals: string[]; stateDir: string };
 try {
@@ -22,12 +18,7 @@ try {
 const [file, ...extra] = parsed.positionals;
 if (!file || extra.length > 0) fail(file ? `unexpected argument ${extra[0]}` : "where to? give a file name", 2);
 
-let info: StackInfo;
-try {
-  info = StackInfo.parse(JSON.parse(await readFile(path.join(parsed.stateDir, "stack.json"), "utf8")));
-} catch {
-  fail(`no running stack in ${parsed.stateDir} (its stack.json): start one, or pass --state-dir`, 1);
-}
+const info = await runningStack(parsed.stateDir, fail);
 const response = await fetch(`${info.queueUrl}/api/dev/bundle`).catch(() => null);
 if (!response) fail(`the stack at ${info.queueUrl} does not answer`, 1);
 if (!response.ok) fail(`${response.status}: ${await response.text()}`, 1);

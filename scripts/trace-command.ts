@@ -1,9 +1,8 @@
 import { readFile } from "node:fs/promises";
-import path from "node:path";
 import { parseArgs } from "node:util";
 import type { Hex } from "viem";
 import { loadFixtures } from "../harness/fixtures.ts";
-import { StackInfo } from "../harness/stack-info.ts";
+import { failer, runningStack } from "./running-stack.ts";
 import { traceOf } from "../harness/trace.ts";
 import { parseManifest } from "../src/server.ts";
 
@@ -11,10 +10,7 @@ import { parseManifest } from "../src/server.ts";
 // stack running from that state dir, its revert decoded. Exit 2 on a usage mistake, 1 when it cannot.
 const USAGE = "Usage: queue-devstack trace <operation id> [--state-dir <dir>] [--json]";
 
-function fail(message: string, code: number): never {
-  process.stderr.write(`queue-devstack trace: ${message}\n${code === 2 ? `${USAGE}\n` : ""}`);
-  process.exit(code);
-}
+const fail: (message: string, code: 1 | 2) => never = failer("trace", USAGE);
 
 let parsed: ReturnType<typeof parseArgs<{ options: { "state-dir": { type: "string"; default: string }; json: { type: "boolean"; default: false } }; allowPositionals: true }>>;
 try {
@@ -26,12 +22,7 @@ const [id, ...extra] = parsed.positionals;
 if (!id || extra.length > 0) fail(id ? `unexpected argument ${extra[0]}` : "which operation? give its id (op_…)", 2);
 const stateDir = parsed.values["state-dir"];
 
-let info: StackInfo;
-try {
-  info = StackInfo.parse(JSON.parse(await readFile(path.join(stateDir, "stack.json"), "utf8")));
-} catch {
-  fail(`no running stack in ${stateDir} (its stack.json): start one, or pass --state-dir`, 1);
-}
+const info = await runningStack(stateDir, fail);
 const config = parseManifest(await readFile(info.manifestPath));
 let op: { state: string; transactionHash: Hex | null; reason: { code: string; detail: string } | null } | undefined;
 for (const status of ["withdraw-status", "send-status"]) {

@@ -1,5 +1,6 @@
 import { parseAbi, type Address, type Hex, type PublicClient } from "viem";
 import { Quote } from "../../src/actions/quote.ts";
+import { readReservation, type ReservationState } from "../../src/actions/reservation-tracker.ts";
 import type { ActionTerms } from "../../src/chain/ext-data.ts";
 import type { DeploymentConfig, ExternalActionRoute } from "../../src/config/deployment-config.ts";
 import { randomFieldElement } from "./field.ts";
@@ -71,19 +72,9 @@ export async function prepareAction(args: {
   return { transaction, action: { ...terms, quoteId: quote.quoteId }, output: { blinding, precommitment, asset: quote.assetOut as Address, refundAsset: quote.assetIn as Address } };
 }
 
-const reservationAbi = parseAbi([
-  "function reservations(bytes32) view returns (bytes32 routeId, address inputAsset, uint256 amountIn, address outputAsset, uint256 minOutput, uint256 precommitment, uint64 deadline, uint256 finalizeFee, uint256 amountOut, address adapter, uint8 state)",
-  "event ReservationFinalized(bytes32 indexed reservationId, bool refunded, address asset, uint256 amount, uint256 commitment, uint256 index)",
-]);
-const RESERVATION_STATES = ["none", "pending", "settled", "failed", "finalized"] as const;
-export type ReservationState = (typeof RESERVATION_STATES)[number] | "expired";
+const finalizedEvent = parseAbi(["event ReservationFinalized(bytes32 indexed reservationId, bool refunded, address asset, uint256 amount, uint256 commitment, uint256 index)"])[0];
 
-/** A reservation as the Pool has it; `expired` is a pending one past its deadline (finalize refunds it). */
-export async function readReservation(client: PublicClient, pool: Address, reservationId: Hex) {
-  const [r, block] = await Promise.all([client.readContract({ address: pool, abi: reservationAbi, functionName: "reservations", args: [reservationId] }), client.getBlock()]);
-  const state: ReservationState = RESERVATION_STATES[r[10]] ?? "none";
-  return { state: state === "pending" && block.timestamp > r[6] ? ("expired" as const) : state, amountIn: r[2], amountOut: r[8], deadline: r[6], finalizeFee: r[7] };
-}
+export { readReservation, type ReservationState };
 
 /** Polls until the reservation can be finalized (settled, failed or expired) or is finalized. */
 export async function waitForReservation(args: { client: PublicClient; pool: Address; reservationId: Hex; timeoutMs?: number; intervalMs?: number }) {
@@ -101,7 +92,7 @@ export async function waitForReservation(args: { client: PublicClient; pool: Add
  * come from the Pool's event, and the commitment is checked against them.
  */
 export async function finalizedNote(args: { client: PublicClient; pool: Address; reservationId: Hex; keys: AccountKeys; output: PreparedAction["output"]; fromBlock?: bigint }): Promise<{ note: Note; leafIndex: number; refunded: boolean }> {
-  const logs = await args.client.getLogs({ address: args.pool, event: reservationAbi[1], args: { reservationId: args.reservationId }, fromBlock: args.fromBlock ?? 0n });
+  const logs = await args.client.getLogs({ address: args.pool, event: finalizedEvent, args: { reservationId: args.reservationId }, fromBlock: args.fromBlock ?? 0n });
   const log = logs.at(-1);
   if (!log) throw new Error(`reservation ${args.reservationId} is not finalized yet`);
   const { refunded, asset, amount, commitment, index } = log.args as { refunded: boolean; asset: Address; amount: bigint; commitment: bigint; index: bigint };

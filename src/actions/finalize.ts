@@ -1,10 +1,10 @@
 import { z } from "zod";
 import type { Address, Hex } from "viem";
-import { actionReadAbi } from "../chain/abi.ts";
 import { Bytes32 } from "../config/primitives.ts";
 import { ProblemError } from "../problem.ts";
 import type { CheckContext } from "../relay/checks.ts";
 import { DeploymentRef } from "../relay/request.ts";
+import { readReservation } from "./reservation-tracker.ts";
 
 /** POST /finalize: turn a reservation (an action's reserved output) into a note. Public fields only. */
 export const FinalizeRequest = z
@@ -18,8 +18,6 @@ export type FinalizeRequest = z.output<typeof FinalizeRequest>;
 /** What keeps two live finalizes of one reservation apart: it is claimed like a nullifier. */
 export const reservationClaim = (reservationId: string) => `reservation:${reservationId}`;
 
-const STATES = ["none", "pending", "settled", "failed", "finalized"] as const;
-
 /**
  * The reservation, as the Pool has it now: unknown (404), already finalized (409), or pending with its
  * deadline not passed (409: the fill may still come). A settled, failed, or expired pending one can be
@@ -27,17 +25,13 @@ const STATES = ["none", "pending", "settled", "failed", "finalized"] as const;
  */
 export async function checkReservation({ chain, config }: CheckContext, request: FinalizeRequest): Promise<void> {
   const id = request.reservationId as Hex;
-  const [reservation, block] = await Promise.all([
-    chain.readContract({ address: config.poolAddress as Address, abi: actionReadAbi, functionName: "reservations", args: [id] }),
-    chain.getBlock(),
-  ]);
-  const state = STATES[reservation[10]] ?? "none";
+  const { state, deadline, blockTimestamp } = await readReservation(chain, config.poolAddress as Address, id);
   if (state === "none") throw new ProblemError("reservation_not_found", `the Pool has no reservation ${id}`);
   if (state === "finalized") throw new ProblemError("already_finalized", `reservation ${id} is already finalized`);
-  if (state === "pending" && block.timestamp <= reservation[6]) {
-    throw new ProblemError("reservation_not_settled", `reservation ${id} is not settled yet: its route may still fill it until ${new Date(Number(reservation[6]) * 1000).toISOString()}, and after that it is refunded`, {
-      extensions: { deadline: reservation[6].toString() },
-      headers: { "retry-after": String(Math.max(1, Math.min(60, Number(reservation[6] - block.timestamp)))) },
+  if (state === "pending") {
+    throw new ProblemError("reservation_not_settled", `reservation ${id} is not settled yet: its route may still fill it until ${new Date(Number(deadline) * 1000).toISOString()}, and after that it is refunded`, {
+      extensions: { deadline: deadline.toString() },
+      headers: { "retry-after": String(Math.max(1, Math.min(60, Number(deadline - blockTimestamp)))) },
     });
   }
 }

@@ -4,7 +4,7 @@ import { adapterAbi } from "../chain/abi.ts";
 import { withinDeadline } from "../chain/deadline.ts";
 import type { DeploymentConfig, ExternalActionRoute } from "../config/deployment-config.ts";
 import { ProblemError } from "../problem.ts";
-import { chainUnavailable } from "../relay/checks.ts";
+import { chainUnavailable, checkDeploymentRef } from "../relay/checks.ts";
 import type { OperationStore } from "../relay/store.ts";
 import { QUOTE_EIP712_NAME, QUOTE_EIP712_VERSION, QUOTE_TYPES, typedDataForSigning, type Quote, type QuoteRequest } from "./quote.ts";
 
@@ -26,13 +26,6 @@ export function externalRoute(config: DeploymentConfig, id: string): ExternalAct
   const route = config.routes.find((r): r is ExternalActionRoute => r.action === "external" && r.id === id.toLowerCase());
   if (!route) throw new ProblemError("route_not_approved", `route ${id} is not an approved action route of this deployment (config routes)`);
   return route;
-}
-
-/** A client's deployment reference must be this runtime's (spec rule 6): else 422 deployment_mismatch. */
-export function checkDeploymentRef(config: DeploymentConfig, ref: { chainId: number; poolAddress: string; domain: string }): void {
-  if (ref.chainId !== config.chainId || !same(ref.poolAddress, config.poolAddress) || ref.domain !== config.domain) {
-    throw new ProblemError("deployment_mismatch", `made for chain ${ref.chainId}, Pool ${ref.poolAddress}, domain ${ref.domain}; this runtime serves Pool ${config.poolAddress} with domain ${config.domain}`);
-  }
 }
 
 /**

@@ -4,6 +4,17 @@ import { actionReadAbi } from "../chain/abi.ts";
 export type ReservationState = "none" | "pending" | "settled" | "failed" | "finalized" | "expired";
 const STATES = ["none", "pending", "settled", "failed", "finalized"] as const;
 
+/**
+ * A reservation as the Pool has it now, with its state as a client should read it: `expired` is a
+ * pending one past its deadline (its fill can no longer come; finalize refunds it).
+ */
+export async function readReservation(chain: PublicClient, pool: Address, reservationId: Hex) {
+  const [r, block] = await Promise.all([chain.readContract({ address: pool, abi: actionReadAbi, functionName: "reservations", args: [reservationId] }), chain.getBlock()]);
+  const onChain = STATES[r[10]] ?? "none";
+  const state: ReservationState = onChain === "pending" && block.timestamp > r[6] ? "expired" : onChain;
+  return { state, amountIn: r[2], amountOut: r[8], deadline: r[6], finalizeFee: r[7], blockTimestamp: block.timestamp };
+}
+
 export interface ObservedReservation {
   state: ReservationState;
   /** When the runtime read it (epoch ms): status answers never wait on the chain, so they say how old it is. */
@@ -40,12 +51,8 @@ export class ReservationTracker {
   private refresh(reservationId: string): void {
     if (this.refreshing.has(reservationId)) return;
     this.refreshing.add(reservationId);
-    const { chain, pool } = this.deps;
-    Promise.all([chain.readContract({ address: pool, abi: actionReadAbi, functionName: "reservations", args: [reservationId as Hex] }), chain.getBlock()])
-      .then(([r, block]) => {
-        const state: ReservationState = STATES[r[10]] ?? "none";
-        this.known.set(reservationId, { state: state === "pending" && block.timestamp > r[6] ? "expired" : state, observedAt: Date.now() });
-      })
+    readReservation(this.deps.chain, this.deps.pool, reservationId as Hex)
+      .then(({ state }) => this.known.set(reservationId, { state, observedAt: Date.now() }))
       .catch(() => {})
       .finally(() => this.refreshing.delete(reservationId));
   }

@@ -24,6 +24,17 @@ export interface CheckContext {
   spender: (nullifier: string) => string | undefined;
 }
 
+/** A request's deployment reference must be this runtime's (spec rules 6 to 8): else 422 deployment_mismatch. */
+export function checkDeploymentRef(config: DeploymentConfig, ref: { chainId: number; poolAddress: string; domain: string }): void {
+  if (ref.chainId !== config.chainId || !same(ref.poolAddress, config.poolAddress) || ref.domain !== config.domain) {
+    throw new ProblemError(
+      "deployment_mismatch",
+      `made for chain ${ref.chainId}, Pool ${ref.poolAddress}, domain ${ref.domain}; this runtime serves chain ${config.chainId}, Pool ${config.poolAddress}, domain ${config.domain}`,
+      { extensions: { expected: { chainId: config.chainId, poolAddress: config.poolAddress, domain: config.domain } } },
+    );
+  }
+}
+
 /** Checks that need no chain: route, deployment, asset, binding of the public fields, fee, duplicates. */
 export function checkRequest(kind: Exclude<OperationKind, "finalize">, request: RelayRequest, { config, relayer }: CheckContext): void {
   const { deployment, publicInputs, extData } = request;
@@ -37,13 +48,7 @@ export function checkRequest(kind: Exclude<OperationKind, "finalize">, request: 
   if (kind === "send" && request.action) {
     throw new ProblemError("wrong_route", "an external action is a withdrawal to the route's adapter: use withdraw-relay");
   }
-  if (deployment.chainId !== config.chainId || !same(deployment.poolAddress, config.poolAddress) || deployment.domain !== config.domain) {
-    throw new ProblemError(
-      "deployment_mismatch",
-      `made for chain ${deployment.chainId}, Pool ${deployment.poolAddress}, domain ${deployment.domain}; this runtime serves chain ${config.chainId}, Pool ${config.poolAddress}, domain ${config.domain}`,
-      { extensions: { expected: { chainId: config.chainId, poolAddress: config.poolAddress, domain: config.domain } } },
-    );
-  }
+  checkDeploymentRef(config, deployment);
   if (BigInt(publicInputs.domain) !== BigInt(config.domain)) {
     throw new ProblemError("deployment_mismatch", `publicInputs.domain is not this Pool's domain ${config.domain}`, {
       extensions: { expected: { chainId: config.chainId, poolAddress: config.poolAddress, domain: config.domain } },

@@ -7,6 +7,7 @@ import type { DeploymentConfig } from "../config/deployment-config.ts";
 import { ProblemError } from "../problem.ts";
 import {
   chainUnavailable,
+  checkDeploymentRef,
   checkCapacity,
   checkInFlight,
   checkProof,
@@ -22,7 +23,6 @@ import { RelayEngine } from "./engine.ts";
 import { checkActionQuote } from "../actions/check-action.ts";
 import { ReservationTracker } from "../actions/reservation-tracker.ts";
 import { checkReservation, reservationClaim, type FinalizeRequest } from "../actions/finalize.ts";
-import { checkDeploymentRef } from "../actions/quoter.ts";
 import type { OperationKind } from "./operation.ts";
 import type { RelayRequest } from "./request.ts";
 import type { RelaySettings } from "./settings.ts";
