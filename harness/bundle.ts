@@ -4,6 +4,7 @@ import path from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { z } from "zod";
 import type { RelayControl } from "../src/relay/control.ts";
+import { jsonRpc } from "./json-rpc.ts";
 
 /**
  * A repro bundle: one file holding a local stack — its chain (anvil_dumpState, with the blocks), the
@@ -50,10 +51,9 @@ export async function bundleBytes(args: { rpcUrl: string; manifestPath: string; 
     let chain: string;
     const storeCopy = path.join(scratch, "queue.sqlite");
     try {
-      const response = await fetch(args.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "anvil_dumpState", params: [] }) });
-      const body = (await response.json()) as { result?: string; error?: { message: string } };
-      if (!body.result) throw new BundleError(`anvil_dumpState: ${body.error?.message ?? "no answer"}`);
-      chain = body.result;
+      chain = await jsonRpc<string>(args.rpcUrl, "anvil_dumpState").catch((error: unknown) => {
+        throw new BundleError(`anvil did not dump its state: ${(error as Error).message}`);
+      });
       args.control.backupStore(storeCopy);
     } finally {
       args.control.resume();

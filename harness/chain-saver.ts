@@ -1,3 +1,4 @@
+import { jsonRpc } from "./json-rpc.ts";
 import { open, rename } from "node:fs/promises";
 import { gunzipSync } from "node:zlib";
 
@@ -22,17 +23,7 @@ export function startChainSaver(args: { rpcUrl: string; file: string; intervalMs
   let chain: Promise<void> = Promise.resolve();
   let stopped = false;
 
-  const rpc = async <T>(method: string): Promise<T> => {
-    const response = await fetch(args.rpcUrl, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: [] }),
-      signal: AbortSignal.timeout(10_000),
-    });
-    const body = (await response.json()) as { result?: T; error?: { message: string } };
-    if (body.error) throw new Error(`${method}: ${body.error.message}`);
-    return body.result as T;
-  };
+  const rpc = <T>(method: string) => jsonRpc<T>(args.rpcUrl, method, [], { timeoutMs: 10_000 });
 
   async function dump(): Promise<void> {
     const hex = await rpc<string>("anvil_dumpState");

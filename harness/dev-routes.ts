@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { Problem, ProblemError } from "../src/problem.ts";
 import type { RelayControl } from "../src/relay/control.ts";
+import { JsonRpcError, jsonRpc } from "./json-rpc.ts";
 
 /** The dev controls' prefix: present in a dev stack only, never in an operator's runtime (src/ has none). */
 export const DEV_PREFIX = "/api/dev";
@@ -17,12 +18,11 @@ interface DevDeps {
   bundle: () => Promise<Buffer>;
 }
 
-async function rpc<T>(url: string, method: string, params: unknown[] = []): Promise<T> {
-  const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }) });
-  const body = (await response.json()) as { result?: T; error?: { message: string } };
-  if (body.error) throw new ProblemError("chain_unavailable", `${method}: ${body.error.message}`);
-  return body.result as T;
-}
+/** anvil's refusal of a control is the chain's answer, not a bug: a 503 problem, not a 500. */
+const rpc = <T>(url: string, method: string, params: unknown[] = []) =>
+  jsonRpc<T>(url, method, params).catch((error: unknown) => {
+    throw error instanceof JsonRpcError ? new ProblemError("chain_unavailable", error.message) : error;
+  });
 
 const head = async (url: string) => {
   const block = await rpc<{ number: string; timestamp: string }>(url, "eth_getBlockByNumber", ["latest", false]);

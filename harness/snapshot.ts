@@ -1,5 +1,6 @@
 import type { Hex } from "viem";
 import type { RelayControl } from "../src/relay/control.ts";
+import { JsonRpcError, jsonRpc, jsonRpcBatch } from "./json-rpc.ts";
 import type { StoreCheckpoint } from "../src/relay/store.ts";
 
 /** A moment of a whole stack, chain and operation store together, that it can be reverted to. */
@@ -53,33 +54,13 @@ export function createSnapshots(args: { rpcUrl: string; control: RelayControl | 
     queue = run.catch(() => {});
     return run;
   };
-  let nextId = 1;
   let nextSeq = 1;
-  const rpc = async <T>(method: string, params: unknown[] = []): Promise<T> => {
-    const response = await fetch(args.rpcUrl, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: nextId++, method, params }),
-    });
-    const body = (await response.json()) as { result?: T; error?: { message: string } };
-    if (body.error) throw new SnapshotError(`${method}: ${body.error.message}`);
-    return body.result as T;
+  // The chain's refusals (an unknown snapshot id, say) are this module's errors.
+  const asSnapshotError = (error: unknown) => {
+    throw error instanceof JsonRpcError ? new SnapshotError(error.message) : error;
   };
-  /** Calls that do not depend on one another, in one JSON-RPC batch (one round trip); results in order. */
-  const batch = async (calls: Array<[method: string, params?: unknown[]]>): Promise<unknown[]> => {
-    const ids = calls.map(() => nextId++);
-    const response = await fetch(args.rpcUrl, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(calls.map(([method, params = []], i) => ({ jsonrpc: "2.0", id: ids[i], method, params }))),
-    });
-    const answers = (await response.json()) as Array<{ id: number; result?: unknown; error?: { message: string } }>;
-    return ids.map((id, i) => {
-      const answer = answers.find((a) => a.id === id);
-      if (!answer || answer.error) throw new SnapshotError(`${calls[i]?.[0]}: ${answer?.error?.message ?? "no answer"}`);
-      return answer.result;
-    });
-  };
+  const rpc = <T>(method: string, params: unknown[] = []) => jsonRpc<T>(args.rpcUrl, method, params).catch(asSnapshotError);
+  const batch = (calls: Array<[method: string, params?: unknown[]]>) => jsonRpcBatch(args.rpcUrl, calls).catch(asSnapshotError);
 
   /** With the relayer paused: nothing it does lands between the chain's and the store's copies. */
   const paused = async <T>(work: () => Promise<T>): Promise<T> => {

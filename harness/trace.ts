@@ -1,6 +1,7 @@
 import { decodeErrorResult, toFunctionSelector, type Abi, type AbiFunction, type Address, type Hex } from "viem";
 import type { DeploymentConfig } from "../src/config/deployment-config.ts";
 import type { CompiledFixtures } from "./fixtures.ts";
+import { jsonRpc } from "./json-rpc.ts";
 
 /** One call of a transaction, as anvil's callTracer reports it, with names where the fixtures know them. */
 export interface TracedCall {
@@ -88,13 +89,6 @@ function lines(call: TracedCall, depth = 0): string[] {
   return [head, ...call.calls.flatMap((c) => lines(c, depth + 1))];
 }
 
-async function rpc<T>(url: string, method: string, params: unknown[]): Promise<T> {
-  const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }) });
-  const body = (await response.json()) as { result?: T; error?: { message: string } };
-  if (body.error) throw new Error(`${method}: ${body.error.message}`);
-  return body.result as T;
-}
-
 /**
  * The call trace of a mined transaction (debug_traceTransaction), or of a call replayed at the latest
  * block (debug_traceCall: an operation the runtime refused before broadcasting), named and decoded.
@@ -108,8 +102,8 @@ export async function traceOf(args: {
 }): Promise<Trace> {
   const tracer = { tracer: "callTracer" };
   const raw = args.transactionHash
-    ? await rpc<RawFrame>(args.rpcUrl, "debug_traceTransaction", [args.transactionHash, tracer])
-    : await rpc<RawFrame>(args.rpcUrl, "debug_traceCall", [{ ...args.call, gas: args.call?.gas === undefined ? undefined : `0x${args.call.gas.toString(16)}` }, "latest", tracer]);
+    ? await jsonRpc<RawFrame>(args.rpcUrl, "debug_traceTransaction", [args.transactionHash, tracer])
+    : await jsonRpc<RawFrame>(args.rpcUrl, "debug_traceCall", [{ ...args.call, gas: args.call?.gas === undefined ? undefined : `0x${args.call.gas.toString(16)}` }, "latest", tracer]);
   const root = build(raw, namer(args.config, args.fixtures));
   return { transactionHash: args.transactionHash ?? null, root, error: root.error, text: lines(root).join("\n") };
 }
