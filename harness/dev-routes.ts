@@ -4,6 +4,7 @@ import { z } from "zod";
 import { Problem, ProblemError } from "../src/problem.ts";
 import type { RelayControl } from "../src/relay/control.ts";
 import { JsonRpcError, jsonRpc } from "./json-rpc.ts";
+import type { RpcFaultProxy } from "./rpc-faults.ts";
 
 /** The dev controls' prefix: present in a dev stack only, never in an operator's runtime (src/ has none). */
 export const DEV_PREFIX = "/api/dev";
@@ -14,6 +15,8 @@ interface DevDeps {
   rpcUrl: string;
   relayer: `0x${string}`;
   control: RelayControl | null;
+  /** The proxy between the runtime and anvil that injects RPC faults. */
+  faults: RpcFaultProxy;
   /** The stack's repro bundle, taken now (stack.save's bytes). */
   bundle: () => Promise<Buffer>;
 }
@@ -36,11 +39,6 @@ const dev = (summary: string, description: string) => ({ tags: ["development onl
  * relayer misbehaves: mine, move time, hold and release mining, pause the relayer, set its balance.
  */
 const devRoutes: FastifyPluginAsyncZod<DevDeps> = async (app, deps) => {
-  // Not for anyone who can reach a non-loopback bind: they see no such routes.
-  app.addHook("onRequest", async (request) => {
-    if (!LOOPBACK.test(request.ip)) throw new ProblemError("route_not_found", `no route ${request.method} ${request.url.split("?")[0]}`);
-  });
-
   app.post(`${DEV_PREFIX}/mine`, {
     schema: { ...dev("mine blocks", "Mines `blocks` empty blocks at once (default 1)."), body: z.strictObject({ blocks: z.int().min(1).max(10_000).default(1) }).default({ blocks: 1 }), response: { 200: Head, default: Problem } },
     handler: async (request) => {
@@ -87,6 +85,41 @@ const devRoutes: FastifyPluginAsyncZod<DevDeps> = async (app, deps) => {
     },
   });
 
+  app.post(`${DEV_PREFIX}/reorg`, {
+    schema: {
+      ...dev(
+        "reorg the last blocks",
+        "Replaces the last `depth` blocks with empty ones (same height, new hashes) and sends their transactions again, as a node does after a reorg: with automine they are mined at once in new blocks (an operation is `included` in another block), with mining held they wait in the mempool (an operation goes back to `submitted`). An operation already `confirmed` stays so: start the stack with more `--confirmations` to see its reorg. anvil cannot go below the block its chain was loaded at (a new stack's genesis, or a bundle).",
+      ),
+      body: z.strictObject({ depth: z.int().min(1).max(64).default(1) }).default({ depth: 1 }),
+      response: {
+        200: z.strictObject({ depth: z.int(), head: Head, resent: z.array(z.string()).meta({ description: "the reorged blocks' transactions, sent again in order" }), mined: z.boolean().meta({ description: "whether they were mined again at once (automine)" }) }),
+        default: Problem,
+      },
+    },
+    handler: async (request) => {
+      const { depth } = request.body;
+      const top = (await head(deps.rpcUrl)).number;
+      if (depth > top) throw new ProblemError("wrong_route", `the chain has only ${top} blocks`);
+      const raws: Array<{ hash: string; raw: string }> = [];
+      for (let n = top - depth + 1; n <= top; n++) {
+        const block = await rpc<{ transactions: string[] }>(deps.rpcUrl, "eth_getBlockByNumber", [`0x${n.toString(16)}`, false]);
+        for (const hash of block.transactions) raws.push({ hash, raw: await rpc<string>(deps.rpcUrl, "eth_getRawTransactionByHash", [hash]) });
+      }
+      // anvil_reorg drops the transactions of the blocks it replaces; a real node puts them back in its pool.
+      await jsonRpc(deps.rpcUrl, "anvil_reorg", [depth, []]).catch((error: unknown) => {
+        throw error instanceof JsonRpcError
+          ? new ProblemError("wrong_route", `anvil cannot reorg ${depth} block(s) here (${error.message}): it keeps no state below the block its chain was loaded at`)
+          : error;
+      });
+      for (const { raw } of raws) {
+        // The relayer may have re-broadcast its own bytes already: "already known" is the same transaction.
+        await jsonRpc(deps.rpcUrl, "eth_sendRawTransaction", [raw]).catch(() => {});
+      }
+      return { depth, head: await head(deps.rpcUrl), resent: raws.map((r) => r.hash), mined: await rpc<boolean>(deps.rpcUrl, "anvil_getAutomine") };
+    },
+  });
+
   app.get(`${DEV_PREFIX}/bundle`, {
     schema: {
       ...dev("a repro bundle of the stack", "The stack's repro bundle as it is now (`application/gzip`): chain, manifest and operations, no key or credential. `queue-devstack save <file>` writes it; `--load <file>` starts from it. Local stacks only."),
@@ -121,6 +154,64 @@ const devRoutes: FastifyPluginAsyncZod<DevDeps> = async (app, deps) => {
   });
 };
 
+const FaultState = z
+  .strictObject({
+    fault: z.enum(["none", "fail", "timeout", "delay", "drop-logs"]),
+    delayMs: z.int().nullable(),
+    methods: z.array(z.string()).nullable(),
+    endsAt: z.string().nullable().meta({ description: "when the fault ends by itself (ISO 8601), or null: when switched off" }),
+    revertNextRelay: z.boolean(),
+  })
+  .meta({ description: "the faults switched on" });
+
+/** Faults between the runtime and anvil: the RPC misbehaving, and a relay that reverts on chain. */
+const faultRoutes: FastifyPluginAsyncZod<DevDeps> = async (app, deps) => {
+  app.get(`${DEV_PREFIX}/faults`, {
+    schema: { ...dev("the faults switched on", "What `/api/dev/rpc` and `/api/dev/revert-next` switched on."), response: { 200: FaultState, default: Problem } },
+    handler: async () => deps.faults.state(),
+  });
+
+  app.post(`${DEV_PREFIX}/rpc`, {
+    schema: {
+      ...dev(
+        "make the runtime's RPC misbehave",
+        "Between the runtime and anvil: `fail` answers every call 503, `timeout` never answers, `delay` answers `delayMs` late, `drop-logs` answers eth_getLogs with [] and receipts without logs; `none` ends it. `methods` limits it to some JSON-RPC methods, `forMs` ends it by itself. Clients and wallets reach anvil directly, unaffected, unless they use the stack's fault RPC URL (stack.json `faultRpcUrl`).",
+      ),
+      body: z.strictObject({
+        fault: z.enum(["none", "fail", "timeout", "delay", "drop-logs"]),
+        delayMs: z.int().min(1).max(600_000).optional(),
+        methods: z.array(z.string().regex(/^[a-z]+_[A-Za-z]+$/)).min(1).max(50).optional(),
+        forMs: z.int().min(1).max(86_400_000).optional(),
+      }),
+      response: { 200: FaultState, default: Problem },
+    },
+    handler: async (request) => {
+      const { fault, ...rest } = request.body;
+      if (rest.delayMs !== undefined && fault !== "delay") throw new ProblemError("invalid_request", "delayMs is for the delay fault");
+      return deps.faults.set(fault === "none" ? null : { kind: fault, ...rest });
+    },
+  });
+
+  app.post(`${DEV_PREFIX}/revert-next`, {
+    schema: {
+      ...dev(
+        "make the next relay revert on chain",
+        "The next relay the runtime broadcasts (a send, withdrawal or action; not a finalize) is mined in a block where the Pool's verifier rejects its proof: the Pool reverts `InvalidProof()` and the operation ends `failed` with reason `reverted`, while its notes stay unspent (the same request can be sent again). Its block is mined at once, even with mining held. `armed: false` disarms.",
+      ),
+      body: z.strictObject({ armed: z.boolean().default(true) }).default({ armed: true }),
+      response: { 200: FaultState, default: Problem },
+    },
+    handler: async (request) => deps.faults.revertNextRelay(request.body.armed),
+  });
+};
+
 export async function registerDevRoutes(app: FastifyInstance, deps: DevDeps): Promise<void> {
-  await app.register(devRoutes as never, deps);
+  await app.register(async (dev: FastifyInstance) => {
+    // Not for anyone who can reach a non-loopback bind: they see no such routes.
+    dev.addHook("onRequest", async (request) => {
+      if (!LOOPBACK.test(request.ip)) throw new ProblemError("route_not_found", `no route ${request.method} ${request.url.split("?")[0]}`);
+    });
+    await dev.register(devRoutes as never, deps);
+    await dev.register(faultRoutes as never, deps);
+  });
 }

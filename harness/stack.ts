@@ -40,6 +40,7 @@ import { registerDevRoutes } from "./dev-routes.ts";
 import { transactCalldata } from "../src/relay/checks.ts";
 import { relayControl } from "../src/relay/control.ts";
 import { StackInfo } from "./stack-info.ts";
+import { startRpcFaultProxy, type RpcFaultSpec, type RpcFaultState } from "./rpc-faults.ts";
 
 export interface DevStackOptions {
   /** Interface for anvil and the queue runtime. Loopback by default. */
@@ -140,7 +141,21 @@ export interface DevStack {
   save(file: string): Promise<{ bytes: number }>;
   /** The fixture action routes: set a price, fill an async reservation (or don't), let a deadline pass. */
   actions: ActionControls;
+  /** Faults a client must survive, injected between the runtime and anvil (see the README's Faults). */
+  faults: StackFaults;
   stop(): Promise<void>;
+}
+
+export interface StackFaults {
+  /** The RPC as the runtime sees it, faults included: point a client at it to see them too. */
+  rpcUrl: string;
+  /** Makes the runtime's RPC fail, time out, answer late or lose logs (null: behave again). */
+  rpc(fault: RpcFaultSpec | null): RpcFaultState;
+  /** The next relay broadcast is mined and reverts (the verifier rejects its proof); false disarms. */
+  revertNextRelay(armed?: boolean): RpcFaultState;
+  state(): RpcFaultState;
+  /** Every fault off (a revert or a reset does this too). */
+  clear(): void;
 }
 
 export interface StackDiagnostics {
@@ -303,11 +318,15 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       return config;
     });
 
+    // The runtime reaches anvil through the fault proxy; wallets, clients and the controls reach it directly.
+    const faults = await startRpcFaultProxy({ anvilUrl: chain.rpcUrl, pool: manifest.poolAddress as Address, verifier: manifest.queue.proof.verifier.address as Address });
+    cleanups.push(() => faults.close());
     const runtimeLog = new RecentLines();
     const app: FastifyInstance = await timed(progress, "start queue runtime", async () => {
       const runtime = await buildQueueRuntime({
         manifest: manifestBytes(manifest),
-        rpcUrl: chain.rpcUrl,
+        rpcUrl: faults.url,
+        publicRpcUrl: chain.rpcUrl,
         explorerUrl: fork ? "https://sepolia.etherscan.io" : null,
         // A wallet shows this name: it must not take the dev chain for the real Sepolia (same chain id).
         chainName: fork ? LOCAL_FORK_CHAIN_NAME : LOCAL_CHAIN_NAME,
@@ -324,6 +343,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
         rpcUrl: chain.rpcUrl,
         relayer: relayer.address,
         control: relayControl(runtime),
+        faults,
         bundle: () => bundleBytes({ rpcUrl: chain.rpcUrl, manifestPath, control: relayControl(runtime), mode: fork ? "fork" : "local" }),
       });
       await runtime.listen({ host, port: options.queuePort ?? 0 });
@@ -360,6 +380,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     const clean = await snapshots.take();
     const loaded = new Map<(stack: DevStack) => Promise<unknown>, { snapshot: StackSnapshot; value: unknown }>();
     const revert = async (snapshot: StackSnapshot) => {
+      faults.clear(); // a fault belongs to the moment it was switched on
       await snapshots.revert(snapshot);
       for (const [setup, fixture] of loaded) if (!snapshots.has(fixture.snapshot)) loaded.delete(setup);
     };
@@ -391,6 +412,13 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
         });
       },
       save: (file) => saveBundle({ file, rpcUrl: chain.rpcUrl, manifestPath, control: relayControl(app), mode: fork ? "fork" : "local" }),
+      faults: {
+        rpcUrl: faults.url,
+        rpc: (fault) => faults.set(fault),
+        revertNextRelay: (armed = true) => faults.revertNextRelay(armed),
+        state: () => faults.state(),
+        clear: () => faults.clear(),
+      },
       actions: actionControls({ rpcUrl: chain.rpcUrl, client, config: manifest, deployerKey: deployer.privateKey }),
       snapshot: () => snapshots.take(),
       revert,

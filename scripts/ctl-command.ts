@@ -9,14 +9,26 @@ const USAGE = `Usage: queue-devstack ctl <control> [--state-dir <dir>]
   mining hold|auto           hold mining (operations stay submitted) or mine again
   relayer pause|resume       stop or restart the relay engine (accepted operations wait)
   relayer balance <wei>      set the relayer's ETH balance (0: submissions answer 503 relayer_unfunded)
-  drop <operation id>        drop the operation's transaction from the mempool (the relayer re-broadcasts it)`;
+  drop <operation id>        drop the operation's transaction from the mempool (the relayer re-broadcasts it)
+  reorg [depth]              replace the last blocks (default 1); their transactions are sent again
+  rpc fail|timeout|drop-logs the runtime's RPC fails (503), never answers, or loses logs
+  rpc delay <ms>             the runtime's RPC answers late
+  rpc ok                     the runtime's RPC behaves again
+      [--for <ms>]             the fault ends by itself
+      [--methods <m1,m2>]      only these JSON-RPC methods misbehave
+  revert-next [off]          the next relay is mined and reverts (InvalidProof); off disarms
+  faults                     the faults switched on`;
 
 const fail: (message: string, code: 1 | 2) => never = failer("ctl", USAGE);
 
-let args: { positionals: string[]; stateDir: string };
+let args: { positionals: string[]; stateDir: string; for: string | undefined; methods: string | undefined };
 try {
-  const parsed = parseArgs({ args: process.argv.slice(3), options: { "state-dir": { type: "string", default: ".devstack" } }, allowPositionals: true });
-  args = { positionals: parsed.positionals, stateDir: parsed.values["state-dir"] };
+  const parsed = parseArgs({
+    args: process.argv.slice(3),
+    options: { "state-dir": { type: "string", default: ".devstack" }, for: { type: "string" }, methods: { type: "string" } },
+    allowPositionals: true,
+  });
+  args = { positionals: parsed.positionals, stateDir: parsed.values["state-dir"], for: parsed.values.for, methods: parsed.values.methods };
 } catch (error) {
   fail((error as Error).message.split("\n")[0] as string, 2);
 }
@@ -26,18 +38,31 @@ const count = (raw: string | undefined, what: string, fallback?: number) => {
   if (!raw || !/^[1-9][0-9]*$/.test(raw)) fail(`${what} must be a positive integer`, 2);
   return Number(raw);
 };
+const faultOptions = () => ({
+  ...(args.for === undefined ? {} : { forMs: count(args.for, "--for") }),
+  ...(args.methods === undefined ? {} : { methods: args.methods.split(",").filter(Boolean) }),
+});
 const request = ((): [string, unknown] => {
   if (control === "mine") return ["mine", { blocks: count(a, "blocks", 1) }];
   if (control === "time") return ["time", { seconds: count(a, "seconds") }];
   if (control === "mining" && (a === "hold" || a === "auto")) return ["mining", { mode: a }];
   if (control === "relayer" && (a === "pause" || a === "resume")) return ["relayer", { engine: a === "pause" ? "paused" : "running" }];
+  if (control === "reorg" && b === undefined) return ["reorg", { depth: count(a, "depth", 1) }];
   if (control === "drop" && a !== undefined) return ["drop", { operationId: a }];
   if (control === "relayer" && a === "balance" && b !== undefined && /^(0|[1-9][0-9]*)$/.test(b)) return ["relayer", { balanceWei: b }];
+  if (control === "rpc" && (a === "fail" || a === "timeout" || a === "drop-logs")) return ["rpc", { fault: a, ...faultOptions() }];
+  if (control === "rpc" && a === "delay") return ["rpc", { fault: "delay", delayMs: count(b, "delay (ms)"), ...faultOptions() }];
+  if (control === "rpc" && a === "ok") return ["rpc", { fault: "none" }];
+  if (control === "revert-next" && (a === undefined || a === "off")) return ["revert-next", { armed: a !== "off" }];
+  if (control === "faults" && a === undefined) return ["faults", null];
   fail(control ? `unknown control: ${args.positionals.join(" ")}` : "which control?", 2);
 })();
 
 const info = await runningStack(args.stateDir, fail);
-const response = await fetch(`${info.queueUrl}/api/dev/${request[0]}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(request[1]) }).catch(() => null);
+const response = await fetch(
+  `${info.queueUrl}/api/dev/${request[0]}`,
+  request[1] === null ? {} : { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(request[1]) },
+).catch(() => null);
 if (!response) fail(`the stack at ${info.queueUrl} does not answer`, 1);
 const text = await response.text();
 if (!response.ok) fail(`${response.status}: ${text}`, 1);

@@ -1,0 +1,239 @@
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { setTimeout as sleep } from "node:timers/promises";
+import { getAddress, parseTransaction, toFunctionSelector, type Address, type Hex } from "viem";
+import { jsonRpc } from "./json-rpc.ts";
+
+/**
+ * What the runtime's RPC does wrong, for a while: fail (HTTP 503), time out (no answer), answer late,
+ * or lose logs (eth_getLogs answers [], receipts carry no logs). anvil has no chaos mode of its own.
+ */
+export type RpcFaultKind = "fail" | "timeout" | "delay" | "drop-logs";
+
+export interface RpcFaultSpec {
+  kind: RpcFaultKind;
+  /** For "delay": how late each answer comes (default 1000 ms). */
+  delayMs?: number;
+  /** Only these JSON-RPC methods misbehave (default: all). */
+  methods?: readonly string[];
+  /** The fault ends by itself after this long (default: when cleared). */
+  forMs?: number;
+}
+
+export interface RpcFaultState {
+  fault: RpcFaultKind | "none";
+  delayMs: number | null;
+  methods: string[] | null;
+  /** When the fault ends by itself (ISO 8601), or null. */
+  endsAt: string | null;
+  /** The Pool's verifier rejects the next relay broadcast: it is mined, and reverts InvalidProof(). */
+  revertNextRelay: boolean;
+}
+
+export interface RpcFaultProxy {
+  /** Loopback URL the runtime talks to instead of anvil's. */
+  url: string;
+  set(fault: RpcFaultSpec | null): RpcFaultState;
+  /** Arms (or disarms) the next relay's revert. */
+  revertNextRelay(armed: boolean): RpcFaultState;
+  state(): RpcFaultState;
+  /** No fault, nothing armed: what a snapshot revert or a reset goes back to. */
+  clear(): void;
+  close(): Promise<void>;
+}
+
+interface RpcCall {
+  id?: unknown;
+  method?: unknown;
+  params?: unknown[];
+}
+
+/** Verifier runtime code that answers false to every proof: the Pool then reverts InvalidProof(). */
+const REJECTING_VERIFIER: Hex = "0x600060005260206000f3";
+const FINALIZE_SELECTOR = toFunctionSelector("finalize(bytes32)");
+
+/**
+ * An in-process JSON-RPC proxy between the queue runtime and anvil, through which a dev stack's faults
+ * are injected. Without a fault it forwards every request as it came; the harness's own controls talk
+ * to anvil directly, so a fault never stops a control that would end it.
+ */
+export async function startRpcFaultProxy(args: { anvilUrl: string; pool: Address; verifier: Address }): Promise<RpcFaultProxy> {
+  const pool = getAddress(args.pool);
+  let fault: (RpcFaultSpec & { endsAt: number | null }) | null = null;
+  let revertArmed = false;
+  // Wakes requests held by a "timeout" fault when it ends.
+  let faultEnded = deferred();
+  // While the verifier is swapped for one relay, every other request waits: nothing else may see it.
+  let swap: Promise<void> | null = null;
+
+  const active = (calls: RpcCall[]): (RpcFaultSpec & { endsAt: number | null }) | null => {
+    if (fault && fault.endsAt !== null && Date.now() >= fault.endsAt) setFault(null);
+    if (!fault) return null;
+    const methods = fault.methods;
+    return methods === undefined || calls.some((call) => methods.includes(String(call.method))) ? fault : null;
+  };
+  let endTimer: NodeJS.Timeout | undefined;
+  function setFault(next: RpcFaultSpec | null): void {
+    clearTimeout(endTimer);
+    fault = next === null ? null : { ...next, endsAt: next.forMs === undefined ? null : Date.now() + next.forMs };
+    faultEnded.resolve();
+    faultEnded = deferred();
+    if (next?.forMs !== undefined) endTimer = setTimeout(() => setFault(null), next.forMs).unref();
+  }
+  const state = (): RpcFaultState => {
+    active([]);
+    return {
+      fault: fault?.kind ?? "none",
+      delayMs: fault?.kind === "delay" ? (fault.delayMs ?? 1000) : null,
+      methods: fault?.methods ? [...fault.methods] : null,
+      endsAt: fault?.endsAt ? new Date(fault.endsAt).toISOString() : null,
+      revertNextRelay: revertArmed,
+    };
+  };
+
+  const send = async (body: Buffer): Promise<{ status: number; body: Buffer }> => {
+    const answer = await fetch(args.anvilUrl, { method: "POST", headers: { "content-type": "application/json" }, body });
+    return { status: answer.status, body: Buffer.from(await answer.arrayBuffer()) };
+  };
+
+  /** A relay of a proof to the Pool (not a finalize, which has none)? */
+  const isRelay = (calls: RpcCall[]): boolean =>
+    calls.some((call) => {
+      if (call.method !== "eth_sendRawTransaction" || typeof call.params?.[0] !== "string") return false;
+      try {
+        const tx = parseTransaction(call.params[0] as Hex);
+        return tx.to !== undefined && tx.to !== null && getAddress(tx.to) === pool && !!tx.data && !tx.data.startsWith(FINALIZE_SELECTOR);
+      } catch {
+        return false;
+      }
+    });
+
+  /**
+   * The relay is mined in a block whose verifier rejects every proof, then the verifier is put back. The
+   * blocks on either side make the rejection part of the chain's history: the runtime's replay of the
+   * call at that block, and a trace, see what the transaction saw.
+   */
+  async function sendRejected(body: Buffer): Promise<{ status: number; body: Buffer }> {
+    const rpc = <T>(method: string, params: unknown[] = []) => jsonRpc<T>(args.anvilUrl, method, params);
+    const original = await rpc<Hex>("eth_getCode", [args.verifier, "latest"]);
+    await rpc("anvil_setCode", [args.verifier, REJECTING_VERIFIER]);
+    try {
+      await rpc("evm_mine");
+      const answer = await send(body);
+      const parsed = JSON.parse(answer.body.toString("utf8")) as { result?: Hex } | Array<{ result?: Hex }>;
+      const hash = (Array.isArray(parsed) ? parsed.find((a) => a.result)?.result : parsed.result) ?? null;
+      if (hash !== null) {
+        revertArmed = false;
+        // Mining held? The relay's block is mined now anyway, while the verifier still rejects.
+        if ((await rpc<unknown>("eth_getTransactionReceipt", [hash])) === null) await rpc("evm_mine");
+      }
+      return answer;
+    } finally {
+      await rpc("anvil_setCode", [args.verifier, original]);
+      await rpc("evm_mine");
+    }
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks);
+    let calls: RpcCall[] = [];
+    try {
+      const parsed = JSON.parse(body.toString("utf8")) as unknown;
+      calls = (Array.isArray(parsed) ? parsed : [parsed]) as RpcCall[];
+    } catch {
+      /* anvil answers what it cannot parse */
+    }
+    while (swap) await swap;
+    const now = active(calls);
+    if (now?.kind === "fail") {
+      const error = { jsonrpc: "2.0", id: calls[0]?.id ?? null, error: { code: -32603, message: "queue-devstack fault: the RPC is failing" } };
+      res.writeHead(503, { "content-type": "application/json" }).end(JSON.stringify(error));
+      return;
+    }
+    if (now?.kind === "timeout") {
+      // No answer at all while the fault lasts; then the connection is cut, still without one.
+      const closed = new Promise<void>((resolve) => res.once("close", () => resolve()));
+      await Promise.race([faultEnded.promise, closed]);
+      res.destroy();
+      return;
+    }
+    if (now?.kind === "delay") await sleep(now.delayMs ?? 1000);
+    let answer: { status: number; body: Buffer };
+    if (revertArmed && isRelay(calls)) {
+      const done = sendRejected(body);
+      swap = done.then(
+        () => undefined,
+        () => undefined,
+      );
+      try {
+        answer = await done;
+      } finally {
+        swap = null;
+      }
+    } else {
+      answer = await send(body);
+    }
+    if (active(calls)?.kind === "drop-logs") answer = { ...answer, body: withoutLogs(calls, answer.body) };
+    res.writeHead(answer.status, { "content-type": "application/json" }).end(answer.body);
+  }
+
+  const server = createServer((req, res) =>
+    void handle(req, res).catch(() => {
+      if (!res.headersSent) res.writeHead(502, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32603, message: "anvil did not answer" } }));
+      else res.destroy();
+    }),
+  );
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => resolve());
+  });
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    set(next) {
+      setFault(next);
+      return state();
+    },
+    revertNextRelay(armed) {
+      revertArmed = armed;
+      return state();
+    },
+    state,
+    clear() {
+      setFault(null);
+      revertArmed = false;
+    },
+    close: async () => {
+      setFault(null);
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+}
+
+/** eth_getLogs answers nothing, and receipts carry no logs: a provider that lost them. */
+function withoutLogs(calls: RpcCall[], body: Buffer): Buffer {
+  try {
+    const parsed = JSON.parse(body.toString("utf8")) as unknown;
+    const answers = (Array.isArray(parsed) ? parsed : [parsed]) as Array<{ id?: unknown; result?: unknown }>;
+    for (const answer of answers) {
+      const method = (calls.length === 1 ? calls[0] : calls.find((c) => c.id === answer.id))?.method;
+      if (method === "eth_getLogs" && Array.isArray(answer.result)) answer.result = [];
+      const receipts = method === "eth_getTransactionReceipt" ? [answer.result] : method === "eth_getBlockReceipts" && Array.isArray(answer.result) ? answer.result : [];
+      for (const receipt of receipts) if (receipt && typeof receipt === "object") (receipt as { logs?: unknown[] }).logs = [];
+    }
+    return Buffer.from(JSON.stringify(Array.isArray(parsed) ? answers : answers[0]));
+  } catch {
+    return body;
+  }
+}
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve = () => {};
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
