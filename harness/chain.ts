@@ -73,6 +73,9 @@ export async function startChain(options: ChainOptions): Promise<Chain> {
     chainId: CHAIN_ID,
     forkUrl: options.fork?.url,
     forkBlockNumber: options.fork === undefined ? undefined : Number(options.fork.blockNumber),
+    // Every upstream read goes through the stack's forwarder (its cache, and what a fork bundle captures),
+    // never answered from anvil's own disk cache.
+    noStorageCaching: options.fork === undefined ? undefined : true,
     blockTime: options.blockTime,
     timestamp: options.timestamp === undefined ? undefined : Number(options.timestamp),
     loadState: options.loadState,

@@ -89,7 +89,7 @@ const devRoutes: FastifyPluginAsyncZod<DevDeps> = async (app, deps) => {
     schema: {
       ...dev(
         "reorg the last blocks",
-        "Replaces the last `depth` blocks with empty ones (same height, new hashes) and sends their transactions again, as a node does after a reorg: with automine they are mined at once in new blocks (an operation is `included` in another block), with mining held they wait in the mempool (an operation goes back to `submitted`). An operation already `confirmed` stays so: start the stack with more `--confirmations` to see its reorg. anvil cannot go below the block its chain was loaded at (a new stack's genesis, or a bundle).",
+        "Replaces the last `depth` blocks with empty ones (same height, new hashes) and sends their transactions again, as a node does after a reorg: with automine they are mined at once in new blocks (an operation is `included` in another block), with mining held they wait in the mempool (an operation goes back to `submitted`). An operation already `confirmed` stays so: start the stack with more `--confirmations` to see its reorg. It cannot go deeper than the chain's history (a chain loaded without its past states keeps none below the block it was loaded at).",
       ),
       body: z.strictObject({ depth: z.int().min(1).max(64).default(1) }).default({ depth: 1 }),
       response: {
@@ -122,7 +122,7 @@ const devRoutes: FastifyPluginAsyncZod<DevDeps> = async (app, deps) => {
 
   app.get(`${DEV_PREFIX}/bundle`, {
     schema: {
-      ...dev("a repro bundle of the stack", "The stack's repro bundle as it is now (`application/gzip`): chain, manifest and operations, no key or credential. `queue-devstack save <file>` writes it; `--load <file>` starts from it. Local stacks only."),
+      ...dev("a repro bundle of the stack", "The stack's repro bundle as it is now (`application/gzip`): chain, manifest and operations, no key or credential. `queue-devstack save <file>` writes it; `--load <file>` starts from it. A fork stack's bundle carries the forked state it touched and loads without the upstream."),
       response: { 200: z.any().meta({ description: "the bundle (application/gzip)" }), default: Problem },
     },
     handler: async (_request, reply) => {

@@ -17,6 +17,7 @@ const IMMUTABLE = new Set([
   "net_version",
   "eth_getBlockByNumber",
   "eth_getBlockByHash",
+  "eth_getAccountInfo",
   "eth_getBalance",
   "eth_getTransactionCount",
   "eth_getCode",

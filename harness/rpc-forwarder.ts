@@ -7,9 +7,20 @@ interface RpcCall {
   params?: unknown[];
 }
 
+/** What anvil read from the fork upstream: the state and blocks a fork bundle must carry. */
+export interface ForkReads {
+  accounts: Set<string>;
+  /** Storage slots read, by lowercase address. */
+  slots: Map<string, Set<string>>;
+  /** Upstream blocks read (header fields as the upstream answered them), by number. */
+  blocks: Map<number, Record<string, unknown>>;
+}
+
 export interface RpcForwarder {
   /** Loopback URL that carries no credentials: what anvil is given as its --fork-url. */
   url: string;
+  /** What anvil has read through this forwarder so far. */
+  reads: ForkReads;
   close(): Promise<void>;
 }
 
@@ -34,6 +45,20 @@ export async function startRpcForwarder(upstreamUrl: string, options: { timeoutM
   const upstream = target.toString();
   const timeoutMs = options.timeoutMs ?? 60_000;
 
+  const reads: ForkReads = { accounts: new Set(), slots: new Map(), blocks: new Map() };
+  const note = (call: RpcCall, result: unknown) => {
+    const [address, slot] = (call.params ?? []) as [unknown, unknown];
+    if (typeof address !== "string") return;
+    if (["eth_getAccountInfo", "eth_getBalance", "eth_getTransactionCount", "eth_getCode", "eth_getStorageAt"].includes(call.method)) reads.accounts.add(address.toLowerCase());
+    if (call.method === "eth_getStorageAt" && typeof slot === "string") {
+      const slots = reads.slots.get(address.toLowerCase()) ?? new Set<string>();
+      reads.slots.set(address.toLowerCase(), slots.add(slot));
+    }
+    if ((call.method === "eth_getBlockByNumber" || call.method === "eth_getBlockByHash") && result && typeof result === "object") {
+      const block = result as { number?: string };
+      if (typeof block.number === "string") reads.blocks.set(Number(block.number), block);
+    }
+  };
   const server = createServer((req, res) => void forward(req, res));
   async function forward(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (req.method !== "POST") {
@@ -49,12 +74,13 @@ export async function startRpcForwarder(upstreamUrl: string, options: { timeoutM
       const answer = await fetch(upstream, { method: "POST", headers, body, signal: AbortSignal.timeout(timeoutMs) });
       const answerBody = Buffer.from(await answer.arrayBuffer());
       // Every immutable answer is kept: the upstream is asked first, so a changed upstream never serves stale state.
-      if (cache && calls && answer.ok) remember(cache, calls, answerBody);
+      if (calls && answer.ok) remember(calls, answerBody);
       res.writeHead(answer.status, { "content-type": answer.headers.get("content-type") ?? "application/json" }).end(answerBody);
     } catch {
       // The upstream is unreachable: immutable answers it gave before still hold (a replay without the network).
       if (cache && calls && calls.length > 0 && calls.every((call) => cache.get(call) !== undefined)) {
         const answers = calls.map((call) => ({ jsonrpc: "2.0", id: call.id ?? null, result: cache.get(call) }));
+        calls.forEach((call, i) => note(call, answers[i]?.result));
         res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(batch ? answers : answers[0]));
         return;
       }
@@ -73,13 +99,15 @@ export async function startRpcForwarder(upstreamUrl: string, options: { timeoutM
     }
   }
 
-  function remember(cache: RpcCache, calls: RpcCall[], answerBody: Buffer): void {
+  function remember(calls: RpcCall[], answerBody: Buffer): void {
     try {
       const parsed = JSON.parse(answerBody.toString("utf8")) as unknown;
       const answers = (Array.isArray(parsed) ? parsed : [parsed]) as Array<{ id?: unknown; result?: unknown; error?: unknown }>;
       for (const call of calls) {
         const answer = calls.length === 1 ? answers[0] : answers.find((a) => a.id === call.id);
-        if (answer && answer.error === undefined) cache.put(call, answer.result);
+        if (!answer || answer.error !== undefined) continue;
+        note(call, answer.result);
+        options.cache?.put(call, answer.result);
       }
     } catch {
       /* not JSON: nothing to keep */
@@ -93,6 +121,7 @@ export async function startRpcForwarder(upstreamUrl: string, options: { timeoutM
   const { port } = server.address() as { port: number };
   return {
     url: `http://127.0.0.1:${port}/`,
+    reads,
     close: async () => {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -74,7 +74,8 @@ export interface DevStackOptions {
   persist?: boolean;
   /**
    * Start from a repro bundle (stack.save): the same chain, manifest and operations, in a fresh state
-   * dir. Local mode only; a bundle of another format version, or a damaged one, is refused (BundleError).
+   * dir. A fork stack's bundle loads as a local chain holding the forked state it touched (no upstream
+   * needed). Without forkUrl or pool; a bundle of another format version, or a damaged one, is refused (BundleError).
    */
   load?: string;
   /** Relayer behaviour (confirmations, fee cap, timings); defaults suit a dev chain. */
@@ -137,7 +138,7 @@ export interface DevStack {
    * custom error and where it came from), or, for one never mined, its call replayed at the latest block.
    */
   trace(operationId: string): Promise<Trace>;
-  /** Writes a repro bundle of this (local) stack to `file`: chain, manifest and operations; no key or credential. */
+  /** Writes a repro bundle of this stack to `file`: chain (a fork's touched state included), manifest and operations; no key or credential. */
   save(file: string): Promise<{ bytes: number }>;
   /** The fixture action routes: set a price, fill an async reservation (or don't), let a deadline pass. */
   actions: ActionControls;
@@ -220,11 +221,12 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     const owner = await currentOwner();
     await writeProcessRecord(stateDir, { owner, anvil: null });
     cleanups.push(() => rm(processRecordPath(stateDir), { force: true }));
+    let loadedFork = false;
     const resume = options.load
       ? await timed(progress, "unpack bundle", async () => {
-          if (options.forkUrl !== undefined || options.pool !== undefined) throw new BundleError("a bundle holds a local stack: load it without a fork URL or a pinned Pool");
+          if (options.forkUrl !== undefined || options.pool !== undefined) throw new BundleError("a bundle holds its whole chain (a fork's too): load it without a fork URL or a pinned Pool");
           if ((await exists(manifestPath)) || (await exists(chainStateFile))) throw new BundleError(`${stateDir} already holds a stack: load a bundle into an empty state dir`);
-          await unpackBundle(options.load as string, { chainState: chainStateFile, manifest: manifestPath, store: storePath });
+          loadedFork = (await unpackBundle(options.load as string, { chainState: chainStateFile, manifest: manifestPath, store: storePath })).mode === "fork";
           return true;
         })
       : await decideStart({ stateDir, persist: options.persist === true, manifestPath, chainStateFile, store: options.store === undefined ? storePath : undefined });
@@ -303,6 +305,9 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
           );
 
     const manifest = await timed(progress, resume ? "check manifest" : "write manifest", async () => {
+      // A fork's bundle holds the state it touched, not the upstream's logs a manifest is described from:
+      // its manifest stands as saved, once the chain was checked to hold its Pool (resumeDeployment).
+      if (loadedFork) return parseManifest(await readFile(manifestPath));
       const config = await describeDeployment({ client, pool, deploymentBlock, fixtures, circuit, relayer: relayer.address });
       const bytes = manifestBytes(config);
       if (resume) {
@@ -321,6 +326,8 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     // The runtime reaches anvil through the fault proxy; wallets, clients and the controls reach it directly.
     const faults = await startRpcFaultProxy({ anvilUrl: chain.rpcUrl, pool: manifest.poolAddress as Address, verifier: manifest.queue.proof.verifier.address as Address });
     cleanups.push(() => faults.close());
+    // What a fork bundle carries besides anvil's dump: the upstream state and blocks anvil read.
+    const forkCapture = fork && forwarder ? { blockNumber: Number(fork.blockNumber), blockHash: fork.blockHash, reads: forwarder.reads } : null;
     const runtimeLog = new RecentLines();
     const app: FastifyInstance = await timed(progress, "start queue runtime", async () => {
       const runtime = await buildQueueRuntime({
@@ -344,7 +351,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
         relayer: relayer.address,
         control: relayControl(runtime),
         faults,
-        bundle: () => bundleBytes({ rpcUrl: chain.rpcUrl, manifestPath, control: relayControl(runtime), mode: fork ? "fork" : "local" }),
+        bundle: () => bundleBytes({ rpcUrl: chain.rpcUrl, manifestPath, control: relayControl(runtime), fork: forkCapture }),
       });
       await runtime.listen({ host, port: options.queuePort ?? 0 });
       return runtime;
@@ -411,7 +418,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
             : { call: { from: relayer.address, to: manifest.poolAddress as Address, data: transactCalldata(op.request), gas: 6_000_000n } }),
         });
       },
-      save: (file) => saveBundle({ file, rpcUrl: chain.rpcUrl, manifestPath, control: relayControl(app), mode: fork ? "fork" : "local" }),
+      save: (file) => saveBundle({ file, rpcUrl: chain.rpcUrl, manifestPath, control: relayControl(app), fork: forkCapture }),
       faults: {
         rpcUrl: faults.url,
         rpc: (fault) => faults.set(fault),

@@ -8,6 +8,9 @@ import { ForkUpstreamError, PinError, startDevStack, type DevStack } from "../ha
 import { anvilBinaryPath } from "../harness/anvil-binary.ts";
 import { anvilsWith } from "./support/processes.ts";
 import { hex, rpc } from "./support/rpc.ts";
+import { poolFixture } from "./support/pool.ts";
+import { createChainClient } from "../src/chain/client.ts";
+import { closeProvers, createAccountKeys, createQueueClient, poolAbi, recipientOf, reviewedFrom } from "../harness/client/index.ts";
 
 // A local stack plays Sepolia: an anvil with chain id 11155111 holding a deployed Pool. Nothing here
 // touches a public RPC.
@@ -125,6 +128,51 @@ describe("pin mode", () => {
       expect(Number(await rpc<string>(pinned.rpcUrl, "eth_blockNumber"))).toBe(pinned.info.fork?.blockNumber);
     } finally {
       await pinned.stop();
+    }
+  });
+
+  it("a fork stack's bundle loads without the upstream: the forked state it touched, the fork block's hash, the same Pool; a relay in flight resumes", async () => {
+    const forkCacheDir = await mkdtemp(path.join(tmpdir(), "devstack-fork-cache-"));
+    const pinned = await startDevStack({ forkUrl: upstream.rpcUrl, pool: upstream.manifest.poolAddress, forkCacheDir });
+    const file = path.join(forkCacheDir, "fork.qdbundle");
+    let saved: { manifest: string; head: { number: Hex; hash: Hex }; forkBlock: number; root: bigint; opId: string };
+    try {
+      const pool = await poolFixture(pinned);
+      const queue = createQueueClient({ baseUrl: pinned.queueUrl, reviewed: reviewedFrom(pinned.manifest) });
+      const config = await queue.beforePrepare();
+      const keys = createAccountKeys();
+      const fee = BigInt(config.relayFees.fees[0]?.send ?? "0");
+      const { state, input } = await pool.fundedNote(2, keys, pool.usdc("5"));
+      const { transaction } = await pool.prove({ tree: state.tree, keys, inputs: [input], outputs: [{ amount: pool.usdc("5") - fee, to: recipientOf(createAccountKeys()) }], fee, relayer: pinned.relayer.address });
+      // In flight when saved: accepted and broadcast (its checks read all it needs from the upstream), not mined.
+      await rpc(pinned.rpcUrl, "evm_setAutomine", [false]);
+      const op = await queue.submit("send", config, transaction);
+      for (let i = 0; i < 50 && (await queue.status("send", op.id)).state !== "submitted"; i++) await new Promise((r) => setTimeout(r, 100));
+      await pinned.save(file);
+      saved = {
+        manifest: await readFile(pinned.manifestPath, "utf8"),
+        head: await rpc(pinned.rpcUrl, "eth_getBlockByNumber", ["latest", false]),
+        forkBlock: pinned.info.fork?.blockNumber as number,
+        root: await pool.user(0).public.readContract({ address: pinned.manifest.poolAddress, abi: poolAbi, functionName: "getLastRoot" }),
+        opId: op.id,
+      };
+    } finally {
+      await pinned.stop();
+    }
+    const loaded = await startDevStack({ load: file });
+    try {
+      expect(await readFile(loaded.manifestPath, "utf8")).toBe(saved.manifest);
+      expect(loaded.fork).toBeNull(); // a local chain now: no upstream asked
+      expect((await rpc<{ hash: Hex }>(loaded.rpcUrl, "eth_getBlockByNumber", [saved.head.number, false])).hash).toBe(saved.head.hash);
+      expect(await blockHash(loaded.rpcUrl, saved.forkBlock)).toBe(await blockHash(upstream.rpcUrl, saved.forkBlock));
+      const queue = createQueueClient({ baseUrl: loaded.queueUrl, reviewed: reviewedFrom(loaded.manifest) });
+      // The Pool, its verifier and tokens came from the upstream: the relay is mined on them and confirmed.
+      expect((await queue.waitFor("send", saved.opId, { timeoutMs: 30_000 })).state).toBe("confirmed");
+      const root = await createChainClient(loaded.rpcUrl).readContract({ address: loaded.manifest.poolAddress, abi: poolAbi, functionName: "isKnownRoot", args: [saved.root] });
+      expect(root).toBe(true);
+    } finally {
+      await closeProvers();
+      await loaded.stop();
     }
   });
 
