@@ -5,6 +5,7 @@ import { Problem, ProblemError } from "../src/problem.ts";
 import type { RelayControl } from "../src/relay/control.ts";
 import { JsonRpcError, jsonRpc } from "./json-rpc.ts";
 import type { RpcFaultProxy } from "./rpc-faults.ts";
+import type { DeploymentSwitch } from "./deployment-switch.ts";
 
 /** The dev controls' prefix: present in a dev stack only, never in an operator's runtime (src/ has none). */
 export const DEV_PREFIX = "/api/dev";
@@ -17,6 +18,8 @@ interface DevDeps {
   control: RelayControl | null;
   /** The proxy between the runtime and anvil that injects RPC faults. */
   faults: RpcFaultProxy;
+  /** Which deployment the queue URL serves. */
+  deployments: DeploymentSwitch;
   /** The stack's repro bundle, taken now (stack.save's bytes). */
   bundle: () => Promise<Buffer>;
 }
@@ -205,6 +208,22 @@ const faultRoutes: FastifyPluginAsyncZod<DevDeps> = async (app, deps) => {
   });
 };
 
+/** The served configuration changing mid-flight (spec rules 7 and 8), and back. */
+const configRoutes: FastifyPluginAsyncZod<DevDeps> = async (app, deps) => {
+  const Served = z.strictObject({ serving: z.enum(["original", "alternate"]), poolAddress: z.string() });
+  app.post(`${DEV_PREFIX}/config`, {
+    schema: {
+      ...dev(
+        "change the served configuration",
+        "`alternate`: the queue URL serves another deployment (a second copy of the fixtures: a new Pool, tokens and relayer, deployed on first use), as after an operator's redeploy. GET /config answers the new configuration (a new ETag); a request for the old deployment is a 422 deployment_mismatch; an operation the old deployment accepted is still relayed by it, and its status still answered. `original`: back. A snapshot revert or a reset goes back to the original too.",
+      ),
+      body: z.strictObject({ serve: z.enum(["original", "alternate"]) }),
+      response: { 200: Served, default: Problem },
+    },
+    handler: async (request) => deps.deployments.serve(request.body.serve),
+  });
+};
+
 export async function registerDevRoutes(app: FastifyInstance, deps: DevDeps): Promise<void> {
   await app.register(async (dev: FastifyInstance) => {
     // Not for anyone who can reach a non-loopback bind: they see no such routes.
@@ -213,5 +232,6 @@ export async function registerDevRoutes(app: FastifyInstance, deps: DevDeps): Pr
     });
     await dev.register(devRoutes as never, deps);
     await dev.register(faultRoutes as never, deps);
+    await dev.register(configRoutes as never, deps);
   });
 }

@@ -33,6 +33,8 @@ export interface RpcFaultProxy {
   /** Loopback URL the runtime talks to instead of anvil's. */
   url: string;
   set(fault: RpcFaultSpec | null): RpcFaultState;
+  /** Another deployment whose relays revert-next applies to (the alternate one a config switch serves). */
+  addDeployment(pool: Address, verifier: Address): void;
   /** Arms (or disarms) the next relay's revert. */
   revertNextRelay(armed: boolean): RpcFaultState;
   state(): RpcFaultState;
@@ -57,7 +59,8 @@ const FINALIZE_SELECTOR = toFunctionSelector("finalize(bytes32)");
  * to anvil directly, so a fault never stops a control that would end it.
  */
 export async function startRpcFaultProxy(args: { anvilUrl: string; pool: Address; verifier: Address }): Promise<RpcFaultProxy> {
-  const pool = getAddress(args.pool);
+  // Pool -> its verifier, for every deployment the stack serves.
+  const verifiers = new Map<Address, Address>([[getAddress(args.pool), args.verifier]]);
   let fault: (RpcFaultSpec & { endsAt: number | null }) | null = null;
   let revertArmed = false;
   // Wakes requests held by a "timeout" fault when it ends.
@@ -95,27 +98,30 @@ export async function startRpcFaultProxy(args: { anvilUrl: string; pool: Address
     return { status: answer.status, body: Buffer.from(await answer.arrayBuffer()) };
   };
 
-  /** A relay of a proof to the Pool (not a finalize, which has none)? */
-  const isRelay = (calls: RpcCall[]): boolean =>
-    calls.some((call) => {
-      if (call.method !== "eth_sendRawTransaction" || typeof call.params?.[0] !== "string") return false;
+  /** The verifier of the Pool this call relays a proof to (not a finalize, which has none), if it is one. */
+  const relayVerifier = (calls: RpcCall[]): Address | undefined => {
+    for (const call of calls) {
+      if (call.method !== "eth_sendRawTransaction" || typeof call.params?.[0] !== "string") continue;
       try {
         const tx = parseTransaction(call.params[0] as Hex);
-        return tx.to !== undefined && tx.to !== null && getAddress(tx.to) === pool && !!tx.data && !tx.data.startsWith(FINALIZE_SELECTOR);
+        const verifier = tx.to ? verifiers.get(getAddress(tx.to)) : undefined;
+        if (verifier && tx.data && !tx.data.startsWith(FINALIZE_SELECTOR)) return verifier;
       } catch {
-        return false;
+        /* not a transaction anvil would take either */
       }
-    });
+    }
+    return undefined;
+  };
 
   /**
    * The relay is mined in a block whose verifier rejects every proof, then the verifier is put back. The
    * blocks on either side make the rejection part of the chain's history: the runtime's replay of the
    * call at that block, and a trace, see what the transaction saw.
    */
-  async function sendRejected(body: Buffer): Promise<{ status: number; body: Buffer }> {
+  async function sendRejected(body: Buffer, verifier: Address): Promise<{ status: number; body: Buffer }> {
     const rpc = <T>(method: string, params: unknown[] = []) => jsonRpc<T>(args.anvilUrl, method, params);
-    const original = await rpc<Hex>("eth_getCode", [args.verifier, "latest"]);
-    await rpc("anvil_setCode", [args.verifier, REJECTING_VERIFIER]);
+    const original = await rpc<Hex>("eth_getCode", [verifier, "latest"]);
+    await rpc("anvil_setCode", [verifier, REJECTING_VERIFIER]);
     try {
       await rpc("evm_mine");
       const answer = await send(body);
@@ -128,7 +134,7 @@ export async function startRpcFaultProxy(args: { anvilUrl: string; pool: Address
       }
       return answer;
     } finally {
-      await rpc("anvil_setCode", [args.verifier, original]);
+      await rpc("anvil_setCode", [verifier, original]);
       await rpc("evm_mine");
     }
   }
@@ -160,8 +166,9 @@ export async function startRpcFaultProxy(args: { anvilUrl: string; pool: Address
     }
     if (now?.kind === "delay") await sleep(now.delayMs ?? 1000);
     let answer: { status: number; body: Buffer };
-    if (revertArmed && isRelay(calls)) {
-      const done = sendRejected(body);
+    const verifier = revertArmed ? relayVerifier(calls) : undefined;
+    if (verifier) {
+      const done = sendRejected(body, verifier);
       swap = done.then(
         () => undefined,
         () => undefined,
@@ -195,6 +202,9 @@ export async function startRpcFaultProxy(args: { anvilUrl: string; pool: Address
     set(next) {
       setFault(next);
       return state();
+    },
+    addDeployment(pool, verifier) {
+      verifiers.set(getAddress(pool), verifier);
     },
     revertNextRelay(armed) {
       revertArmed = armed;

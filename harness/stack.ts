@@ -36,11 +36,14 @@ import { redactUrl } from "../src/redact.ts";
 import { actionControls, type ActionControls } from "./action-controls.ts";
 import { BundleError, bundleBytes, saveBundle, unpackBundle } from "./bundle.ts";
 import { traceOf, type Trace } from "./trace.ts";
-import { registerDevRoutes } from "./dev-routes.ts";
+import { DEV_PREFIX, registerDevRoutes } from "./dev-routes.ts";
 import { transactCalldata } from "../src/relay/checks.ts";
 import { relayControl } from "../src/relay/control.ts";
 import { StackInfo } from "./stack-info.ts";
 import { startRpcFaultProxy, type RpcFaultSpec, type RpcFaultState } from "./rpc-faults.ts";
+import { deploymentSwitch, type DeploymentSwitch, type ServedDeployment } from "./deployment-switch.ts";
+import { jsonRpc } from "./json-rpc.ts";
+import { mnemonicToAccount, privateKeyToAccount } from "viem/accounts";
 
 export interface DevStackOptions {
   /** Interface for anvil and the queue runtime. Loopback by default. */
@@ -155,8 +158,15 @@ export interface StackFaults {
   /** The next relay broadcast is mined and reverts (the verifier rejects its proof); false disarms. */
   revertNextRelay(armed?: boolean): RpcFaultState;
   state(): RpcFaultState;
-  /** Every fault off (a revert or a reset does this too). */
+  /** RPC faults and revert-next off (a revert or a reset also goes back to the original deployment). */
   clear(): void;
+  /**
+   * Serve another deployment from the queue URL (spec rules 7 and 8: the configuration changes while a
+   * payment is pending), or the original again. The old deployment's runtime keeps settling what it
+   * accepted, and answers status for it.
+   */
+  serve(which: ServedDeployment): Promise<{ serving: ServedDeployment; poolAddress: string }>;
+  serving(): ServedDeployment;
 }
 
 export interface StackDiagnostics {
@@ -175,6 +185,14 @@ export const LOCAL_FORK_CHAIN_NAME = "Sepolia (local queue-devstack fork)";
 /** Dev accounts by anvil index: 0 deploys, 1 relays, the rest are for apps and tests. */
 const DEPLOYER_INDEX = 0;
 const RELAYER_INDEX = 1;
+
+/** anvil's dev mnemonic: its account 10 relays for the alternate deployment (anvil funds 0 to 9). */
+const ANVIL_MNEMONIC = "test test test test test test test test test test test junk";
+function alternateRelayerKey(): Hex {
+  const key = mnemonicToAccount(ANVIL_MNEMONIC, { addressIndex: 10 }).getHdKey().privateKey;
+  if (!key) throw new Error("no key derived for the alternate relayer");
+  return `0x${Buffer.from(key).toString("hex")}`;
+}
 
 /** A state dir whose saved files contradict each other, or a persisted stack started without persist. */
 export class PersistedStateError extends Error {
@@ -329,33 +347,53 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     // What a fork bundle carries besides anvil's dump: the upstream state and blocks anvil read.
     const forkCapture = fork && forwarder ? { blockNumber: Number(fork.blockNumber), blockHash: fork.blockHash, reads: forwarder.reads } : null;
     const runtimeLog = new RecentLines();
+    // The runtime's options but its deployment: the alternate deployment's runtime (a config switch) shares them.
+    const runtimeOptions = {
+      rpcUrl: faults.url,
+      publicRpcUrl: chain.rpcUrl,
+      explorerUrl: fork ? "https://sepolia.etherscan.io" : null,
+      // A wallet shows this name: it must not take the dev chain for the real Sepolia (same chain id).
+      chainName: fork ? LOCAL_FORK_CHAIN_NAME : LOCAL_CHAIN_NAME,
+      corsOrigins: options.corsOrigins ?? ["loopback"],
+      artifactsDir: CIRCUIT_BUILD_DIR,
+      ...(options.relay ? { relay: options.relay } : {}),
+      ...options.runtime,
+      logger: options.logger ?? { level: "info", stream: runtimeLog },
+    } satisfies Omit<QueueRuntimeOptions, "manifest">;
+    let switcher: DeploymentSwitch | null = null;
     const app: FastifyInstance = await timed(progress, "start queue runtime", async () => {
-      const runtime = await buildQueueRuntime({
-        manifest: manifestBytes(manifest),
-        rpcUrl: faults.url,
-        publicRpcUrl: chain.rpcUrl,
-        explorerUrl: fork ? "https://sepolia.etherscan.io" : null,
-        // A wallet shows this name: it must not take the dev chain for the real Sepolia (same chain id).
-        chainName: fork ? LOCAL_FORK_CHAIN_NAME : LOCAL_CHAIN_NAME,
-        corsOrigins: options.corsOrigins ?? ["loopback"],
-        relayerPrivateKey: relayer.privateKey,
-        artifactsDir: CIRCUIT_BUILD_DIR,
-        store: storePath,
-        ...(options.relay ? { relay: options.relay } : {}),
-        ...options.runtime,
-        logger: options.logger ?? { level: "info", stream: runtimeLog },
-      });
+      const runtime = await buildQueueRuntime({ ...runtimeOptions, manifest: manifestBytes(manifest), relayerPrivateKey: relayer.privateKey, store: storePath });
       cleanups.push(() => runtime.close());
+      switcher = deploymentSwitch({
+        original: runtime,
+        devPrefix: DEV_PREFIX,
+        originalConfig: manifest,
+        // A second copy of the fixtures with a relayer of its own (two engines never share a nonce).
+        buildAlternate: async () => {
+          const key = alternateRelayerKey();
+          const alternateRelayer = privateKeyToAccount(key).address;
+          const deployment = await deployFixtures({ client, fixtures, deployerKey: deployer.privateKey, holders: chain.accounts.map((a) => a.address), levels: circuit.levels });
+          await jsonRpc(chain.rpcUrl, "anvil_setBalance", [alternateRelayer, `0x${(10_000n * 10n ** 18n).toString(16)}`]);
+          const config = await describeDeployment({ client, pool: deployment.pool, deploymentBlock: deployment.deploymentBlock, fixtures, circuit, relayer: alternateRelayer });
+          faults.addDeployment(deployment.pool, config.queue.proof.verifier.address as Address);
+          // Its operations live as long as it is served or settling: a store in memory.
+          return { runtime: await buildQueueRuntime({ ...runtimeOptions, manifest: manifestBytes(config), relayerPrivateKey: key, store: ":memory:" }), config };
+        },
+      });
+      const served = switcher;
+      cleanups.push(() => served.discard());
       await registerDevRoutes(runtime, {
         rpcUrl: chain.rpcUrl,
         relayer: relayer.address,
         control: relayControl(runtime),
         faults,
+        deployments: served,
         bundle: () => bundleBytes({ rpcUrl: chain.rpcUrl, manifestPath, control: relayControl(runtime), fork: forkCapture }),
       });
       await runtime.listen({ host, port: options.queuePort ?? 0 });
       return runtime;
     });
+    const deployments = switcher as unknown as DeploymentSwitch;
     const address = app.server.address();
     const queuePort = typeof address === "object" && address !== null ? address.port : 0;
     const queueUrl = `http://${host}:${queuePort}`;
@@ -387,7 +425,9 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     const clean = await snapshots.take();
     const loaded = new Map<(stack: DevStack) => Promise<unknown>, { snapshot: StackSnapshot; value: unknown }>();
     const revert = async (snapshot: StackSnapshot) => {
-      faults.clear(); // a fault belongs to the moment it was switched on
+      // A fault belongs to the moment it was switched on; the alternate deployment may be reverted away.
+      faults.clear();
+      await deployments.discard();
       await snapshots.revert(snapshot);
       for (const [setup, fixture] of loaded) if (!snapshots.has(fixture.snapshot)) loaded.delete(setup);
     };
@@ -425,6 +465,8 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
         revertNextRelay: (armed = true) => faults.revertNextRelay(armed),
         state: () => faults.state(),
         clear: () => faults.clear(),
+        serve: (which) => deployments.serve(which),
+        serving: () => deployments.serving(),
       },
       actions: actionControls({ rpcUrl: chain.rpcUrl, client, config: manifest, deployerKey: deployer.privateKey }),
       snapshot: () => snapshots.take(),

@@ -17,7 +17,8 @@ const USAGE = `Usage: queue-devstack ctl <control> [--state-dir <dir>]
       [--for <ms>]             the fault ends by itself
       [--methods <m1,m2>]      only these JSON-RPC methods misbehave
   revert-next [off]          the next relay is mined and reverts (InvalidProof); off disarms
-  faults                     the faults switched on`;
+  faults                     the faults switched on
+  config alternate|original  serve another deployment from the queue URL (a new Pool), or the original`;
 
 const fail: (message: string, code: 1 | 2) => never = failer("ctl", USAGE);
 
@@ -55,6 +56,7 @@ const request = ((): [string, unknown] => {
   if (control === "rpc" && a === "ok") return ["rpc", { fault: "none" }];
   if (control === "revert-next" && (a === undefined || a === "off")) return ["revert-next", { armed: a !== "off" }];
   if (control === "faults" && a === undefined) return ["faults", null];
+  if (control === "config" && (a === "alternate" || a === "original")) return ["config", { serve: a }];
   fail(control ? `unknown control: ${args.positionals.join(" ")}` : "which control?", 2);
 })();
 

@@ -1,0 +1,79 @@
+import { execa } from "execa";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startDevStack, type DevStack } from "../harness/index.ts";
+import { ConfigMismatchError, closeProvers, createAccountKeys, createQueueClient, PendingOperationError, QueueProblemError, recipientOf, reviewedFrom } from "../harness/client/index.ts";
+import type { DeploymentConfig } from "../src/config/deployment-config.ts";
+import { poolFixture } from "./support/pool.ts";
+import { rpc } from "./support/rpc.ts";
+
+// The served configuration changes while a payment is pending (spec rules 7 and 8), and back: what a
+// client sees, and how it settles the old deployment's operation before preparing another.
+let stack: DevStack;
+let pool: Awaited<ReturnType<typeof poolFixture>>;
+
+beforeAll(async () => {
+  stack = await startDevStack();
+  pool = await poolFixture(stack);
+}, 120_000);
+afterAll(async () => {
+  await closeProvers();
+  await stack?.stop();
+});
+
+const ctl = (...args: string[]) => execa(process.execPath, ["--experimental-strip-types", "--no-warnings", "scripts/dev-stack.ts", "ctl", ...args, "--state-dir", stack.stateDir], { reject: false });
+const served = async () => {
+  const response = await fetch(`${stack.queueUrl}/api/queue/config`);
+  return { etag: response.headers.get("etag"), config: (await response.json()) as DeploymentConfig };
+};
+
+describe("the served configuration changes mid-flight", () => {
+  it("a new Pool is served; the old deployment's pending operation is still answered and settled; the client waits for it, then moves on; and back", async () => {
+    const before = await served();
+    const queue = createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(stack.manifest) });
+    const config = await queue.beforePrepare();
+    const keys = createAccountKeys();
+    const fee = BigInt(config.relayFees.fees[0]?.send ?? "0");
+    const { state, input } = await pool.fundedNote(2, keys, pool.usdc("5"));
+    const { transaction } = await pool.prove({ tree: state.tree, keys, inputs: [input], outputs: [{ amount: pool.usdc("5") - fee, to: recipientOf(createAccountKeys()) }], fee, relayer: stack.relayer.address });
+    expect((await ctl("relayer", "pause")).exitCode).toBe(0); // pending while the configuration changes
+    const op = await queue.submit("send", config, transaction);
+
+    const switched = await ctl("config", "alternate");
+    expect(switched.exitCode).toBe(0);
+    expect(JSON.parse(switched.stdout)).toMatchObject({ serving: "alternate" });
+    const now = await served();
+    expect(now.config.poolAddress).not.toBe(before.config.poolAddress);
+    expect(now.config.relayFees.relayer).not.toBe(before.config.relayFees.relayer);
+    expect(now.etag).not.toBe(before.etag);
+    expect(await rpc(stack.rpcUrl, "eth_getCode", [now.config.poolAddress, "latest"])).not.toBe("0x");
+
+    // The client reviewed the old deployment: it refuses the new configuration (rule 6)...
+    await expect(queue.beforePrepare()).rejects.toThrow(ConfigMismatchError);
+    // ...a request made for the old deployment is refused by the new one...
+    const refused = await queue.submit("send", config, transaction).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(QueueProblemError);
+    expect((refused as QueueProblemError).code).toBe("deployment_mismatch");
+    // ...and the app updated for the new deployment, with the same journal, first settles the old operation (rule 8).
+    const updated = createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(now.config), journal: queue.journal });
+    expect((await updated.status("send", op.id)).deployment.poolAddress).toBe(before.config.poolAddress);
+    await expect(updated.beforePrepare()).rejects.toThrow(PendingOperationError);
+    expect((await ctl("relayer", "resume")).exitCode).toBe(0);
+    expect((await updated.waitFor("send", op.id)).state).toBe("confirmed"); // relayed by the old deployment's runtime
+    expect((await updated.beforePrepare()).poolAddress).toBe(now.config.poolAddress);
+
+    // And back: the original configuration, byte for byte.
+    expect((await ctl("config", "original")).exitCode).toBe(0);
+    const back = await served();
+    expect(back.etag).toBe(before.etag);
+    expect((await queue.beforePrepare()).poolAddress).toBe(before.config.poolAddress);
+    expect(stack.faults.serving()).toBe("original");
+  });
+
+  it("a reset goes back to the original deployment", async () => {
+    await stack.faults.serve("alternate");
+    expect((await served()).config.poolAddress).not.toBe(stack.manifest.poolAddress);
+    await stack.reset();
+    expect((await served()).config.poolAddress).toBe(stack.manifest.poolAddress);
+    expect(stack.faults.serving()).toBe("original");
+  });
+});
