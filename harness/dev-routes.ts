@@ -6,6 +6,7 @@ import type { RelayControl } from "../src/relay/control.ts";
 import { JsonRpcError, jsonRpc } from "./json-rpc.ts";
 import type { RpcFaultProxy } from "./rpc-faults.ts";
 import type { DeploymentSwitch } from "./deployment-switch.ts";
+import type { Trace } from "./trace.ts";
 
 /** The dev controls' prefix: present in a dev stack only, never in an operator's runtime (src/ has none). */
 export const DEV_PREFIX = "/api/dev";
@@ -18,6 +19,8 @@ interface DevDeps {
   control: RelayControl | null;
   /** The proxy between the runtime and anvil that injects RPC faults. */
   faults: RpcFaultProxy;
+  /** An operation's call trace (stack.trace), or undefined for an unknown id. */
+  trace: (operationId: string) => Promise<Trace | undefined>;
   /** Which deployment the queue URL serves. */
   deployments: DeploymentSwitch;
   /** The stack's repro bundle, taken now (stack.save's bytes). */
@@ -120,6 +123,30 @@ const devRoutes: FastifyPluginAsyncZod<DevDeps> = async (app, deps) => {
         await jsonRpc(deps.rpcUrl, "eth_sendRawTransaction", [raw]).catch(() => {});
       }
       return { depth, head: await head(deps.rpcUrl), resent: raws.map((r) => r.hash), mined: await rpc<boolean>(deps.rpcUrl, "anvil_getAutomine") };
+    },
+  });
+
+  app.get(`${DEV_PREFIX}/trace`, {
+    schema: {
+      ...dev(
+        "an operation's call trace",
+        "The call tree of an operation's mined transaction (`debug_traceTransaction`), or, for one never mined, its call replayed at the latest block: every contract named from the manifest, every function from the fixtures' ABIs, each revert's custom error decoded (`error`: `\"InvalidProof()\"`). `queue-devstack trace <id>` prints `text`.",
+      ),
+      querystring: z.strictObject({ id: z.string().min(1).max(100) }),
+      response: {
+        200: z.strictObject({
+          transactionHash: z.string().nullable().meta({ description: "the transaction traced, or null for a call replayed" }),
+          error: z.string().nullable().meta({ description: "the outermost decoded error, if it reverted" }),
+          text: z.string().meta({ description: "the tree as indented lines" }),
+          root: z.unknown().meta({ description: "the call tree: { type, from, to, contract, function, gasUsed, error, calls: [ …the same… ] }" }),
+        }),
+        default: Problem,
+      },
+    },
+    handler: async (request) => {
+      const trace = await deps.trace(request.query.id);
+      if (!trace) throw new ProblemError("operation_not_found", `no operation ${request.query.id}`);
+      return trace;
     },
   });
 

@@ -15,6 +15,8 @@ export const StackInfo = z.strictObject({
   pool: z.enum(["deployed", "pinned"]),
   chainId: z.number(),
   rpcUrl: z.string(),
+  /** The RPC as the runtime sees it: through the fault proxy (dev controls' RPC faults apply). */
+  faultRpcUrl: z.string(),
   queueUrl: z.string(),
   /** Fork point; the URL is stored redacted. */
   fork: z.strictObject({ url: z.string(), blockNumber: z.number(), blockHash: Hex }).nullable(),

@@ -361,6 +361,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       logger: options.logger ?? { level: "info", stream: runtimeLog },
     } satisfies Omit<QueueRuntimeOptions, "manifest">;
     let switcher: DeploymentSwitch | null = null;
+    let traceOperation: (operationId: string) => Promise<Trace | undefined> = async () => undefined;
     const app: FastifyInstance = await timed(progress, "start queue runtime", async () => {
       const runtime = await buildQueueRuntime({ ...runtimeOptions, manifest: manifestBytes(manifest), relayerPrivateKey: relayer.privateKey, store: storePath });
       cleanups.push(() => runtime.close());
@@ -382,12 +383,25 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       });
       const served = switcher;
       cleanups.push(() => served.discard());
+      traceOperation = async (operationId) => {
+        const op = relayControl(runtime)?.operation(operationId);
+        if (!op) return undefined;
+        return traceOf({
+          rpcUrl: chain.rpcUrl,
+          config: manifest,
+          fixtures,
+          ...(op.minedHash
+            ? { transactionHash: op.minedHash }
+            : { call: { from: relayer.address, to: manifest.poolAddress as Address, data: transactCalldata(op.request), gas: 6_000_000n } }),
+        });
+      };
       await registerDevRoutes(runtime, {
         rpcUrl: chain.rpcUrl,
         relayer: relayer.address,
         control: relayControl(runtime),
         faults,
         deployments: served,
+        trace: (operationId) => traceOperation(operationId),
         bundle: () => bundleBytes({ rpcUrl: chain.rpcUrl, manifestPath, control: relayControl(runtime), fork: forkCapture }),
       });
       await runtime.listen({ host, port: options.queuePort ?? 0 });
@@ -405,6 +419,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       pool: options.pool === undefined ? "deployed" : "pinned",
       chainId: manifest.chainId,
       rpcUrl: chain.rpcUrl,
+      faultRpcUrl: faults.url,
       queueUrl,
       fork: fork ? { url: fork.displayUrl, blockNumber: Number(fork.blockNumber), blockHash: fork.blockHash } : null,
       stateDir,
@@ -447,16 +462,9 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       fork,
       leftover,
       async trace(operationId) {
-        const op = relayControl(app)?.operation(operationId);
-        if (!op) throw new Error(`no operation ${operationId} in this stack's store`);
-        return traceOf({
-          rpcUrl: chain.rpcUrl,
-          config: manifest,
-          fixtures,
-          ...(op.minedHash
-            ? { transactionHash: op.minedHash }
-            : { call: { from: relayer.address, to: manifest.poolAddress as Address, data: transactCalldata(op.request), gas: 6_000_000n } }),
-        });
+        const trace = await traceOperation(operationId);
+        if (!trace) throw new Error(`no operation ${operationId} in this stack's store`);
+        return trace;
       },
       save: (file) => saveBundle({ file, rpcUrl: chain.rpcUrl, manifestPath, control: relayControl(app), fork: forkCapture }),
       faults: {

@@ -21,6 +21,10 @@ const USAGE = `Usage: queue-devstack ctl <control> [--state-dir <dir>]
   config alternate|original  serve another deployment from the queue URL (a new Pool), or the original`;
 
 const fail: (message: string, code: 1 | 2) => never = failer("ctl", USAGE);
+if (process.argv.slice(3).some((arg) => arg === "--help" || arg === "-h")) {
+  process.stdout.write(`${USAGE}\n`);
+  process.exit(0);
+}
 
 let args: { positionals: string[]; stateDir: string; for: string | undefined; methods: string | undefined };
 try {

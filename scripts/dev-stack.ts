@@ -16,8 +16,11 @@ Prints the call trace of an operation of the stack running from that state dir, 
        queue-devstack save <file> [--state-dir <dir>]
 Writes a repro bundle of the stack running from that state dir (start it again with --load <file>).
 
-       queue-devstack ctl mine [blocks] | time <seconds> | mining hold|auto | relayer pause|resume|balance <wei>
-Dev controls of the stack running from a state dir (--state-dir, default .devstack).
+       queue-devstack ctl mine [blocks] | time <seconds> | mining hold|auto | reorg [depth] | drop <op id>
+                          | relayer pause|resume|balance <wei> | revert-next [off] | config alternate|original
+                          | rpc fail|timeout|drop-logs|delay <ms>|ok [--for <ms>] [--methods <m1,m2>] | faults
+Dev controls and faults of the stack running from a state dir (--state-dir, default .devstack);
+queue-devstack ctl --help says what each does.
 
 Options:
   --fork-url <url>            fork this Sepolia RPC (prefer env DEVSTACK_FORK_URL: a command line is visible in ps);
@@ -29,7 +32,7 @@ Options:
   --deployment-block <n>      the pinned Pool's deployment block; default: found on the chain
   --state-dir <dir>           where manifest.json, stack.json and the operation store go (default .devstack)
   --persist                   keep the chain in the state dir and resume it next time, also after a crash (local mode)
-  --load <file>               start from a repro bundle (stack.save): the same chain, manifest and operations
+  --load <file>               start from a repro bundle (save; local or fork): the same chain, manifest and operations
                               (into an empty state dir: pass --state-dir when .devstack holds a stack)
   --chain-port <port>         anvil's port (default 8545; 0 = any free port)
   --queue-port <port>         the queue runtime's port (default 8700; 0 = any free port)

@@ -130,7 +130,11 @@ describe("revert the next relay", () => {
     expect(JSON.stringify(op)).toContain("InvalidProof");
     expect(stack.faults.state().revertNextRelay).toBe(false); // used up
     const trace = await stack.trace(op.id);
-    expect(JSON.stringify(trace)).toContain("InvalidProof");
+    expect(trace.error).toBe("InvalidProof()");
+    // Over HTTP too, as the dev route serves it.
+    const served = (await (await fetch(`${stack.queueUrl}/api/dev/trace?id=${op.id}`)).json()) as { error: string; transactionHash: string };
+    expect(served).toMatchObject({ error: "InvalidProof()", transactionHash: op.transactionHash });
+    expect((await fetch(`${stack.queueUrl}/api/dev/trace?id=op_nope`)).status).toBe(404);
     // The notes were not spent: the client may send the same request again.
     expect((await queue.waitFor("send", (await queue.submit("send", config, transaction)).id)).state).toBe("confirmed");
   });
