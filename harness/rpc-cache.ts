@@ -40,6 +40,23 @@ function cacheable(call: Call): boolean {
 
 const keyOf = (call: Call) => JSON.stringify([call.method, call.params ?? []]);
 
+/**
+ * anvil reads an account either whole (eth_getAccountInfo) or in parts (balance, nonce, code), and may
+ * switch between the two from one run to the next: one kept form answers the other.
+ */
+const PARTS = { eth_getBalance: "balance", eth_getTransactionCount: "nonce", eth_getCode: "code" } as const;
+function accountPart(call: Call, entries: Map<string, unknown>): unknown {
+  const [address, block] = call.params ?? [];
+  if (call.method === "eth_getAccountInfo") {
+    const parts = Object.entries(PARTS).map(([method, field]) => [field, entries.get(keyOf({ method, params: [address, block] }))] as const);
+    return parts.every(([, value]) => value !== undefined) ? Object.fromEntries(parts) : undefined;
+  }
+  const field = PARTS[call.method as keyof typeof PARTS];
+  if (!field) return undefined;
+  const info = entries.get(keyOf({ method: "eth_getAccountInfo", params: [address, block] })) as Record<string, unknown> | undefined;
+  return info?.[field];
+}
+
 export interface RpcCache {
   file: string;
   /** The cached answer of a call, if any. */
@@ -76,7 +93,7 @@ export async function openRpcCache(dir: string, displayUrl: string): Promise<Rpc
   return {
     file,
     isCacheable: cacheable,
-    get: (call) => (cacheable(call) ? entries.get(keyOf(call)) : undefined),
+    get: (call) => (cacheable(call) ? (entries.get(keyOf(call)) ?? accountPart(call, entries)) : undefined),
     put(call, result) {
       if (!cacheable(call) || result === null || result === undefined) return;
       entries.set(keyOf(call), result);

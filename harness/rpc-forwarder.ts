@@ -78,9 +78,14 @@ export async function startRpcForwarder(upstreamUrl: string, options: { timeoutM
       res.writeHead(answer.status, { "content-type": answer.headers.get("content-type") ?? "application/json" }).end(answerBody);
     } catch {
       // The upstream is unreachable: immutable answers it gave before still hold (a replay without the network).
-      if (cache && calls && calls.length > 0 && calls.every((call) => cache.get(call) !== undefined)) {
-        const answers = calls.map((call) => ({ jsonrpc: "2.0", id: call.id ?? null, result: cache.get(call) }));
-        calls.forEach((call, i) => note(call, answers[i]?.result));
+      // A batch is answered call by call: what was kept, and an error for each call that was not.
+      if (cache && calls && calls.length > 0 && (batch || cache.get(calls[0] as RpcCall) !== undefined)) {
+        const answers = calls.map((call) => {
+          const result = cache.get(call);
+          if (result === undefined) return { jsonrpc: "2.0", id: call.id ?? null, error: { code: -32603, message: "the fork upstream did not answer" } };
+          note(call, result);
+          return { jsonrpc: "2.0", id: call.id ?? null, result };
+        });
         res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(batch ? answers : answers[0]));
         return;
       }
