@@ -89,7 +89,7 @@ export interface DevStackOptions {
    */
   corsOrigins?: readonly string[];
   /** The runtime's timeouts (see the README's Timeouts); defaults as buildQueueRuntime's. */
-  runtime?: Pick<QueueRuntimeOptions, "chainTimeoutMs" | "requestTimeoutMs" | "headersTimeoutMs" | "quotes">;
+  runtime?: Pick<QueueRuntimeOptions, "chainTimeoutMs" | "requestTimeoutMs" | "headersTimeoutMs" | "quotes" | "rateLimit">;
   /** The operation store: default `<stateDir>/queue.sqlite` (durable); ":memory:" for tests that want it. */
   store?: string;
   /**
@@ -356,6 +356,8 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       chainName: fork ? LOCAL_FORK_CHAIN_NAME : LOCAL_CHAIN_NAME,
       corsOrigins: options.corsOrigins ?? ["loopback"],
       artifactsDir: CIRCUIT_BUILD_DIR,
+      // No rate limit unless asked: a test suite must never trip it.
+      rateLimit: false,
       ...(options.relay ? { relay: options.relay } : {}),
       ...options.runtime,
       logger: options.logger ?? { level: "info", stream: runtimeLog },

@@ -163,6 +163,10 @@ function startFailure(error: Error & { code?: string }, forkUrl: string | undefi
   }
   return `${error.name}: ${redactText(error.message, forkUrl)}`;
 }
+if (!/^(127\.\d+\.\d+\.\d+|::1|localhost)$/.test(values.host)) {
+  // anvil's dev keys are public: anyone who reaches this chain can spend from the dev accounts.
+  process.stderr.write(`queue-devstack: WARNING: --host ${values.host} makes anvil and the queue reachable from other machines; both serve dev accounts whose keys are public\n`);
+}
 try {
   stack = await startDevStack({
     host: values.host,

@@ -3,7 +3,12 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import type { Hex } from "viem";
 import { redactText } from "./redact.ts";
-import { buildQueueRuntime } from "./server.ts";
+import { buildQueueRuntime, type RateLimit } from "./server.ts";
+
+/** 127.0.0.0/8, ::1 and localhost: what a default bind may be without --expose. */
+function isLoopback(host: string): boolean {
+  return host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
 
 // The queue runtime on its own, as an operator runs it: a manifest, an RPC URL and a relayer key.
 // Secrets come from the environment only (a command line is visible to every local user in `ps`).
@@ -11,7 +16,8 @@ const HELP = `Usage: node --experimental-strip-types src/main.ts --manifest <fil
 
   --manifest <file>          the deployment manifest (served verbatim by GET /api/queue/config)
   --artifacts <dir>          folder with the proof files the manifest lists (default: the manifest's folder)
-  --host <ip>                interface to bind (default 127.0.0.1)
+  --host <ip>                interface to bind (default 127.0.0.1; any other needs --expose)
+  --expose                   allow a non-loopback --host (a warning is printed: put TLS and a proxy in front)
   --port <port>              port (default 8700)
   --public-rpc-url <url>     RPC URL served to wallets and clients (default: QUEUE_RPC_URL without credentials)
   --explorer-url <url>       block explorer served by /networks (default: none)
@@ -25,6 +31,10 @@ const HELP = `Usage: node --experimental-strip-types src/main.ts --manifest <fil
   --rpc-timeout-ms <ms>      timeout of each of the relay engine's own chain calls (default 10000)
   --request-timeout-ms <ms>  a request not received in full within this is a 408 (default 30000)
   --headers-timeout-ms <ms>  headers not received within this are a 408 (default 10000)
+  --rate-limit <n>/<s>|off   per client, at most n relays, quotes and finalizes per s seconds: 429 rate_limited
+                             (default 60/60)
+  --log-level <level>        fatal, error, warn, info (default), debug, trace or silent; JSON lines (pino) on stdout,
+                             each with the request id (reqId) or the operation id (operation)
 
 Environment:
   QUEUE_RPC_URL              the chain RPC the runtime uses (required; may carry credentials, never served or logged)
@@ -48,6 +58,9 @@ const { values } = parseArgs({
     "rpc-timeout-ms": { type: "string" },
     "request-timeout-ms": { type: "string" },
     "headers-timeout-ms": { type: "string" },
+    "rate-limit": { type: "string" },
+    "log-level": { type: "string", default: "info" },
+    expose: { type: "boolean", default: false },
     help: { type: "boolean", short: "h", default: false },
   },
 });
@@ -61,6 +74,24 @@ if (!rpcUrl) {
   process.exit(1);
 }
 const relayerKey = process.env.QUEUE_RELAYER_KEY as Hex | undefined;
+const usage = (message: string): never => {
+  process.stderr.write(`queue-runtime: ${message}\n`);
+  process.exit(2);
+};
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+if (!LOG_LEVELS.includes(values["log-level"])) usage(`--log-level must be one of ${LOG_LEVELS.join(", ")}`);
+const rateLimit = ((): RateLimit | false | undefined => {
+  const raw = values["rate-limit"];
+  if (raw === undefined) return undefined;
+  if (raw === "off") return false;
+  const match = /^([1-9][0-9]{0,6})\/([1-9][0-9]{0,5})$/.exec(raw);
+  if (!match) return usage("--rate-limit takes <requests>/<seconds> (60/60), or off");
+  return { max: Number(match[1]), timeWindowMs: Number(match[2]) * 1000 };
+})();
+if (!isLoopback(values.host)) {
+  if (!values.expose) usage(`--host ${values.host} is not a loopback address: pass --expose to bind it`);
+  process.stderr.write(`queue-runtime: WARNING: listening on ${values.host}, reachable from other machines; this runtime relays with a funded key: put TLS, and limits of your own, in front\n`);
+}
 
 try {
   const app = await buildQueueRuntime({
@@ -82,7 +113,8 @@ try {
     ...(values["chain-timeout-ms"] ? { chainTimeoutMs: Number(values["chain-timeout-ms"]) } : {}),
     ...(values["request-timeout-ms"] ? { requestTimeoutMs: Number(values["request-timeout-ms"]) } : {}),
     ...(values["headers-timeout-ms"] ? { headersTimeoutMs: Number(values["headers-timeout-ms"]) } : {}),
-    logger: { level: "info", redact: ["req.headers.authorization"] },
+    ...(rateLimit === undefined ? {} : { rateLimit }),
+    logger: { level: values["log-level"], redact: ["req.headers.authorization"] },
   });
   const stop = async () => {
     await app.close();

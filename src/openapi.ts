@@ -43,13 +43,24 @@ function problemDescription(status: string): string {
     : "An error, as problem details (RFC 9457); `code` says which (the codes are listed in the API description)";
 }
 
+/** "GET /api/queue/send-status" -> "getSendStatus": stable names for generated clients. */
+function operationIdOf(method: string | string[], url: string): string {
+  const words = url
+    .replace(/^\/api\/queue\//, "/")
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean);
+  const verb = (Array.isArray(method) ? method[0] : method)?.toLowerCase() ?? "get";
+  return verb + words.map((w) => w[0]?.toUpperCase() + w.slice(1)).join("");
+}
+
 /**
  * Before fastify-type-provider-zod turns the zod schemas into JSON Schema, give every response an
  * explicit media type and a description: a response declared as `Problem` is documented as
  * application/problem+json (what sendProblem sends), others as application/json with the schema's own
  * description. Only the document changes; the routes' serializers still see their zod schemas.
  */
-const transform: SwaggerTransform = (document) => {
+const transform: SwaggerTransform = (withoutId) => {
+  const document = { ...withoutId, schema: { operationId: operationIdOf(withoutId.route.method, withoutId.url), ...withoutId.schema } } as typeof withoutId;
   const response = document.schema?.response as Record<string, unknown> | undefined;
   if (response === undefined || document.schema.hide) return jsonSchemaTransform(document as never);
   const responses: Record<string, unknown> = {};
@@ -105,7 +116,11 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
   await app.register(fastifySwagger, {
     openapi: {
       openapi: "3.1.0",
-      info: { title: "queue runtime", version: QUEUE_API_VERSION, description: DESCRIPTION },
+      info: { title: "queue runtime", version: QUEUE_API_VERSION, description: DESCRIPTION, license: { name: "MIT", identifier: "MIT" } },
+      // Relative: the runtime that serves this document.
+      servers: [{ url: "/", description: "this queue runtime" }],
+      // No route needs credentials (spec §5): stated, not left out.
+      security: [],
     },
     transform,
     transformObject,
@@ -119,5 +134,8 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
     routePrefix: OPENAPI_PATHS.docs,
     theme: { title: "queue runtime API" },
     uiConfig: { deepLinking: true, defaultModelsExpandDepth: 0 },
+    // The page's own CSP (hashes of its inline code) replaces the API's strict one, for it alone.
+    staticCSP: true,
+    transformStaticCSP: (header: string) => header,
   });
 }

@@ -13,3 +13,8 @@ export const QUEUE_PATHS = {
   finalize: `${API_PREFIX}/finalize`,
   artifacts: `${API_PREFIX}/artifacts`,
 } as const;
+
+/** Readiness, for load balancers and supervisors (our design: the spec shows none). */
+export const HEALTH_PATH = `${API_PREFIX}/health`;
+/** Prometheus metrics, text exposition format (outside the API prefix, where scrapers look). */
+export const METRICS_PATH = "/metrics";

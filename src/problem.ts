@@ -13,6 +13,7 @@ export const PROBLEM_STATUS = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   headers_too_large: 431,
+  rate_limited: 429,
   unknown_root: 409,
   nullifier_spent: 409,
   nullifier_in_flight: 409,
@@ -41,6 +42,7 @@ export const PROBLEM_STATUS = {
   relayer_unfunded: 503,
   gas_price_too_high: 503,
   queue_full: 503,
+  not_ready: 503,
   shutting_down: 503,
 } as const;
 
@@ -73,6 +75,7 @@ const TITLES: Record<ProblemCode, string> = {
   payload_too_large: "Payload too large",
   unsupported_media_type: "Unsupported media type",
   headers_too_large: "Request headers too large",
+  rate_limited: "Too many requests",
   unknown_root: "Unknown Merkle root",
   nullifier_spent: "Nullifier already spent",
   nullifier_in_flight: "Nullifier held by a live operation",
@@ -101,6 +104,7 @@ const TITLES: Record<ProblemCode, string> = {
   relayer_unfunded: "Relayer out of funds",
   gas_price_too_high: "Gas price above the relayer's cap",
   queue_full: "Queue full",
+  not_ready: "Not ready",
   shutting_down: "Shutting down",
 };
 

@@ -17,6 +17,9 @@ import { assetsRoutes } from "./routes/assets.ts";
 import { configRoutes } from "./routes/config.ts";
 import { networksRoutes } from "./routes/networks.ts";
 import { relayRoutes } from "./routes/relay.ts";
+import { healthRoutes } from "./routes/health.ts";
+import { createMetrics, registerMetrics } from "./metrics.ts";
+import { DEFAULT_RATE_LIMIT, registerProtection, type RateLimit } from "./protection.ts";
 import { statusRoutes } from "./routes/status.ts";
 import { attachRelayControl } from "./relay/control.ts";
 import { DEFAULT_QUOTE_SETTINGS, Quoter, type QuoteSettings } from "./actions/quoter.ts";
@@ -51,6 +54,11 @@ export interface QueueRuntimeOptions {
   relay?: Partial<RelaySettings>;
   /** Quote validity, settle window and slippage of external actions (defaults: 120 s, 600 s, 50 bps). */
   quotes?: Partial<QuoteSettings>;
+  /**
+   * Per-client limit on relays, quotes and finalizes (429 rate_limited); default 60 a minute; false: none
+   * (a dev stack's default, so a test suite never trips it).
+   */
+  rateLimit?: RateLimit | false;
   /** Skip checking the manifest against the chain at start (only for tests of the check itself). */
   skipDeploymentCheck?: boolean;
   logger?: FastifyServerOptions["logger"];
@@ -69,6 +77,7 @@ export interface QueueRuntimeOptions {
 }
 
 export { CorsOriginError, type CorsOrigins } from "./cors.ts";
+export { DEFAULT_RATE_LIMIT, type RateLimit } from "./protection.ts";
 export { relayControl, type RelayControl } from "./relay/control.ts";
 
 export const DEFAULT_CHAIN_TIMEOUT_MS = 3_000;
@@ -150,6 +159,7 @@ export async function buildQueueRuntime(options: QueueRuntimeOptions): Promise<F
   }).withTypeProvider<ZodTypeProvider>();
   // Only JSON bodies: a text/plain body is a 415, not a string that fails the schema.
   app.removeContentTypeParser("text/plain");
+  const metrics = createMetrics(() => context.relayer?.store ?? null);
   if (account) {
     const store = new SqliteOperationStore(options.store ?? ":memory:");
     try {
@@ -158,7 +168,7 @@ export async function buildQueueRuntime(options: QueueRuntimeOptions): Promise<F
       store.close();
       throw error;
     }
-    const relayer = new Relayer({ store, chain, engineChain, account, config, settings, log: app.log, chainTimeoutMs });
+    const relayer = new Relayer({ store, chain, engineChain, account, config, settings, log: app.log, chainTimeoutMs, events: metrics.engine });
     context.relayer = relayer;
     context.quoter = new Quoter({ config, chain, account, store, settings: { ...DEFAULT_QUOTE_SETTINGS, ...options.quotes }, chainTimeoutMs });
     attachRelayControl(app, relayer);
@@ -183,9 +193,12 @@ export async function buildQueueRuntime(options: QueueRuntimeOptions): Promise<F
   installProblemHandlers(app, knownPaths);
   // Before the routes: its onRequest hook puts the CORS headers on every answer, problems included.
   await registerCors(app, options.corsOrigins);
+  await registerProtection(app, options.rateLimit ?? DEFAULT_RATE_LIMIT);
   // Before the route plugins: @fastify/swagger collects routes through onRoute.
   await registerOpenApi(app);
 
+  // Before the route plugins: its onResponse hook counts every route's answers.
+  registerMetrics(app, metrics);
   await app.register(configRoutes, { context });
   await app.register(networksRoutes, { context });
   await app.register(assetsRoutes, { context });
@@ -194,6 +207,7 @@ export async function buildQueueRuntime(options: QueueRuntimeOptions): Promise<F
   await app.register(quoteRoutes, { context });
   await app.register(finalizeRoutes, { context });
   await app.register(statusRoutes, { context });
+  await app.register(healthRoutes, { context });
   return app;
 }
 

@@ -1,7 +1,8 @@
+import { createConfig, lintFromString } from "@redocly/openapi-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startDevStack, type DevStack } from "../harness/index.ts";
 import { DeploymentConfig } from "../src/config/deployment-config.ts";
-import { QUEUE_PATHS } from "../src/paths.ts";
+import { HEALTH_PATH, METRICS_PATH, QUEUE_PATHS } from "../src/paths.ts";
 import { PROBLEM_CONTENT_TYPE, PROBLEM_STATUS } from "../src/problem.ts";
 
 type Json = Record<string, any>;
@@ -27,7 +28,7 @@ const PATH_ITEM_FIELDS = ["$ref", "summary", "description", "servers", "paramete
 /** Every path the runtime serves, in OpenAPI's template syntax; artifacts is a prefix of /{name}. */
 // The spec's routes, and (this document is a dev stack's) the development-only controls.
 const DEV_PATHS = ["/api/dev/mine", "/api/dev/time", "/api/dev/mining", "/api/dev/drop", "/api/dev/reorg", "/api/dev/trace", "/api/dev/bundle", "/api/dev/relayer", "/api/dev/faults", "/api/dev/rpc", "/api/dev/revert-next", "/api/dev/config"];
-const expectedPaths = [...Object.entries(QUEUE_PATHS).map(([key, path]) => (key === "artifacts" ? `${path}/{name}` : path)), ...DEV_PATHS];
+const expectedPaths = [...Object.entries(QUEUE_PATHS).map(([key, path]) => (key === "artifacts" ? `${path}/{name}` : path)), HEALTH_PATH, METRICS_PATH, ...DEV_PATHS];
 
 function operations(): [path: string, method: string, operation: Json][] {
   return Object.entries(doc.paths as Json).flatMap(([path, item]) =>
@@ -184,5 +185,17 @@ describe("GET /api/queue/docs", () => {
     const response = await get("/api/queue/docs/json");
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual(doc);
+  });
+});
+
+describe("the OpenAPI document, linted", () => {
+  it("passes Redocly's recommended rules with no errors", async () => {
+    const config = await createConfig({ extends: ["recommended"] });
+    const problems = await lintFromString({ source: JSON.stringify(doc), absoluteRef: "openapi.json", config });
+    const show = (severity: string) =>
+      problems.filter((p) => p.severity === severity).map((p) => `${p.ruleId}: ${p.message} (${p.location[0]?.pointer ?? ""})`);
+    const warnings = show("warn");
+    if (warnings.length > 0) console.log(`redocly: ${warnings.length} warning(s)\n  ${warnings.slice(0, 20).join("\n  ")}`);
+    expect(show("error")).toEqual([]);
   });
 });

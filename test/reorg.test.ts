@@ -55,6 +55,9 @@ describe("reorg", () => {
     expect(again.transactionHash).toBe(included.transactionHash); // the same transaction
     expect(again.block?.number).toBeGreaterThan(included.block?.number as number);
     expect(again.history.map((h) => h.detail ?? "").some((d) => d.startsWith("reorg:"))).toBe(true);
+    // An operator sees it in the metrics too.
+    const metrics = await (await fetch(`${stack.queueUrl}/metrics`)).text();
+    expect(Number(/^queue_reorgs_seen_total (\d+)/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(1);
     await dev("mine", { blocks: 2 });
     expect((await queue.waitFor("send", included.id)).state).toBe("confirmed");
   });

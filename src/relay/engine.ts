@@ -20,6 +20,13 @@ export interface EngineDeps {
   log: FastifyBaseLogger;
   /** Told every head the watcher reads: status answers count confirmations from it without waiting. */
   head: HeadTracker;
+  /** Told every state change and fee bump (metrics). */
+  events?: EngineEvents;
+}
+
+export interface EngineEvents {
+  transition(op: OperationRecord, from: OperationState): void;
+  feeBump(op: OperationRecord): void;
 }
 
 /**
@@ -37,6 +44,8 @@ export class RelayEngine {
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<void> | undefined;
   private stopped = false;
+  /** When the watcher last finished a tick without error (epoch ms): how far behind the engine is. */
+  private lastTickAt = Date.now();
   /** Paused by `pause()`: nothing is processed, signed, broadcast or watched until `resume()`. */
   private paused = false;
 
@@ -70,9 +79,15 @@ export class RelayEngine {
     this.suspects.clear();
   }
 
+  /** What the health route reports: running, paused or stopped, and ms since the last good watcher tick. */
+  status(): { state: "running" | "paused" | "stopped"; lagMs: number } {
+    return { state: this.stopped ? "stopped" : this.paused ? "paused" : "running", lagMs: this.paused ? 0 : Date.now() - this.lastTickAt };
+  }
+
   resume(): void {
     if (!this.paused || this.stopped) return;
     this.paused = false;
+    this.lastTickAt = Date.now();
     this.schedule(0);
   }
 
@@ -100,6 +115,7 @@ export class RelayEngine {
     if (this.stopped || this.paused) return;
     this.timer = setTimeout(() => {
       this.ticking = this.tick()
+        .then(() => void (this.lastTickAt = Date.now()))
         .catch((error: unknown) => this.deps.log.warn({ err: error }, "relay watcher tick failed"))
         .finally(() => this.schedule());
     }, delay);
@@ -134,7 +150,7 @@ export class RelayEngine {
     const attempt = await this.sign(op, nonce, fees);
     op.attempts.push(attempt);
     this.transition(op, "submitted", `nonce ${nonce}, ${attempt.hash}`, { attempt }); // stored, then broadcast
-    await this.broadcast(attempt);
+    await this.broadcast(attempt, op.id);
   }
 
   private async nextNonce(): Promise<number> {
@@ -167,7 +183,7 @@ export class RelayEngine {
   }
 
   /** Broadcasts stored bytes. Node answers that need no action here are recognised by name. */
-  private async broadcast(attempt: StoredAttempt): Promise<void> {
+  private async broadcast(attempt: StoredAttempt, operation: string): Promise<void> {
     try {
       await this.deps.chain.request({ method: "eth_sendRawTransaction", params: [attempt.raw] });
     } catch (error) {
@@ -184,7 +200,7 @@ export class RelayEngine {
             : /insufficient funds/.test(message)
               ? "insufficient-funds"
               : "other";
-      if (kind !== "already-known") this.deps.log.warn({ hash: attempt.hash, kind }, "broadcast refused");
+      if (kind !== "already-known") this.deps.log.warn({ operation, hash: attempt.hash, kind }, "broadcast refused");
     }
   }
 
@@ -228,7 +244,7 @@ export class RelayEngine {
       this.suspects.delete(op.id);
       const known = (await chain.request({ method: "eth_getTransactionByHash", params: [latest.hash as Hex] })) !== null;
       if (!known) {
-        await this.broadcast(latest); // dropped (restart, reorg, refused while unfunded): the same bytes again
+        await this.broadcast(latest, op.id); // dropped (restart, reorg, refused while unfunded): the same bytes again
       } else if (latest.nonce === minedNonce && Date.now() - Date.parse(latest.createdAt) > settings.stuckAfterMs) {
         // Known to the node and next in line, yet not mined: outbid with a fee bump.
         await this.exclusive(() => this.bump(op.id));
@@ -302,8 +318,9 @@ export class RelayEngine {
     }
     const attempt = await this.sign(op, latest.nonce, fees);
     op.attempts.push(attempt);
+    this.deps.events?.feeBump(op);
     this.transition(op, "submitted", `fee bump: ${attempt.hash} replaces ${latest.hash} (maxFeePerGas ${latest.maxFeePerGas} -> ${attempt.maxFeePerGas})`, { attempt });
-    await this.broadcast(attempt);
+    await this.broadcast(attempt, op.id);
   }
 
   private fail(op: OperationRecord, state: OperationState, reason: FailureReason): void {
@@ -313,10 +330,13 @@ export class RelayEngine {
 
   private transition(op: OperationRecord, state: OperationState, detail?: string, changes?: { attempt?: StoredAttempt; releaseNullifiers?: boolean }): void {
     const at = new Date().toISOString();
+    const from = op.state;
     op.state = state;
     op.updatedAt = at;
     op.history.push(detail === undefined ? { state, at } : { state, at, detail });
     this.deps.store.save(op, changes);
+    this.deps.log.info({ operation: op.id, kind: op.kind, from, state, ...(detail === undefined ? {} : { detail }) }, "operation state");
+    this.deps.events?.transition(op, from);
   }
 }
 

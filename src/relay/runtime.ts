@@ -19,7 +19,7 @@ import {
   simulate,
   type CheckContext,
 } from "./checks.ts";
-import { RelayEngine } from "./engine.ts";
+import { RelayEngine, type EngineEvents } from "./engine.ts";
 import { checkActionQuote } from "../actions/check-action.ts";
 import { ReservationTracker } from "../actions/reservation-tracker.ts";
 import { checkReservation, reservationClaim, type FinalizeRequest } from "../actions/finalize.ts";
@@ -52,6 +52,8 @@ export class Relayer {
     log: FastifyBaseLogger;
     /** A submission's chain checks, as a whole, answer within this (else 503). */
     chainTimeoutMs: number;
+    /** Told every state change and fee bump (metrics). */
+    events?: EngineEvents;
   }) {
     this.store = args.store;
     this.settings = args.settings;
@@ -67,6 +69,7 @@ export class Relayer {
       settings: args.settings,
       log: args.log,
       head: this.head,
+      ...(args.events ? { events: args.events } : {}),
     });
   }
 

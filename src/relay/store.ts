@@ -67,6 +67,8 @@ export interface OperationStore {
   /** Operations accepted at or after this time (ISO 8601), oldest first. */
   createdSince(at: string): OperationRecord[];
   countLive(): number;
+  /** How many operations are in each kind and state (for metrics). */
+  stateCounts(): Array<{ kind: string; state: string; count: number }>;
   /** Highest nonce of any stored attempt. */
   maxNonce(): number | undefined;
   /**
@@ -339,6 +341,10 @@ export class SqliteOperationStore implements OperationStore {
 
   countLive(): number {
     return Number((this.db.prepare(`SELECT COUNT(*) AS n FROM operations WHERE state IN ${LIVE_STATES}`).get() as Row).n);
+  }
+
+  stateCounts(): Array<{ kind: string; state: string; count: number }> {
+    return (this.db.prepare("SELECT kind, state, COUNT(*) AS n FROM operations GROUP BY kind, state").all() as Row[]).map((row) => ({ kind: String(row.kind), state: String(row.state), count: Number(row.n) }));
   }
 
   maxNonce(): number | undefined {

@@ -23,6 +23,8 @@ export const finalizeRoutes: FastifyPluginAsyncZod<{ context: RuntimeContext }> 
       const relayer = context.relayer;
       if (!relayer) throw new ProblemError("not_implemented", "this runtime has no relayer key: it finalizes nothing");
       const op = await relayer.submitFinalize(request.body, request.headers["idempotency-key"]);
+      // This line ties the request's id to the operation's: engine lines carry the operation id.
+      request.log.info({ operation: op.id, state: op.state }, "operation accepted");
       return reply
         .code(202)
         .header("location", `${QUEUE_PATHS.withdrawStatus}?id=${op.id}`)

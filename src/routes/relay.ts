@@ -29,6 +29,8 @@ export const relayRoutes: FastifyPluginAsyncZod<{ context: RuntimeContext }> = a
         if (!relayer) throw new ProblemError("not_implemented", "this runtime has no relayer key: it relays nothing");
         // request → validate (schemas above) → decide → store → response; the engine does the chain.
         const op = await relayer.submit(kind, request.body, request.headers["idempotency-key"]);
+        // This line ties the request's id to the operation's: engine lines carry the operation id.
+        request.log.info({ operation: op.id, state: op.state }, "operation accepted");
         return reply
           .code(202)
           .header("location", `${status}?id=${op.id}`)

@@ -1,0 +1,96 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startDevStack, type DevStack } from "../harness/index.ts";
+import { closeProvers, createAccountKeys, createQueueClient, recipientOf, reviewedFrom, type QueueClient } from "../harness/client/index.ts";
+import { poolFixture } from "./support/pool.ts";
+import { rpc } from "./support/rpc.ts";
+
+// GET /api/queue/health (readiness, and why not) and GET /metrics (Prometheus), seen from outside.
+let stack: DevStack;
+let pool: Awaited<ReturnType<typeof poolFixture>>;
+let queue: QueueClient;
+
+beforeAll(async () => {
+  stack = await startDevStack({ relay: { stuckAfterMs: 400 }, runtime: { chainTimeoutMs: 500 } });
+  pool = await poolFixture(stack);
+  queue = createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(stack.manifest) });
+}, 120_000);
+afterAll(async () => {
+  await closeProvers();
+  await stack?.stop();
+});
+
+const health = async () => {
+  const response = await fetch(`${stack.queueUrl}/api/queue/health`);
+  return { status: response.status, type: response.headers.get("content-type"), body: (await response.json()) as { status?: string; code?: string; checks: Record<string, Record<string, unknown> | null> } };
+};
+const dev = (path: string, body: unknown) => fetch(`${stack.queueUrl}/api/dev/${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+const metric = async (line: RegExp) => {
+  const text = await (await fetch(`${stack.queueUrl}/metrics`)).text();
+  const match = text.split("\n").find((l) => line.test(l));
+  return match === undefined ? null : Number(match.split(" ").at(-1));
+};
+const until = async (check: () => Promise<boolean>) => {
+  for (let i = 0; i < 100 && !(await check()); i++) await new Promise((r) => setTimeout(r, 100));
+};
+
+describe("health", () => {
+  it("ready: the chain answers, the relayer is funded, the queue has room, the engine runs", async () => {
+    const ready = await health();
+    expect(ready.status).toBe(200);
+    expect(ready.body.status).toBe("ready");
+    expect(ready.body.checks.chain).toMatchObject({ reachable: true, head: expect.any(Number) });
+    expect(ready.body.checks.relayer).toMatchObject({ address: stack.relayer.address, ready: true });
+    expect(ready.body.checks.queue).toMatchObject({ depth: 0, capacity: 64 });
+    expect(ready.body.checks.engine).toMatchObject({ state: "running" });
+  });
+
+  it("not ready, and why, while the relayer is paused, unfunded, or the chain is unreachable; ready again by itself", async () => {
+    await dev("relayer", { engine: "paused" });
+    let answer = await health();
+    expect(answer.status).toBe(503);
+    expect(answer.type).toContain("application/problem+json");
+    expect(answer.body.code).toBe("not_ready");
+    expect(answer.body.checks.engine).toMatchObject({ state: "paused" });
+    await dev("relayer", { engine: "running" });
+    expect((await health()).status).toBe(200);
+
+    const balance = await rpc<string>(stack.rpcUrl, "eth_getBalance", [stack.relayer.address, "latest"]);
+    await dev("relayer", { balanceWei: "0" });
+    answer = await health();
+    expect(answer.status).toBe(503);
+    expect(answer.body.checks.relayer).toMatchObject({ ready: false, detail: expect.stringContaining("relayer holds 0 wei") });
+    await dev("relayer", { balanceWei: BigInt(balance).toString() });
+
+    stack.faults.rpc({ kind: "fail", forMs: 1_500 });
+    answer = await health();
+    expect(answer.status).toBe(503);
+    expect(answer.body.checks.chain).toMatchObject({ reachable: false });
+    await until(async () => (await health()).status === 200); // the fault ended by itself
+    expect((await health()).status).toBe(200);
+  });
+});
+
+describe("metrics", () => {
+  it("count requests by route and status, operations by state, time to confirm, and fee bumps", async () => {
+    const config = await queue.beforePrepare();
+    const keys = createAccountKeys();
+    const fee = BigInt(config.relayFees.fees[0]?.send ?? "0");
+    const { state, input } = await pool.fundedNote(2, keys, pool.usdc("5"));
+    const { transaction } = await pool.prove({ tree: state.tree, keys, inputs: [input], outputs: [{ amount: pool.usdc("5") - fee, to: recipientOf(createAccountKeys()) }], fee, relayer: stack.relayer.address });
+    await dev("mining", { mode: "hold" });
+    const op = await queue.submit("send", config, transaction);
+    await until(async () => ((await metric(/^queue_fee_bumps_total /)) ?? 0) >= 1); // stuck past stuckAfterMs: bumped
+    expect(await metric(/^queue_fee_bumps_total /)).toBeGreaterThanOrEqual(1);
+    await dev("mining", { mode: "auto" });
+    expect((await queue.waitFor("send", op.id)).state).toBe("confirmed");
+
+    expect(await metric(/^queue_http_requests_total\{method="POST",route="\/api\/queue\/send-relay",status="202"\}/)).toBe(1);
+    expect(await metric(/^queue_operations\{kind="send",state="confirmed"\}/)).toBe(1);
+    expect(await metric(/^queue_operation_confirm_seconds_count\{kind="send"\}/)).toBe(1);
+    expect(await metric(/^queue_operation_transitions_total\{kind="send",state="submitted"\}/)).toBeGreaterThanOrEqual(1);
+    // Routes are labelled by pattern, never by raw URL: an id does not become a label.
+    await fetch(`${stack.queueUrl}/api/queue/send-status?id=op_nope`);
+    expect(await metric(/^queue_http_requests_total\{method="GET",route="\/api\/queue\/send-status",status="404"\}/)).toBe(1);
+    expect(await metric(/^queue_process_resident_memory_bytes /)).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,83 @@
+import { readFile } from "node:fs/promises";
+import { execa } from "execa";
+import type { FastifyInstance } from "fastify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startDevStack, type DevStack } from "../harness/index.ts";
+import { CIRCUIT_BUILD_DIR } from "../harness/circuit.ts";
+import { buildQueueRuntime } from "../src/server.ts";
+import { RELAYER_KEY } from "./support/chain.ts";
+
+// Exposure: security headers on every answer, a per-client rate limit on mutating routes (an operator's
+// runtime only), and a non-loopback bind that must be asked for.
+let stack: DevStack;
+beforeAll(async () => {
+  stack = await startDevStack();
+}, 120_000);
+afterAll(async () => {
+  await stack?.stop();
+});
+
+const post = (base: string, path: string) => fetch(`${base}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+
+describe("security headers", () => {
+  it("on API answers and problems: a strict CSP, no sniffing, no framing; the docs page has its own CSP and loads", async () => {
+    for (const response of [await fetch(`${stack.queueUrl}/api/queue/config`), await fetch(`${stack.queueUrl}/api/queue/nope`), await post(stack.queueUrl, "/api/queue/send-relay")]) {
+      expect(response.headers.get("content-security-policy")).toContain("default-src 'none'");
+      expect(response.headers.get("x-content-type-options")).toBe("nosniff");
+      expect(response.headers.get("x-frame-options")).toBe("SAMEORIGIN");
+      expect(response.headers.get("referrer-policy")).toBe("no-referrer");
+    }
+    const docs = await fetch(`${stack.queueUrl}/api/queue/docs/`);
+    expect(docs.status).toBe(200);
+    expect(docs.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(docs.headers.get("content-security-policy")).toContain("script-src");
+  });
+});
+
+describe("rate limit", () => {
+  let app: FastifyInstance;
+  let base: string;
+  beforeAll(async () => {
+    app = await buildQueueRuntime({
+      manifest: await readFile(stack.manifestPath), rpcUrl: stack.rpcUrl, relayerPrivateKey: RELAYER_KEY, artifactsDir: CIRCUIT_BUILD_DIR, store: ":memory:",
+      rateLimit: { max: 3, timeWindowMs: 60_000 },
+    });
+    await app.listen({ host: "127.0.0.1", port: 0 });
+    base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  it("an operator's runtime answers 429 rate_limited, with Retry-After, past the limit on mutating routes; reads are never limited", async () => {
+    for (let i = 0; i < 3; i++) expect((await post(base, "/api/queue/send-relay")).status).toBe(400);
+    const limited = await post(base, "/api/queue/withdraw-relay");
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get("content-type")).toContain("application/problem+json");
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(((await limited.json()) as { code: string }).code).toBe("rate_limited");
+    for (let i = 0; i < 10; i++) expect((await fetch(`${base}/api/queue/config`)).status).toBe(200);
+  });
+
+  it("a dev stack has none: a test suite never trips it", async () => {
+    for (let i = 0; i < 70; i++) expect((await post(stack.queueUrl, "/api/queue/quote")).status).toBe(400);
+  });
+});
+
+describe("binding", () => {
+  it("the operator's runtime refuses a non-loopback --host without --expose, and warns with it", async () => {
+    const args = ["--experimental-strip-types", "--no-warnings", "src/main.ts", "--manifest", stack.manifestPath, "--artifacts", CIRCUIT_BUILD_DIR, "--port", "0", "--host", "0.0.0.0"];
+    const refused = await execa(process.execPath, args, { env: { QUEUE_RPC_URL: stack.rpcUrl }, reject: false });
+    expect(refused.exitCode).toBe(2);
+    expect(refused.stderr).toContain("--expose");
+    const exposed = execa(process.execPath, [...args, "--expose", "--store", ":memory:"], { env: { QUEUE_RPC_URL: stack.rpcUrl, QUEUE_RELAYER_KEY: RELAYER_KEY }, reject: false });
+    const warned = await new Promise<string>((resolve) => {
+      let err = "";
+      exposed.stderr?.on("data", (d: Buffer) => ((err += d.toString()), err.includes("WARNING") && resolve(err)));
+      void exposed.then((r) => resolve(r.stderr));
+    });
+    exposed.kill("SIGTERM");
+    await exposed;
+    expect(warned).toContain("WARNING: listening on 0.0.0.0");
+  });
+});
