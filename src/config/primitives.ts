@@ -7,7 +7,9 @@ import { z } from "zod";
  */
 export const Address = z
   .string()
-  .refine((value) => isAddress(value, { strict: true }), { message: "not a 20-byte hex address (or a bad EIP-55 checksum)" })
+  // The pattern is for the OpenAPI document (and its readers); the refinement also checks EIP-55.
+  .regex(/^0x[0-9a-fA-F]{40}$/, { message: "not a 20-byte hex address" })
+  .refine((value) => isAddress(value, { strict: true }), { message: "not a 20-byte hex address (or a bad EIP-55 checksum)", abort: true })
   .meta({ description: "20-byte address, EIP-55 checksummed in responses", example: "0x5FbDB2315678afecb367f032d93F642f64180aa3" });
 
 /** A 32-byte value in lower-case hex (hashes, field elements). */
