@@ -350,6 +350,8 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     // The runtime's options but its deployment: the alternate deployment's runtime (a config switch) shares them.
     const runtimeOptions = {
       rpcUrl: faults.url,
+      // New blocks by subscription, straight from anvil (faults apply to reads, through the proxy).
+      wsRpcUrl: chain.rpcUrl.replace(/^http:/, "ws:"),
       publicRpcUrl: chain.rpcUrl,
       explorerUrl: fork ? "https://sepolia.etherscan.io" : null,
       // A wallet shows this name: it must not take the dev chain for the real Sepolia (same chain id).

@@ -31,6 +31,9 @@ if (!Number.isInteger(N) || N < 1) {
   console.error(`BENCH_RELAYS must be a positive integer, got ${process.env.BENCH_RELAYS}`);
   process.exit(2);
 }
+// Relays one at a time after the burst: the latency of a single operation on an idle queue.
+const SINGLE = Number(process.env.BENCH_SINGLE ?? 8);
+const SINGLE_POLL_MS = 10;
 const GAS = 3_000_000n; // explicit: eth_estimateGas is wrong for snarkjs verifiers
 const POLL_MS = 50;
 const TIMEOUT_MS = 120_000;
@@ -69,7 +72,7 @@ try {
   await chain.waitForTransactionReceipt({ hash: approve });
   let nonce = await chain.getTransactionCount({ address: depositor.account.address, blockTag: "pending" });
   const depositHashes: Hex[] = [];
-  for (let i = 0; i < 2 * N; i++) {
+  for (let i = 0; i < 2 * N + SINGLE; i++) {
     const note: Note = { amount, asset, ownerPublicKey: alice.notePublicKey, blinding: randomFieldElement() };
     depositHashes.push(
       await depositor.wallet.writeContract({
@@ -83,7 +86,7 @@ try {
   }
   const state = await pool.sync();
   const notes = findNotes(alice, state, deployment.domain).filter((n) => !n.spent);
-  if (notes.length !== 2 * N) throw new Error(`expected ${2 * N} deposited notes, found ${notes.length}`);
+  if (notes.length !== 2 * N + SINGLE) throw new Error(`expected ${2 * N + SINGLE} deposited notes, found ${notes.length}`);
 
   const queue = createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(config) });
   const queueConfig = await queue.beforePrepare();
@@ -107,6 +110,8 @@ try {
     queued.push(await prove(notes[2 * i] as (typeof notes)[number], stack.relayer.address));
     baseline.push(await prove(notes[2 * i + 1] as (typeof notes)[number], direct.account.address));
   }
+  const singles: PreparedTransaction[] = [];
+  for (let i = 0; i < SINGLE; i++) singles.push(await prove(notes[2 * N + i] as (typeof notes)[number], stack.relayer.address));
   const proveMs = performance.now() - proveStarted;
   const setupMs = performance.now() - setupStarted;
 
@@ -167,6 +172,16 @@ try {
   const reverted = mined.filter((m) => m.receipt.status !== "success");
   if (reverted.length > 0) throw new Error(`${reverted.length} direct transactions reverted: ${reverted.map((m) => m.receipt.transactionHash).join(", ")}`);
 
+  // 3. One at a time on the idle queue: a single operation's latency, submit to confirmed.
+  const single: number[] = [];
+  for (const tx of singles) {
+    const t0 = performance.now();
+    const accepted = await queue.submit("send", queueConfig, tx);
+    const op = await queue.waitFor("send", accepted.id, { intervalMs: SINGLE_POLL_MS, timeoutMs: TIMEOUT_MS });
+    if (op.state !== "confirmed") throw new QueuePathError(`single operation ${op.id} ended ${op.state}`);
+    single.push(performance.now() - t0);
+  }
+
   const queueTps = N / (queueMs / 1000);
   const directTps = N / (directMs / 1000);
   const qLat = relayed.map((r) => r.latencyMs);
@@ -174,7 +189,7 @@ try {
   const s = DEFAULT_RELAY_SETTINGS;
   const bumps = relayed.reduce((n, r) => n + r.op.transactions.length - 1, 0);
   console.log(
-    `N = ${N} private sends per path, one local stack (automine); setup ${(setupMs / 1000).toFixed(1)} s (${2 * N} deposits, ${2 * N} proofs in ${(proveMs / 1000).toFixed(1)} s)`,
+    `N = ${N} private sends per path, one local stack (automine); setup ${(setupMs / 1000).toFixed(1)} s (${2 * N + SINGLE} deposits, ${2 * N + SINGLE} proofs in ${(proveMs / 1000).toFixed(1)} s)`,
   );
   console.log(
     `relay settings (stack defaults): pollIntervalMs ${s.pollIntervalMs}, requiredConfirmations ${s.requiredConfirmations}, gasLimit ${s.gasLimit}, stuckAfterMs ${s.stuckAfterMs}, maxLiveOperations ${s.maxLiveOperations}; client polls status every ${POLL_MS} ms`,
@@ -184,6 +199,7 @@ try {
   );
   console.log(`direct, one account ${directTps.toFixed(2)} tx/s  (${N} in ${ms(directMs)})  send->receipt p50 ${ms(median(dLat))}, p99 ${ms(percentile(dLat, 99))} (= max)`);
   console.log(`ratio queue / direct throughput: ${(queueTps / directTps).toFixed(2)}x`);
+  if (single.length > 0) console.log(`one at a time (${single.length}, client polls every ${SINGLE_POLL_MS} ms): submit->confirmed p50 ${ms(median(single))}, p99 ${ms(percentile(single, 99))} (= max)`);
 } catch (error) {
   console.error(error instanceof QueuePathError ? `queue path failed: ${error.message}` : error);
   process.exitCode = 1;

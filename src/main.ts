@@ -38,6 +38,8 @@ const HELP = `Usage: node --experimental-strip-types src/main.ts --manifest <fil
 
 Environment:
   QUEUE_RPC_URL              the chain RPC the runtime uses (required; may carry credentials, never served or logged)
+  QUEUE_WS_RPC_URL           the node's WebSocket URL (optional; may carry credentials): new blocks are followed
+                             by subscription besides the poll, so operations are seen mined at once
   QUEUE_RELAYER_KEY          the relayer's private key (0x...); its address must match the manifest's relayFees.relayer
 `;
 
@@ -98,6 +100,7 @@ try {
     manifest: await readFile(values.manifest),
     artifactsDir: values.artifacts ?? path.dirname(values.manifest),
     rpcUrl,
+    ...(process.env.QUEUE_WS_RPC_URL ? { wsRpcUrl: process.env.QUEUE_WS_RPC_URL } : {}),
     publicRpcUrl: values["public-rpc-url"],
     explorerUrl: values["explorer-url"] ?? null,
     ...(values["chain-name"] ? { chainName: values["chain-name"] } : {}),

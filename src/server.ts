@@ -19,6 +19,7 @@ import { networksRoutes } from "./routes/networks.ts";
 import { relayRoutes } from "./routes/relay.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { createMetrics, registerMetrics } from "./metrics.ts";
+import { subscribeNewHeads } from "./chain/new-heads.ts";
 import { DEFAULT_RATE_LIMIT, registerProtection, type RateLimit } from "./protection.ts";
 import { statusRoutes } from "./routes/status.ts";
 import { attachRelayControl } from "./relay/control.ts";
@@ -59,6 +60,11 @@ export interface QueueRuntimeOptions {
    * (a dev stack's default, so a test suite never trips it).
    */
   rateLimit?: RateLimit | false;
+  /**
+   * The node's WebSocket URL (may carry credentials, never served or logged): new blocks are followed by
+   * subscription (eth_subscribe newHeads) besides the relayer's poll, so it sees them at once.
+   */
+  wsRpcUrl?: string;
   /** Skip checking the manifest against the chain at start (only for tests of the check itself). */
   skipDeploymentCheck?: boolean;
   logger?: FastifyServerOptions["logger"];
@@ -172,7 +178,12 @@ export async function buildQueueRuntime(options: QueueRuntimeOptions): Promise<F
     context.relayer = relayer;
     context.quoter = new Quoter({ config, chain, account, store, settings: { ...DEFAULT_QUOTE_SETTINGS, ...options.quotes }, chainTimeoutMs });
     attachRelayControl(app, relayer);
+    // New blocks by subscription, when the node has a WebSocket: the relayer looks at once.
+    const heads = options.wsRpcUrl
+      ? subscribeNewHeads(options.wsRpcUrl, () => relayer.engine.poke(), (error) => app.log.debug({ detail: redactText(error.message, options.wsRpcUrl) }, "newHeads subscription failed; polling meanwhile"))
+      : null;
     app.addHook("onClose", async () => {
+      await heads?.close();
       await relayer.engine.stop();
       store.close();
     });

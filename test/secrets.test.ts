@@ -3,6 +3,7 @@ import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Writable } from "node:stream";
+import { gunzipSync } from "node:zlib";
 import { execa, type ResultPromise } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startDevStack, StackInfo, type DevStack } from "../harness/index.ts";
@@ -73,7 +74,7 @@ async function descendants(root: number): Promise<ProcessInfo[]> {
 }
 
 async function bodies(queueUrl: string): Promise<string> {
-  const urls = ["config", "networks", "assets", "openapi.json", "send-status?id=op_nope", "nope"].map((p) => `${queueUrl}/api/queue/${p}`);
+  const urls = [...["config", "networks", "assets", "openapi.json", "health", "send-status?id=op_nope", "nope"].map((p) => `${queueUrl}/api/queue/${p}`), `${queueUrl}/metrics`, `${queueUrl}/api/dev/faults`];
   const gets = await Promise.all(urls.map(async (u) => (await fetch(u)).text()));
   const post = await (await fetch(`${queueUrl}/api/queue/send-relay`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })).text();
   return [...gets, post].join("\n");
@@ -94,6 +95,12 @@ describe("secrets", () => {
       expect(logs).toContain("incoming request");
       expectNoSecret("runtime log", logs);
       expect(refused).toBe(0); // every request anvil made reached the provider with the credentials
+      // A repro bundle of the fork carries the forked state, never where it came from.
+      const bundle = path.join(stateDir, "..", `${path.basename(stateDir)}.qdbundle`);
+      await fork.save(bundle);
+      const unpacked = JSON.parse(gunzipSync(await readFile(bundle)).toString("utf8")) as { chain: string; store: string };
+      expectNoSecret("repro bundle", `${JSON.stringify(unpacked)}\n${gunzipSync(Buffer.from(unpacked.chain, "base64")).toString("latin1")}\n${gunzipSync(Buffer.from(unpacked.store, "base64")).toString("latin1")}`);
+      await rm(bundle, { force: true });
     } finally {
       await fork.stop();
     }

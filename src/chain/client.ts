@@ -22,5 +22,5 @@ export interface ChainClientTimeouts {
 
 export function createChainClient(rpcUrl: string, { timeoutMs, retryCount }: ChainClientTimeouts = { timeoutMs: 10_000, retryCount: 1 }): PublicClient {
   // cacheTime 0: viem otherwise caches the block number for 4 s, and confirmations would lag by that.
-  return createPublicClient({ chain: sepoliaAt(rpcUrl), cacheTime: 0, pollingInterval: 100, transport: http(rpcUrl, { timeout: timeoutMs, retryCount }) });
+  return createPublicClient({ chain: sepoliaAt(rpcUrl), cacheTime: 0, pollingInterval: 100, transport: http(rpcUrl, { timeout: timeoutMs, retryCount, batch: { wait: 0 } }) });
 }

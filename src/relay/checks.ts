@@ -1,4 +1,4 @@
-import { BaseError, ContractFunctionRevertedError, encodeFunctionData, parseAbi, type Address, type Hex, type PublicClient } from "viem";
+import { BaseError, ContractFunctionRevertedError, encodeFunctionData, type Address, type Hex, type PublicClient } from "viem";
 import type { DeploymentConfig } from "../config/deployment-config.ts";
 import { hashActionExtData, hashExtData, publicAmountOf } from "../chain/ext-data.ts";
 import { poolAbi } from "../chain/pool-abi.ts";
@@ -11,7 +11,6 @@ import type { RelaySettings } from "./settings.ts";
 import type { OperationStore } from "./store.ts";
 import type { FinalizeRequest } from "../actions/finalize.ts";
 
-const verifierAbi = parseAbi(["function verifyProof(uint256[2] a, uint256[2][2] b, uint256[2] c, uint256[9] input) view returns (bool)"]);
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
 /** Everything the checks read. */
@@ -109,25 +108,13 @@ export async function checkRelayerReady({ chain, relayer, settings }: CheckConte
   return fees;
 }
 
-/** Proof, root and nullifiers against the chain (the latter two can go stale and run again before signing). */
-export async function checkProof({ chain, config }: CheckContext, request: RelayRequest): Promise<void> {
-  const [proof, inputs] = toPoolArgs(request);
-  const signals = [
-    inputs.root,
-    inputs.publicAmount,
-    inputs.extDataHash,
-    BigInt(inputs.asset),
-    inputs.domain,
-    ...inputs.inputNullifiers,
-    ...inputs.outputCommitments,
-  ] as const;
-  const valid = await chain.readContract({
-    address: config.queue.proof.verifier.address as Address,
-    abi: verifierAbi,
-    functionName: "verifyProof",
-    args: [proof.a, proof.b, proof.c, signals as unknown as readonly [bigint, bigint, bigint, bigint, bigint, bigint, bigint, bigint, bigint]],
-  });
-  if (!valid) throw new ProblemError("invalid_proof", "the proof does not verify for these public inputs");
+/**
+ * The Pool's simulation runs its verifier: its InvalidProof() revert is the proof's verdict (one pairing
+ * per admission, not two).
+ */
+export function provenOrSimulationError(error: unknown): unknown {
+  const revert = error instanceof ProblemError && error.code === "simulation_failed" ? (error.extensions.revert as { name?: string } | undefined) : undefined;
+  return revert?.name === "InvalidProof" ? new ProblemError("invalid_proof", "the proof does not verify for these public inputs") : error;
 }
 
 export async function checkRootAndNullifiers({ chain, config, spender }: CheckContext, request: RelayRequest): Promise<void> {

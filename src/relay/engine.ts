@@ -24,6 +24,13 @@ export interface EngineDeps {
   events?: EngineEvents;
 }
 
+interface Prepared {
+  ready: PromiseSettledResult<Fees>;
+  fresh: PromiseSettledResult<void>;
+  /** The node's pending transaction count for the relayer. */
+  pending: PromiseSettledResult<number>;
+}
+
 export interface EngineEvents {
   transition(op: OperationRecord, from: OperationState): void;
   feeBump(op: OperationRecord): void;
@@ -46,6 +53,11 @@ export class RelayEngine {
   private stopped = false;
   /** When the watcher last finished a tick without error (epoch ms): how far behind the engine is. */
   private lastTickAt = Date.now();
+  /** A watcher tick is running; a poke meanwhile makes the next one start at once. */
+  private inTick = false;
+  private pokeAgain = false;
+  /** Bumped by pause(): a step prepared before it is dropped (the chain and store may have been reverted). */
+  private generation = 0;
   /** Paused by `pause()`: nothing is processed, signed, broadcast or watched until `resume()`. */
   private paused = false;
 
@@ -72,6 +84,7 @@ export class RelayEngine {
    */
   async pause(): Promise<void> {
     this.paused = true;
+    this.generation++;
     clearTimeout(this.timer);
     await this.ticking;
     await this.writer.catch(() => {});
@@ -95,10 +108,26 @@ export class RelayEngine {
     // While paused, an accepted operation waits in the store: the first tick after resume() finds it.
     if (this.queued.has(id) || this.stopped || this.paused) return;
     this.queued.add(id);
-    void this.exclusive(async () => {
-      this.queued.delete(id);
-      if (!this.paused) await this.process(id);
-    });
+    // The checks run outside the writer, side by side with other operations' steps; only nonce, signing,
+    // persisting and broadcasting are one at a time.
+    const generation = this.generation;
+    void this.prepare(id).catch(() => null).then((prepared) =>
+      this.exclusive(async () => {
+        if (generation !== this.generation) return; // paused meanwhile: the first tick after resume() starts it over
+        this.queued.delete(id);
+        if (!this.paused) await this.process(id, prepared);
+      }),
+    );
+  }
+
+  /** Look again at once (a transaction was just broadcast, a new head arrived) instead of at the next poll. */
+  poke(): void {
+    if (this.stopped || this.paused) return;
+    if (this.inTick) {
+      this.pokeAgain = true;
+      return;
+    }
+    this.schedule(0);
   }
 
   /** Runs one writer step at a time; a failure is logged and does not stop the next. */
@@ -113,17 +142,38 @@ export class RelayEngine {
 
   private schedule(delay = this.deps.settings.pollIntervalMs): void {
     if (this.stopped || this.paused) return;
+    clearTimeout(this.timer);
     this.timer = setTimeout(() => {
+      this.inTick = true;
       this.ticking = this.tick()
         .then(() => void (this.lastTickAt = Date.now()))
         .catch((error: unknown) => this.deps.log.warn({ err: error }, "relay watcher tick failed"))
-        .finally(() => this.schedule());
+        .finally(() => {
+          this.inTick = false;
+          const again = this.pokeAgain;
+          this.pokeAgain = false;
+          this.schedule(again ? 0 : undefined);
+        });
     }, delay);
   }
 
-  // accepted → processing → (stale checks, sign, persist) → submitted → broadcast
-  private async process(id: string): Promise<void> {
-    const { store, checks, settings } = this.deps;
+  /** The re-checks that can go stale and the relayer's readiness, read side by side, before the writer's turn. */
+  private async prepare(id: string): Promise<Prepared | null> {
+    const { store, checks } = this.deps;
+    const op = store.get(id);
+    if (!op || TERMINAL_STATES.has(op.state) || op.attempts.length > 0) return null;
+    const recent = Date.now() - Date.parse(op.createdAt) < this.deps.settings.resimulateAfterMs;
+    const [ready, fresh, pending] = await Promise.allSettled([
+      checkRelayerReady(checks),
+      ("reservationId" in op.request ? checkReservation(checks, op.request) : checkRootAndNullifiers(checks, op.request)).then(() => (recent ? undefined : simulate(checks, op.request))),
+      this.deps.chain.getTransactionCount({ address: this.deps.account.address, blockTag: "pending" }),
+    ]);
+    return { ready, fresh, pending };
+  }
+
+  // accepted → processing → (stale checks, prepared) → (nonce, sign, persist) → submitted → broadcast
+  private async process(id: string, prepared: Prepared | null): Promise<void> {
+    const { store, settings } = this.deps;
     const op = store.get(id);
     if (!op || TERMINAL_STATES.has(op.state) || op.attempts.length > 0) return;
     // Decided here, in the writer, on a fresh read: nothing can be signed for it afterwards.
@@ -131,32 +181,25 @@ export class RelayEngine {
       return this.fail(op, "expired", { code: "expired", detail: `not broadcast within ${settings.maxWaitMs} ms of acceptance` });
     }
     if (op.state === "accepted") this.transition(op, "processing");
-
-    // The re-checks that can go stale, the relayer's readiness and the nonce, read side by side.
-    const [ready, fresh, next] = await Promise.allSettled([
-      checkRelayerReady(checks),
-      ("reservationId" in op.request ? checkReservation(checks, op.request) : checkRootAndNullifiers(checks, op.request)).then(() => simulate(checks, op.request)),
-      this.nextNonce(),
-    ]);
+    if (!prepared) return; // read before it was stored? The next tick prepares it again.
+    const { ready, fresh, pending } = prepared;
     if (fresh.status === "rejected") {
       const error = fresh.reason as unknown;
       if (error instanceof ProblemError && error.code !== "chain_unavailable") return this.fail(op, "rejected", failureOf(error));
       return; // the chain did not answer: try again on the next tick
     }
     // Not ready (unfunded, gas too dear): the watcher re-queues it; past maxWaitMs it expires, nothing sent.
-    if (ready.status === "rejected" || next.status === "rejected") return;
+    if (ready.status === "rejected") return;
     const fees: Fees = ready.value;
-    const nonce = next.value;
+    if (pending.status === "rejected") return; // the chain did not answer: the next tick
+    // The node's count, read beforehand, covers other users of the key; the store covers our own since.
+    const stored = store.maxNonce();
+    const nonce = Math.max(pending.value, stored === undefined ? 0 : stored + 1);
     const attempt = await this.sign(op, nonce, fees);
     op.attempts.push(attempt);
     this.transition(op, "submitted", `nonce ${nonce}, ${attempt.hash}`, { attempt }); // stored, then broadcast
     await this.broadcast(attempt, op.id);
-  }
-
-  private async nextNonce(): Promise<number> {
-    const pending = await this.deps.chain.getTransactionCount({ address: this.deps.account.address, blockTag: "pending" });
-    const stored = this.deps.store.maxNonce();
-    return Math.max(pending, stored === undefined ? 0 : stored + 1);
+    this.poke(); // mined already (automine), or soon: look now rather than at the next poll
   }
 
   private async sign(op: OperationRecord, nonce: number, fees: Fees): Promise<StoredAttempt> {
@@ -212,13 +255,15 @@ export class RelayEngine {
     const readStartedAt = Date.now();
     const [head, minedNonce] = await Promise.all([chain.getBlockNumber(), chain.getTransactionCount({ address: account.address, blockTag: "latest" })]);
     this.deps.head.observe(head, readStartedAt);
+    // Every live operation's receipt, read side by side (one round trip, not one per operation).
+    const receipts = new Map(await Promise.all(live.filter((op) => op.attempts.length > 0).map(async (op) => [op.id, await this.findReceipt(op)] as const)));
     for (const op of live) {
       if (this.stopped || this.paused) return;
       if (op.attempts.length === 0) {
         this.enqueue(op.id); // the writer processes it, or expires it
         continue;
       }
-      const receipt = await this.findReceipt(op);
+      const receipt = receipts.get(op.id);
       if (receipt) {
         await this.onMined(op, receipt, head);
         continue;

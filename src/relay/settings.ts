@@ -18,6 +18,12 @@ export interface RelaySettings {
   feeBumpPercent: number;
   /** An operation not broadcast this long after acceptance expires (nothing was sent). */
   maxWaitMs: number;
+  /**
+   * Before signing, the root, nullifiers and relayer funds are read again; the whole transaction is
+   * simulated again only when the admission's simulation is older than this (a simulation runs the
+   * verifier's pairing: under load, the relay's costliest read).
+   */
+  resimulateAfterMs: number;
   /** Timeout of each of the engine's own chain calls (reads, broadcasts); requests have their own (chainTimeoutMs). */
   rpcTimeoutMs: number;
 }
@@ -31,5 +37,6 @@ export const DEFAULT_RELAY_SETTINGS: RelaySettings = {
   stuckAfterMs: 4_000,
   feeBumpPercent: 25,
   maxWaitMs: 120_000,
+  resimulateAfterMs: 2_000,
   rpcTimeoutMs: 10_000,
 };

@@ -1,0 +1,114 @@
+import path from "node:path";
+import { execa } from "execa";
+import Fastify from "fastify";
+import { closeProvers, createAccountKeys, createQueueClient, recipientOf, reviewedFrom } from "../harness/client/index.ts";
+import { startDevStack } from "../harness/index.ts";
+import { poolFixture } from "../test/support/pool.ts";
+
+// Load on the read routes and a soak of relays, in one run on one local stack:
+// 1. GET /api/queue/config and GET /api/queue/send-status (a confirmed operation) under autocannon (its
+//    own process: 10 connections), side by side with a bare Fastify route serving the same bytes in this
+//    same process, alternating; medians of req/s and p99, and the ratio.
+// 2. A soak: relays one after another for BENCH_SOAK_S seconds (each deposit, proof, submit, confirmed),
+//    the process's memory sampled after a GC every 5 s: the first minute's median against the last's.
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const SOAK_S = Number(process.env.BENCH_SOAK_S ?? 180);
+const gc = (globalThis as { gc?: () => void }).gc;
+if (!gc) {
+  console.error("run with --expose-gc (npm run bench:load does)");
+  process.exit(2);
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
+};
+const AUTOCANNON = path.join(import.meta.dirname, "..", "node_modules", "autocannon", "autocannon.js");
+async function cannon(url: string): Promise<{ rps: number; p99: number; errors: number; non2xx: number }> {
+  const { stdout } = await execa(process.execPath, [AUTOCANNON, "-c", "10", "-d", String(SECONDS), "-j", url]);
+  const result = JSON.parse(stdout) as { requests: { average: number }; latency: { p99: number }; errors: number; non2xx: number };
+  return { rps: result.requests.average, p99: result.latency.p99, errors: result.errors, non2xx: result.non2xx };
+}
+
+const stack = await startDevStack();
+const bare = Fastify();
+try {
+  // One confirmed operation, for the status route.
+  const pool = await poolFixture(stack);
+  const queue = createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(stack.manifest) });
+  const config = await queue.beforePrepare();
+  const fee = BigInt(config.relayFees.fees[0]?.send ?? "0");
+  const relayOnce = async (from: number) => {
+    const keys = createAccountKeys();
+    const { state, input } = await pool.fundedNote(from, keys, pool.usdc("5"));
+    const { transaction } = await pool.prove({ tree: state.tree, keys, inputs: [input], outputs: [{ amount: pool.usdc("5") - fee, to: recipientOf(createAccountKeys()) }], fee, relayer: stack.relayer.address });
+    const op = await queue.waitFor("send", (await queue.submit("send", config, transaction)).id, { intervalMs: 20 });
+    if (op.state !== "confirmed") throw new Error(`relay ${op.id} ended ${op.state}`);
+    return op.id;
+  };
+  const opId = await relayOnce(2);
+
+  // The bare baseline: the same bytes, from a Fastify route with nothing else.
+  const configBytes = Buffer.from(await (await fetch(`${stack.queueUrl}/api/queue/config`)).arrayBuffer());
+  const statusBytes = Buffer.from(await (await fetch(`${stack.queueUrl}/api/queue/send-status?id=${opId}`)).arrayBuffer());
+  bare.get("/config", (_request, reply) => reply.type("application/json; charset=utf-8").send(configBytes));
+  bare.get("/status", (_request, reply) => reply.type("application/json; charset=utf-8").send(statusBytes));
+  await bare.listen({ host: "127.0.0.1", port: 0 });
+  const bareUrl = `http://127.0.0.1:${(bare.server.address() as { port: number }).port}`;
+
+  const targets = {
+    config: { runtime: `${stack.queueUrl}/api/queue/config`, bare: `${bareUrl}/config` },
+    status: { runtime: `${stack.queueUrl}/api/queue/send-status?id=${opId}`, bare: `${bareUrl}/status` },
+  };
+  console.log(`autocannon: 10 connections, ${SECONDS} s per run, ${ROUNDS} rounds alternating runtime and bare Fastify (same process, same bytes)`);
+  for (const [name, urls] of Object.entries(targets)) {
+    const runtime: Array<Awaited<ReturnType<typeof cannon>>> = [];
+    const baseline: Array<Awaited<ReturnType<typeof cannon>>> = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      runtime.push(await cannon(urls.runtime));
+      baseline.push(await cannon(urls.bare));
+    }
+    const failed = [...runtime, ...baseline].reduce((n, r) => n + r.errors + r.non2xx, 0);
+    const rps = median(runtime.map((r) => r.rps));
+    const bareRps = median(baseline.map((r) => r.rps));
+    console.log(
+      `GET ${name.padEnd(6)} runtime ${rps.toFixed(0)} req/s, p99 ${median(runtime.map((r) => r.p99))} ms | bare Fastify ${bareRps.toFixed(0)} req/s, p99 ${median(baseline.map((r) => r.p99))} ms | ratio ${(rps / bareRps).toFixed(2)}x${failed ? ` | ${failed} errors or non-2xx` : ""}`,
+    );
+  }
+
+  // 2. The soak.
+  if (SOAK_S > 0) {
+    const samples: Array<{ at: number; heap: number; rss: number }> = [];
+    const sample = () => {
+      gc();
+      const m = process.memoryUsage();
+      samples.push({ at: performance.now(), heap: m.heapUsed, rss: m.rss });
+    };
+    const started = performance.now();
+    sample();
+    const timer = setInterval(sample, 5_000);
+    let relays = 0;
+    try {
+      while (performance.now() - started < SOAK_S * 1000) {
+        await relayOnce(2 + (relays % 7));
+        relays++;
+      }
+    } finally {
+      clearInterval(timer);
+    }
+    sample();
+    const mb = (x: number) => `${(x / 2 ** 20).toFixed(1)} MB`;
+    const window = (from: number, to: number) => samples.filter((s) => s.at - started >= from * 1000 && s.at - started < to * 1000);
+    const first = window(0, Math.min(60, SOAK_S / 3));
+    const last = window(SOAK_S - Math.min(60, SOAK_S / 3), SOAK_S + 60);
+    console.log(
+      `soak: ${relays} relays in ${((performance.now() - started) / 1000).toFixed(0)} s (each deposited, proved, relayed, confirmed); heap after GC ${mb(median(first.map((s) => s.heap)))} first → ${mb(median(last.map((s) => s.heap)))} last (max ${mb(Math.max(...samples.map((s) => s.heap)))}); RSS ${mb(median(first.map((s) => s.rss)))} → ${mb(median(last.map((s) => s.rss)))}; ${samples.length} samples`,
+    );
+  }
+} finally {
+  await bare.close();
+  await closeProvers();
+  await stack.stop();
+}
