@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { setTimeout as sleep } from "node:timers/promises";
 import { getAddress, parseTransaction, toFunctionSelector, type Address, type Hex } from "viem";
 import { jsonRpc } from "./json-rpc.ts";
+import { listenOnLoopback } from "./loopback-server.ts";
 
 /**
  * What the runtime's RPC does wrong, for a while: fail (HTTP 503), time out (no answer), answer late,
@@ -192,13 +193,9 @@ export async function startRpcFaultProxy(args: { anvilUrl: string; pool: Address
     }),
   );
   server.keepAliveTimeout = 60_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve());
-  });
-  const { port } = server.address() as { port: number };
+  const listening = await listenOnLoopback(server);
   return {
-    url: `http://127.0.0.1:${port}/`,
+    url: listening.url,
     set(next) {
       setFault(next);
       return state();
@@ -217,10 +214,7 @@ export async function startRpcFaultProxy(args: { anvilUrl: string; pool: Address
     },
     close: async () => {
       setFault(null);
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      await listening.close();
     },
   };
 }

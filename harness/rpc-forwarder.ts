@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { RpcCache } from "./rpc-cache.ts";
+import { listenOnLoopback } from "./loopback-server.ts";
 
 interface RpcCall {
   id?: unknown;
@@ -119,19 +120,12 @@ export async function startRpcForwarder(upstreamUrl: string, options: { timeoutM
     }
   }
 
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve());
-  });
-  const { port } = server.address() as { port: number };
+  const listening = await listenOnLoopback(server);
   return {
-    url: `http://127.0.0.1:${port}/`,
+    url: listening.url,
     reads,
     close: async () => {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      await listening.close();
       await options.cache?.flush();
     },
   };

@@ -1,8 +1,9 @@
 import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startDevStack, type DevStack } from "../harness/index.ts";
-import { closeProvers, createAccountKeys, createQueueClient, QueueProblemError, recipientOf, reviewedFrom, type QueueClient } from "../harness/client/index.ts";
+import { closeProvers, createQueueClient, QueueProblemError, reviewedFrom, type QueueClient } from "../harness/client/index.ts";
 import { poolFixture } from "./support/pool.ts";
+import { provenSend as provenSendOf } from "./support/send.ts";
 import { startRuntimeProcess } from "./support/runtime-process.ts";
 import { rpc } from "./support/rpc.ts";
 
@@ -28,13 +29,7 @@ const dev = async (path: string, body: unknown) => {
 const stateOf = async (id: string) => (await queue.status("send", id)).state;
 const settle = () => new Promise((r) => setTimeout(r, 1_000));
 
-async function provenSend(from: number) {
-  const config = await queue.beforePrepare();
-  const keys = createAccountKeys();
-  const fee = BigInt(config.relayFees.fees[0]?.send ?? "0");
-  const { state, input } = await pool.fundedNote(from, keys, pool.usdc("5"));
-  return { config, transaction: (await pool.prove({ tree: state.tree, keys, inputs: [input], outputs: [{ amount: pool.usdc("5") - fee, to: recipientOf(createAccountKeys()) }], fee, relayer: stack.relayer.address })).transaction };
-}
+const provenSend = (from: number) => provenSendOf(stack, pool, queue, from);
 
 describe("dev controls", () => {
   it("mine and time: the head moves by what was asked", async () => {

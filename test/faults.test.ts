@@ -2,9 +2,10 @@ import { execa } from "execa";
 import { parseAbi, type Address } from "viem";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startDevStack, type DevStack } from "../harness/index.ts";
-import { closeProvers, createAccountKeys, createQueueClient, QueueProblemError, recipientOf, reviewedFrom, syncPool, type QueueClient } from "../harness/client/index.ts";
+import { closeProvers, createAccountKeys, createQueueClient, QueueProblemError, reviewedFrom, syncPool, type QueueClient } from "../harness/client/index.ts";
 import { createChainClient } from "../src/chain/client.ts";
 import { poolFixture } from "./support/pool.ts";
+import { provenSend as provenSendOf } from "./support/send.ts";
 
 // Faults between the runtime and anvil (/api/dev/rpc, /api/dev/revert-next): what a client sees.
 let stack: DevStack;
@@ -29,13 +30,7 @@ const dev = async (path: string, body: unknown) => {
 };
 const ctl = (...args: string[]) => execa(process.execPath, ["--experimental-strip-types", "--no-warnings", "scripts/dev-stack.ts", "ctl", ...args, "--state-dir", stack.stateDir], { reject: false });
 
-async function provenSend(from: number) {
-  const config = await queue.beforePrepare();
-  const keys = createAccountKeys();
-  const fee = BigInt(config.relayFees.fees[0]?.send ?? "0");
-  const { state, input } = await pool.fundedNote(from, keys, pool.usdc("5"));
-  return { config, transaction: (await pool.prove({ tree: state.tree, keys, inputs: [input], outputs: [{ amount: pool.usdc("5") - fee, to: recipientOf(createAccountKeys()) }], fee, relayer: stack.relayer.address })).transaction };
-}
+const provenSend = (from: number) => provenSendOf(stack, pool, queue, from);
 const refusal = async (promise: Promise<unknown>) => {
   const error = await promise.then(
     () => null,

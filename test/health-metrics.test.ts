@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startDevStack, type DevStack } from "../harness/index.ts";
-import { closeProvers, createAccountKeys, createQueueClient, recipientOf, reviewedFrom, type QueueClient } from "../harness/client/index.ts";
+import { closeProvers, createQueueClient, reviewedFrom, type QueueClient } from "../harness/client/index.ts";
 import { poolFixture } from "./support/pool.ts";
+import { provenSend } from "./support/send.ts";
 import { rpc } from "./support/rpc.ts";
 
 // GET /api/queue/health (readiness, and why not) and GET /metrics (Prometheus), seen from outside.
@@ -72,11 +73,7 @@ describe("health", () => {
 
 describe("metrics", () => {
   it("count requests by route and status, operations by state, time to confirm, and fee bumps", async () => {
-    const config = await queue.beforePrepare();
-    const keys = createAccountKeys();
-    const fee = BigInt(config.relayFees.fees[0]?.send ?? "0");
-    const { state, input } = await pool.fundedNote(2, keys, pool.usdc("5"));
-    const { transaction } = await pool.prove({ tree: state.tree, keys, inputs: [input], outputs: [{ amount: pool.usdc("5") - fee, to: recipientOf(createAccountKeys()) }], fee, relayer: stack.relayer.address });
+    const { config, transaction } = await provenSend(stack, pool, queue, 2);
     await dev("mining", { mode: "hold" });
     const op = await queue.submit("send", config, transaction);
     await until(async () => ((await metric(/^queue_fee_bumps_total /)) ?? 0) >= 1); // stuck past stuckAfterMs: bumped

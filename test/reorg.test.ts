@@ -1,8 +1,9 @@
 import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startDevStack, type DevStack } from "../harness/index.ts";
-import { closeProvers, createAccountKeys, createQueueClient, recipientOf, reviewedFrom, type QueueClient } from "../harness/client/index.ts";
+import { closeProvers, createQueueClient, reviewedFrom, type QueueClient } from "../harness/client/index.ts";
 import { poolFixture } from "./support/pool.ts";
+import { provenSend } from "./support/send.ts";
 
 // The reorg control (/api/dev/reorg, ctl reorg): an operation's block leaves the chain, and the client
 // sees it go back to submitted or be included again elsewhere. Three confirmations, so it is not final yet.
@@ -34,11 +35,7 @@ const until = async <T>(read: () => Promise<T>, ok: (value: T) => boolean): Prom
 };
 
 async function submittedSend(from: number) {
-  const config = await queue.beforePrepare();
-  const keys = createAccountKeys();
-  const fee = BigInt(config.relayFees.fees[0]?.send ?? "0");
-  const { state, input } = await pool.fundedNote(from, keys, pool.usdc("5"));
-  const { transaction } = await pool.prove({ tree: state.tree, keys, inputs: [input], outputs: [{ amount: pool.usdc("5") - fee, to: recipientOf(createAccountKeys()) }], fee, relayer: stack.relayer.address });
+  const { config, transaction } = await provenSend(stack, pool, queue, from);
   const op = await queue.submit("send", config, transaction);
   return until(() => queue.status("send", op.id), (o) => o.state === "included");
 }
