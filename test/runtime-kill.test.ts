@@ -1,0 +1,93 @@
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import type { ResultPromise } from "execa";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { startDevStack, type DevStack } from "../harness/index.ts";
+import { closeProvers, createQueueClient, reviewedFrom, type QueueClient } from "../harness/client/index.ts";
+import type { Operation } from "../src/relay/operation.ts";
+import { poolFixture } from "./support/pool.ts";
+import { rpc } from "./support/rpc.ts";
+import { startRuntimeProcess } from "./support/runtime-process.ts";
+import { provenSend } from "./support/send.ts";
+
+// The operator's runtime (its own process) SIGKILLed in every non-terminal state, and started again on
+// the same store: every accepted operation reaches a truthful state, none is sent twice, nothing is
+// lost. It reaches the chain through the dev stack's fault proxy, which holds each state in place.
+let stack: DevStack;
+let pool: Awaited<ReturnType<typeof poolFixture>>;
+let store: string;
+let running: { url: string; child: ResultPromise } | null = null;
+
+beforeAll(async () => {
+  stack = await startDevStack();
+  pool = await poolFixture(stack);
+  store = path.join(await mkdtemp(path.join(tmpdir(), "devstack-kill-")), "queue.sqlite");
+}, 120_000);
+afterEach(async () => {
+  await kill();
+  stack.faults.clear();
+});
+afterAll(async () => {
+  await closeProvers();
+  await stack?.stop();
+});
+
+async function start(extra: string[] = []): Promise<QueueClient> {
+  running = await startRuntimeProcess(stack, ["--store", store, "--rate-limit", "off", "--stuck-after-ms", "60000", "--rpc-timeout-ms", "20000", ...extra], { rpcUrl: stack.faults.rpcUrl });
+  return createQueueClient({ baseUrl: running.url, reviewed: reviewedFrom(stack.manifest) });
+}
+async function kill(): Promise<void> {
+  running?.child.kill("SIGKILL");
+  await running?.child.catch(() => {});
+  running = null;
+}
+const until = async (read: () => Promise<Operation>, ok: (op: Operation) => boolean): Promise<Operation> => {
+  for (let i = 0; i < 200; i++) {
+    const op = await read();
+    if (ok(op)) return op;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error("timed out");
+};
+const relayerNonce = async () => Number(await rpc<string>(stack.rpcUrl, "eth_getTransactionCount", [stack.relayer.address, "latest"]));
+
+describe("the operator's runtime SIGKILLed", () => {
+  for (const [state, fault] of [
+    ["accepted", { kind: "timeout", methods: ["eth_getTransactionCount"] }], // its pre-signing reads never answer
+    ["processing", { kind: "fail", methods: ["eth_getTransactionCount"] }], // its nonce cannot be read
+    ["submitted", { kind: "fail", methods: ["eth_sendRawTransaction"] }], // signed and stored, the broadcast refused
+  ] as const) {
+    it(`while ${state}: started again, the operation is confirmed, by one transaction`, async () => {
+      const queue = await start();
+      const { config, transaction } = await provenSend(stack, pool, queue, 2);
+      const nonceBefore = await relayerNonce();
+      stack.faults.rpc(fault);
+      const accepted = await queue.submit("send", config, transaction);
+      const held = await until(() => queue.status("send", accepted.id), (op) => op.state === state);
+      await new Promise((r) => setTimeout(r, 300)); // it stays there
+      expect((await queue.status("send", held.id)).state).toBe(state);
+      await kill();
+      stack.faults.rpc(null);
+
+      const again = await start();
+      const done = await again.waitFor("send", held.id, { timeoutMs: 30_000 });
+      expect(done.state).toBe("confirmed");
+      expect(done.transactions).toHaveLength(1); // the stored bytes (submitted), or one new signature: never two
+      expect(await relayerNonce()).toBe(nonceBefore + 1);
+      if (state === "submitted") expect(done.transactionHash).toBe(held.transactions[0]?.hash); // the stored bytes, broadcast again
+    });
+  }
+
+  it("while included (three confirmations wanted): started again, it counts on and is confirmed", async () => {
+    const queue = await start(["--confirmations", "3"]);
+    const { config, transaction } = await provenSend(stack, pool, queue, 3);
+    const accepted = await queue.submit("send", config, transaction);
+    const included = await until(() => queue.status("send", accepted.id), (op) => op.state === "included");
+    await kill();
+    await rpc(stack.rpcUrl, "anvil_mine", ["0x2"]);
+    const again = await start(["--confirmations", "3"]);
+    const done = await again.waitFor("send", included.id, { timeoutMs: 30_000 });
+    expect(done).toMatchObject({ state: "confirmed", transactionHash: included.transactionHash });
+  });
+});
