@@ -11,9 +11,10 @@ import { rpc } from "./support/rpc.ts";
 import { startRuntimeProcess } from "./support/runtime-process.ts";
 import { provenSend } from "./support/send.ts";
 
-// The operator's runtime (its own process) SIGKILLed in every non-terminal state, and started again on
-// the same store: every accepted operation reaches a truthful state, none is sent twice, nothing is
-// lost. It reaches the chain through the dev stack's fault proxy, which holds each state in place.
+// The operator's runtime (its own process) through faults: SIGKILLed in every non-terminal state and
+// started again on the same store, a long RPC outage, the relayer drained. Every accepted operation
+// reaches a truthful state, none is sent twice, nothing is lost. It reaches the chain through the dev
+// stack's fault proxy, which holds each state in place.
 let stack: DevStack;
 let pool: Awaited<ReturnType<typeof poolFixture>>;
 let store: string;
@@ -22,7 +23,7 @@ let running: { url: string; child: ResultPromise } | null = null;
 beforeAll(async () => {
   stack = await startDevStack();
   pool = await poolFixture(stack);
-  store = path.join(await mkdtemp(path.join(tmpdir(), "devstack-kill-")), "queue.sqlite");
+  store = path.join(await mkdtemp(path.join(tmpdir(), "devstack-runtime-faults-")), "queue.sqlite");
 }, 120_000);
 afterEach(async () => {
   await kill();
@@ -52,13 +53,13 @@ const until = async (read: () => Promise<Operation>, ok: (op: Operation) => bool
 };
 const relayerNonce = async () => Number(await rpc<string>(stack.rpcUrl, "eth_getTransactionCount", [stack.relayer.address, "latest"]));
 
-describe("the operator's runtime SIGKILLed", () => {
+describe("the operator's runtime through faults", () => {
   for (const [state, fault] of [
     ["accepted", { kind: "timeout", methods: ["eth_getTransactionCount"] }], // its pre-signing reads never answer
     ["processing", { kind: "fail", methods: ["eth_getTransactionCount"] }], // its nonce cannot be read
     ["submitted", { kind: "fail", methods: ["eth_sendRawTransaction"] }], // signed and stored, the broadcast refused
   ] as const) {
-    it(`while ${state}: started again, the operation is confirmed, by one transaction`, async () => {
+    it(`SIGKILLed while ${state}: started again, the operation is confirmed, by one transaction`, async () => {
       const queue = await start();
       const { config, transaction } = await provenSend(stack, pool, queue, 2);
       const nonceBefore = await relayerNonce();
@@ -79,7 +80,7 @@ describe("the operator's runtime SIGKILLed", () => {
     });
   }
 
-  it("while included (three confirmations wanted): started again, it counts on and is confirmed", async () => {
+  it("SIGKILLed while included (three confirmations wanted): started again, it counts on and is confirmed", async () => {
     const queue = await start(["--confirmations", "3"]);
     const { config, transaction } = await provenSend(stack, pool, queue, 3);
     const accepted = await queue.submit("send", config, transaction);
@@ -89,5 +90,44 @@ describe("the operator's runtime SIGKILLed", () => {
     const again = await start(["--confirmations", "3"]);
     const done = await again.waitFor("send", included.id, { timeoutMs: 30_000 });
     expect(done).toMatchObject({ state: "confirmed", transactionHash: included.transactionHash });
+  });
+
+  it("through a long RPC outage: accepted, status still answered, not ready; confirmed once the chain is back, by one transaction", async () => {
+    const queue = await start();
+    const { config, transaction } = await provenSend(stack, pool, queue, 4);
+    const nonceBefore = await relayerNonce();
+    stack.faults.rpc({ kind: "fail", methods: ["eth_getTransactionCount", "eth_sendRawTransaction"] }); // the engine cannot go on
+    const accepted = await queue.submit("send", config, transaction);
+    stack.faults.rpc({ kind: "fail", forMs: 6_000 }); // then nothing answers at all, for a while
+    for (let i = 0; i < 10; i++) {
+      expect(["accepted", "processing"]).toContain((await queue.status("send", accepted.id)).state);
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    const health = await fetch(`${(running as { url: string }).url}/api/queue/health`);
+    expect(health.status).toBe(503);
+    const done = await queue.waitFor("send", accepted.id, { timeoutMs: 40_000 });
+    expect(done.state).toBe("confirmed");
+    expect(done.transactions).toHaveLength(1);
+    expect(await relayerNonce()).toBe(nonceBefore + 1);
+    expect((await fetch(`${(running as { url: string }).url}/api/queue/health`)).status).toBe(200);
+  });
+
+  it("with the relayer drained after acceptance: nothing is sent while it cannot pay; refunded, the operation is confirmed", async () => {
+    const queue = await start();
+    const { config, transaction } = await provenSend(stack, pool, queue, 5);
+    const balance = await rpc<string>(stack.rpcUrl, "eth_getBalance", [stack.relayer.address, "latest"]);
+    const nonceBefore = await relayerNonce();
+    stack.faults.rpc({ kind: "timeout", methods: ["eth_getTransactionCount"] }); // held before signing...
+    const accepted = await queue.submit("send", config, transaction);
+    await rpc(stack.rpcUrl, "anvil_setBalance", [stack.relayer.address, "0x0"]); // ...while the relayer is drained
+    stack.faults.rpc(null);
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(["accepted", "processing"]).toContain((await queue.status("send", accepted.id)).state);
+    expect(await relayerNonce()).toBe(nonceBefore);
+    expect((await fetch(`${(running as { url: string }).url}/api/queue/health`)).status).toBe(503);
+    await rpc(stack.rpcUrl, "anvil_setBalance", [stack.relayer.address, balance]);
+    const done = await queue.waitFor("send", accepted.id, { timeoutMs: 30_000 });
+    expect(done.state).toBe("confirmed");
+    expect(await relayerNonce()).toBe(nonceBefore + 1);
   });
 });
