@@ -1,9 +1,9 @@
 import { execa } from "execa";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startDevStack, type DevStack } from "../harness/index.ts";
-import { closeProvers, createQueueClient, QueueProblemError, reviewedFrom, type QueueClient } from "../harness/client/index.ts";
+import { describe, expect, it } from "vitest";
+import type { DevStack } from "../harness/index.ts";
+import { QueueProblemError, type QueueClient } from "../harness/client/index.ts";
 import { poolFixture } from "./support/pool.ts";
-import { provenSend as provenSendOf } from "./support/send.ts";
+import { provenSend as provenSendOf, withQueueStack } from "./support/queue-stack.ts";
 import { startRuntimeProcess } from "./support/runtime-process.ts";
 import { rpc } from "./support/rpc.ts";
 
@@ -12,15 +12,7 @@ let stack: DevStack;
 let pool: Awaited<ReturnType<typeof poolFixture>>;
 let queue: QueueClient;
 
-beforeAll(async () => {
-  stack = await startDevStack();
-  pool = await poolFixture(stack);
-  queue = createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(stack.manifest) });
-}, 120_000);
-afterAll(async () => {
-  await closeProvers();
-  await stack?.stop();
-});
+withQueueStack({}, (s) => ({ stack, pool, queue } = s));
 
 const dev = async (path: string, body: unknown) => {
   const response = await fetch(`${stack.queueUrl}/api/dev/${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });

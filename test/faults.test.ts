@@ -1,27 +1,19 @@
 import { execa } from "execa";
 import { parseAbi, type Address } from "viem";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startDevStack, type DevStack } from "../harness/index.ts";
-import { closeProvers, createAccountKeys, createQueueClient, QueueProblemError, reviewedFrom, syncPool, type QueueClient } from "../harness/client/index.ts";
+import { afterEach, describe, expect, it } from "vitest";
+import type { DevStack } from "../harness/index.ts";
+import { createAccountKeys, QueueProblemError, syncPool, type QueueClient } from "../harness/client/index.ts";
 import { createChainClient } from "../src/chain/client.ts";
 import { poolFixture } from "./support/pool.ts";
-import { provenSend as provenSendOf } from "./support/send.ts";
+import { provenSend as provenSendOf, withQueueStack } from "./support/queue-stack.ts";
 
 // Faults between the runtime and anvil (/api/dev/rpc, /api/dev/revert-next): what a client sees.
 let stack: DevStack;
 let pool: Awaited<ReturnType<typeof poolFixture>>;
 let queue: QueueClient;
 
-beforeAll(async () => {
-  // A short chain timeout: a request whose chain read hangs is answered 503 soon.
-  stack = await startDevStack({ runtime: { chainTimeoutMs: 400 } });
-  pool = await poolFixture(stack);
-  queue = createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(stack.manifest) });
-}, 120_000);
-afterAll(async () => {
-  await closeProvers();
-  await stack?.stop();
-});
+// A short chain timeout: a request whose chain read hangs is answered 503 soon.
+withQueueStack({ runtime: { chainTimeoutMs: 400 } }, (s) => ({ stack, pool, queue } = s));
 afterEach(() => stack.faults.clear());
 
 const dev = async (path: string, body: unknown) => {

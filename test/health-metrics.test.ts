@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startDevStack, type DevStack } from "../harness/index.ts";
-import { closeProvers, createQueueClient, reviewedFrom, type QueueClient } from "../harness/client/index.ts";
+import { describe, expect, it } from "vitest";
+import type { DevStack } from "../harness/index.ts";
+import type { QueueClient } from "../harness/client/index.ts";
 import { poolFixture } from "./support/pool.ts";
-import { provenSend } from "./support/send.ts";
+import { provenSend, withQueueStack } from "./support/queue-stack.ts";
 import { rpc } from "./support/rpc.ts";
 
 // GET /api/queue/health (readiness, and why not) and GET /metrics (Prometheus), seen from outside.
@@ -10,15 +10,7 @@ let stack: DevStack;
 let pool: Awaited<ReturnType<typeof poolFixture>>;
 let queue: QueueClient;
 
-beforeAll(async () => {
-  stack = await startDevStack({ relay: { stuckAfterMs: 400 }, runtime: { chainTimeoutMs: 500 } });
-  pool = await poolFixture(stack);
-  queue = createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(stack.manifest) });
-}, 120_000);
-afterAll(async () => {
-  await closeProvers();
-  await stack?.stop();
-});
+withQueueStack({ relay: { stuckAfterMs: 400 }, runtime: { chainTimeoutMs: 500 } }, (s) => ({ stack, pool, queue } = s));
 
 const health = async () => {
   const response = await fetch(`${stack.queueUrl}/api/queue/health`);

@@ -1,9 +1,9 @@
 import { execa } from "execa";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startDevStack, type DevStack } from "../harness/index.ts";
-import { closeProvers, createQueueClient, reviewedFrom, type QueueClient } from "../harness/client/index.ts";
+import { describe, expect, it } from "vitest";
+import type { DevStack } from "../harness/index.ts";
+import type { QueueClient } from "../harness/client/index.ts";
 import { poolFixture } from "./support/pool.ts";
-import { provenSend } from "./support/send.ts";
+import { provenSend, withQueueStack } from "./support/queue-stack.ts";
 
 // The reorg control (/api/dev/reorg, ctl reorg): an operation's block leaves the chain, and the client
 // sees it go back to submitted or be included again elsewhere. Three confirmations, so it is not final yet.
@@ -11,15 +11,7 @@ let stack: DevStack;
 let pool: Awaited<ReturnType<typeof poolFixture>>;
 let queue: QueueClient;
 
-beforeAll(async () => {
-  stack = await startDevStack({ relay: { requiredConfirmations: 3 } });
-  pool = await poolFixture(stack);
-  queue = createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(stack.manifest) });
-}, 120_000);
-afterAll(async () => {
-  await closeProvers();
-  await stack?.stop();
-});
+withQueueStack({ relay: { requiredConfirmations: 3 } }, (s) => ({ stack, pool, queue } = s));
 
 const dev = async (path: string, body: unknown) => {
   const response = await fetch(`${stack.queueUrl}/api/dev/${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });

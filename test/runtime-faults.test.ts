@@ -9,7 +9,7 @@ import type { Operation } from "../src/relay/operation.ts";
 import { poolFixture } from "./support/pool.ts";
 import { rpc } from "./support/rpc.ts";
 import { startRuntimeProcess } from "./support/runtime-process.ts";
-import { provenSend } from "./support/send.ts";
+import { provenSend } from "./support/queue-stack.ts";
 
 // The operator's runtime (its own process) through faults: SIGKILLed in every non-terminal state and
 // started again on the same store, a long RPC outage, the relayer drained. Every accepted operation

@@ -1,9 +1,10 @@
 import { execa } from "execa";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Address } from "viem";
-import { ACTION_ROUTES, startDevStack, type DevStack } from "../harness/index.ts";
-import { closeProvers, createAccountKeys, createQueueClient, prepareAction, reviewedFrom, type QueueClient } from "../harness/client/index.ts";
+import { ACTION_ROUTES, type DevStack } from "../harness/index.ts";
+import { createAccountKeys, prepareAction, type QueueClient } from "../harness/client/index.ts";
 import { poolFixture } from "./support/pool.ts";
+import { withQueueStack } from "./support/queue-stack.ts";
 import { hex, rpc } from "./support/rpc.ts";
 
 // Traces of relayed operations: the call tree with contract and function names, the custom error decoded.
@@ -11,16 +12,8 @@ let stack: DevStack;
 let pool: Awaited<ReturnType<typeof poolFixture>>;
 let queue: QueueClient;
 
-beforeAll(async () => {
-  // Actions must settle within 15 s of their quote: long enough to prove and be accepted, short enough to lapse.
-  stack = await startDevStack({ runtime: { quotes: { settleWithinSeconds: 15 } } });
-  pool = await poolFixture(stack);
-  queue = createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(stack.manifest) });
-}, 120_000);
-afterAll(async () => {
-  await closeProvers();
-  await stack?.stop();
-});
+// Actions must settle within 15 s of their quote: long enough to prove and be accepted, short enough to lapse.
+withQueueStack({ runtime: { quotes: { settleWithinSeconds: 15 } } }, (s) => ({ stack, pool, queue } = s));
 
 async function action() {
   const keys = createAccountKeys();
