@@ -364,12 +364,10 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       ...options.runtime,
       logger: options.logger ?? { level: "info", stream: runtimeLog },
     } satisfies Omit<QueueRuntimeOptions, "manifest">;
-    let switcher: DeploymentSwitch | null = null;
-    let traceOperation: (operationId: string) => Promise<Trace | undefined> = async () => undefined;
-    const app: FastifyInstance = await timed(progress, "start queue runtime", async () => {
+    const { app, deployments, traceOperation } = await timed(progress, "start queue runtime", async () => {
       const runtime = await buildQueueRuntime({ ...runtimeOptions, manifest: manifestBytes(manifest), relayerPrivateKey: relayer.privateKey, store: storePath });
       cleanups.push(() => runtime.close());
-      switcher = deploymentSwitch({
+      const deployments: DeploymentSwitch = deploymentSwitch({
         original: runtime,
         devPrefix: DEV_PREFIX,
         originalConfig: manifest,
@@ -385,9 +383,8 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
           return { runtime: await buildQueueRuntime({ ...runtimeOptions, manifest: manifestBytes(config), relayerPrivateKey: key, store: ":memory:" }), config };
         },
       });
-      const served = switcher;
-      cleanups.push(() => served.discard());
-      traceOperation = async (operationId) => {
+      cleanups.push(() => deployments.discard());
+      const traceOperation = async (operationId: string): Promise<Trace | undefined> => {
         const op = relayControl(runtime)?.operation(operationId);
         if (!op) return undefined;
         return traceOf({
@@ -404,14 +401,13 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
         relayer: relayer.address,
         control: relayControl(runtime),
         faults,
-        deployments: served,
-        trace: (operationId) => traceOperation(operationId),
+        deployments,
+        trace: traceOperation,
         bundle: () => bundleBytes({ rpcUrl: chain.rpcUrl, manifestPath, control: relayControl(runtime), fork: forkCapture }),
       });
       await runtime.listen({ host, port: options.queuePort ?? 0 });
-      return runtime;
+      return { app: runtime as FastifyInstance, deployments, traceOperation };
     });
-    const deployments = switcher as unknown as DeploymentSwitch;
     const address = app.server.address();
     const queuePort = typeof address === "object" && address !== null ? address.port : 0;
     const queueUrl = `http://${host}:${queuePort}`;
