@@ -1,9 +1,9 @@
 import path from "node:path";
 import { execa } from "execa";
 import Fastify from "fastify";
-import { closeProvers, createAccountKeys, createQueueClient, recipientOf, reviewedFrom } from "../harness/client/index.ts";
+import { closeProvers, createQueueClient, reviewedFrom } from "../harness/client/index.ts";
 import { startDevStack } from "../harness/index.ts";
-import { poolFixture } from "../test/support/pool.ts";
+import { poolFixture, provenSend } from "../test/support/pool.ts";
 
 // Load on the read routes and a soak of relays, in one run on one local stack:
 // 1. GET /api/queue/config and GET /api/queue/send-status (a confirmed operation) under autocannon (its
@@ -39,12 +39,8 @@ try {
   // One confirmed operation, for the status route.
   const pool = await poolFixture(stack);
   const queue = createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(stack.manifest) });
-  const config = await queue.beforePrepare();
-  const fee = BigInt(config.relayFees.fees[0]?.send ?? "0");
   const relayOnce = async (from: number) => {
-    const keys = createAccountKeys();
-    const { state, input } = await pool.fundedNote(from, keys, pool.usdc("5"));
-    const { transaction } = await pool.prove({ tree: state.tree, keys, inputs: [input], outputs: [{ amount: pool.usdc("5") - fee, to: recipientOf(createAccountKeys()) }], fee, relayer: stack.relayer.address });
+    const { config, transaction } = await provenSend(stack, pool, queue, from);
     const op = await queue.waitFor("send", (await queue.submit("send", config, transaction)).id, { intervalMs: 20 });
     if (op.state !== "confirmed") throw new Error(`relay ${op.id} ended ${op.state}`);
     return op.id;

@@ -6,8 +6,8 @@ import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { erc20Abi, type Address, type Hex } from "viem";
 import { BundleError, startDevStack, type DevStack } from "../harness/index.ts";
-import { closeProvers, createAccountKeys, createQueueClient, poolAbi, recipientOf, reviewedFrom } from "../harness/client/index.ts";
-import { poolFixture } from "./support/pool.ts";
+import { closeProvers, createQueueClient, poolAbi, reviewedFrom } from "../harness/client/index.ts";
+import { poolFixture, provenSend } from "./support/pool.ts";
 import { rpc } from "./support/rpc.ts";
 
 // Repro bundles: a local stack saved to one file and brought back elsewhere, operations included.
@@ -27,12 +27,7 @@ describe("repro bundles", () => {
     const pool = await poolFixture(first);
     const queue = createQueueClient({ baseUrl: first.queueUrl, reviewed: reviewedFrom(first.manifest) });
     const config = await queue.beforePrepare();
-    const fee = BigInt(config.relayFees.fees[0]?.send ?? "0");
-    const send = async (from: number) => {
-      const alice = createAccountKeys();
-      const { state, input } = await pool.fundedNote(from, alice, pool.usdc("5"));
-      return (await pool.prove({ tree: state.tree, keys: alice, inputs: [input], outputs: [{ amount: pool.usdc("5") - fee, to: recipientOf(createAccountKeys()) }], fee, relayer: first.relayer.address })).transaction;
-    };
+    const send = async (from: number) => (await provenSend(first, pool, queue, from)).transaction;
     const confirmed = await queue.waitFor("send", (await queue.submit("send", config, await send(2))).id);
     expect(confirmed.state).toBe("confirmed");
     // One in flight when the bundle is taken: broadcast, not mined (mining held).

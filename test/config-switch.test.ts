@@ -1,9 +1,9 @@
 import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startDevStack, type DevStack } from "../harness/index.ts";
-import { ConfigMismatchError, closeProvers, createAccountKeys, createQueueClient, PendingOperationError, QueueProblemError, recipientOf, reviewedFrom } from "../harness/client/index.ts";
+import { ConfigMismatchError, closeProvers, createQueueClient, PendingOperationError, QueueProblemError, reviewedFrom } from "../harness/client/index.ts";
 import type { DeploymentConfig } from "../src/config/deployment-config.ts";
-import { poolFixture } from "./support/pool.ts";
+import { poolFixture, provenSend } from "./support/pool.ts";
 import { rpc } from "./support/rpc.ts";
 
 // The served configuration changes while a payment is pending (spec rules 7 and 8), and back: what a
@@ -30,11 +30,7 @@ describe("the served configuration changes mid-flight", () => {
   it("a new Pool is served; the old deployment's pending operation is still answered and settled; the client waits for it, then moves on; and back", async () => {
     const before = await served();
     const queue = createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(stack.manifest) });
-    const config = await queue.beforePrepare();
-    const keys = createAccountKeys();
-    const fee = BigInt(config.relayFees.fees[0]?.send ?? "0");
-    const { state, input } = await pool.fundedNote(2, keys, pool.usdc("5"));
-    const { transaction } = await pool.prove({ tree: state.tree, keys, inputs: [input], outputs: [{ amount: pool.usdc("5") - fee, to: recipientOf(createAccountKeys()) }], fee, relayer: stack.relayer.address });
+    const { config, transaction } = await provenSend(stack, pool, queue, 2);
     expect((await ctl("relayer", "pause")).exitCode).toBe(0); // pending while the configuration changes
     const op = await queue.submit("send", config, transaction);
 

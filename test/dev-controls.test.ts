@@ -2,8 +2,8 @@ import { execa } from "execa";
 import { describe, expect, it } from "vitest";
 import type { DevStack } from "../harness/index.ts";
 import { QueueProblemError, type QueueClient } from "../harness/client/index.ts";
-import { poolFixture } from "./support/pool.ts";
-import { provenSend as provenSendOf, withQueueStack } from "./support/queue-stack.ts";
+import { poolFixture, provenSend as provenSendOf } from "./support/pool.ts";
+import { withQueueStack } from "./support/queue-stack.ts";
 import { startRuntimeProcess } from "./support/runtime-process.ts";
 import { rpc } from "./support/rpc.ts";
 

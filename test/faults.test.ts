@@ -4,8 +4,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { DevStack } from "../harness/index.ts";
 import { createAccountKeys, QueueProblemError, syncPool, type QueueClient } from "../harness/client/index.ts";
 import { createChainClient } from "../src/chain/client.ts";
-import { poolFixture } from "./support/pool.ts";
-import { provenSend as provenSendOf, withQueueStack } from "./support/queue-stack.ts";
+import { poolFixture, provenSend as provenSendOf } from "./support/pool.ts";
+import { withQueueStack } from "./support/queue-stack.ts";
 
 // Faults between the runtime and anvil (/api/dev/rpc, /api/dev/revert-next): what a client sees.
 let stack: DevStack;

@@ -8,9 +8,9 @@ import { ForkUpstreamError, PinError, startDevStack, type DevStack } from "../ha
 import { anvilBinaryPath } from "../harness/anvil-binary.ts";
 import { anvilsWith } from "./support/processes.ts";
 import { hex, rpc } from "./support/rpc.ts";
-import { poolFixture } from "./support/pool.ts";
+import { poolFixture, provenSend } from "./support/pool.ts";
 import { createChainClient } from "../src/chain/client.ts";
-import { closeProvers, createAccountKeys, createQueueClient, poolAbi, recipientOf, reviewedFrom } from "../harness/client/index.ts";
+import { closeProvers, createQueueClient, poolAbi, reviewedFrom } from "../harness/client/index.ts";
 
 // A local stack plays Sepolia: an anvil with chain id 11155111 holding a deployed Pool. Nothing here
 // touches a public RPC.
@@ -139,11 +139,7 @@ describe("pin mode", () => {
     try {
       const pool = await poolFixture(pinned);
       const queue = createQueueClient({ baseUrl: pinned.queueUrl, reviewed: reviewedFrom(pinned.manifest) });
-      const config = await queue.beforePrepare();
-      const keys = createAccountKeys();
-      const fee = BigInt(config.relayFees.fees[0]?.send ?? "0");
-      const { state, input } = await pool.fundedNote(2, keys, pool.usdc("5"));
-      const { transaction } = await pool.prove({ tree: state.tree, keys, inputs: [input], outputs: [{ amount: pool.usdc("5") - fee, to: recipientOf(createAccountKeys()) }], fee, relayer: pinned.relayer.address });
+      const { config, transaction } = await provenSend(pinned, pool, queue, 2);
       // In flight when saved: accepted and broadcast (its checks read all it needs from the upstream), not mined.
       await rpc(pinned.rpcUrl, "evm_setAutomine", [false]);
       const op = await queue.submit("send", config, transaction);

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { DevStack } from "../harness/index.ts";
 import type { QueueClient } from "../harness/client/index.ts";
-import { poolFixture } from "./support/pool.ts";
-import { provenSend, withQueueStack } from "./support/queue-stack.ts";
+import { poolFixture, provenSend } from "./support/pool.ts";
+import { withQueueStack } from "./support/queue-stack.ts";
 import { rpc } from "./support/rpc.ts";
 
 // GET /api/queue/health (readiness, and why not) and GET /metrics (Prometheus), seen from outside.

@@ -2,8 +2,8 @@ import { execa } from "execa";
 import { describe, expect, it } from "vitest";
 import type { DevStack } from "../harness/index.ts";
 import type { QueueClient } from "../harness/client/index.ts";
-import { poolFixture } from "./support/pool.ts";
-import { provenSend, withQueueStack } from "./support/queue-stack.ts";
+import { poolFixture, provenSend } from "./support/pool.ts";
+import { withQueueStack } from "./support/queue-stack.ts";
 
 // The reorg control (/api/dev/reorg, ctl reorg): an operation's block leaves the chain, and the client
 // sees it go back to submitted or be included again elsewhere. Three confirmations, so it is not final yet.

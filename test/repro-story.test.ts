@@ -4,10 +4,10 @@ import path from "node:path";
 import { execa, type ResultPromise } from "execa";
 import { afterAll, describe, expect, it } from "vitest";
 import type { DevStack } from "../harness/index.ts";
-import { closeProvers, createAccountKeys, createQueueClient, recipientOf, reviewedFrom } from "../harness/client/index.ts";
+import { closeProvers, createQueueClient, reviewedFrom } from "../harness/client/index.ts";
 import type { StackInfo } from "../harness/stack-info.ts";
 import { parseManifest } from "../src/server.ts";
-import { poolFixture } from "./support/pool.ts";
+import { poolFixture, provenSend } from "./support/pool.ts";
 
 // Issue 12's story, as a new user would go through it with the CLI: a stack with a reverted and a stuck
 // operation is saved, loaded elsewhere from a copy of the file, the revert is traced, the stuck one resumes.
@@ -43,12 +43,7 @@ describe("a repro, handed over as one file", () => {
     const pool = await poolFixture(stack);
     const queue = createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(stack.manifest) });
     const config = await queue.beforePrepare();
-    const fee = BigInt(config.relayFees.fees[0]?.send ?? "0");
-    const proven = async (from: number) => {
-      const keys = createAccountKeys();
-      const { state, input } = await pool.fundedNote(from, keys, pool.usdc("5"));
-      return (await pool.prove({ tree: state.tree, keys, inputs: [input], outputs: [{ amount: pool.usdc("5") - fee, to: recipientOf(createAccountKeys()) }], fee, relayer: stack.relayer.address })).transaction;
-    };
+    const proven = async (from: number) => (await provenSend(stack, pool, queue, from)).transaction;
     const [one, two] = [await proven(2), await proven(3)];
 
     expect((await ctl("revert-next")).exitCode).toBe(0);

@@ -6,10 +6,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startDevStack, type DevStack } from "../harness/index.ts";
 import { closeProvers, createQueueClient, reviewedFrom, type QueueClient } from "../harness/client/index.ts";
 import type { Operation } from "../src/relay/operation.ts";
-import { poolFixture } from "./support/pool.ts";
+import { poolFixture, provenSend } from "./support/pool.ts";
 import { rpc } from "./support/rpc.ts";
 import { startRuntimeProcess } from "./support/runtime-process.ts";
-import { provenSend } from "./support/queue-stack.ts";
 
 // The operator's runtime (its own process) through faults: SIGKILLed in every non-terminal state and
 // started again on the same store, a long RPC outage, the relayer drained. Every accepted operation

@@ -1,6 +1,7 @@
 import { erc20Abi, parseUnits, type Address, type Hex, type TransactionReceipt } from "viem";
 import type { DevStack } from "../../harness/index.ts";
 import {
+  createAccountKeys,
   deposit as depositNote,
   recipientOf,
   buildWitness,
@@ -22,6 +23,7 @@ import {
   type PreparedTransaction,
   type Prover,
   type TransactionRequest,
+  type QueueClient,
 } from "../../harness/client/index.ts";
 import { publicAmountOf } from "../../src/chain/ext-data.ts";
 import { clients } from "./chain.ts";
@@ -95,4 +97,14 @@ export async function poolFixture(stack: DevStack) {
   }
 
   return { config, reviewed, prover, deployment, asset, levels, user, usdc, sync, deposit, depositBurst, fundedNote, prove, proveUnchecked };
+}
+
+/** A private send of a freshly deposited 5 dUSDC note, proven against the served config, not yet submitted. */
+export async function provenSend(stack: DevStack, pool: Awaited<ReturnType<typeof poolFixture>>, queue: QueueClient, from: number) {
+  const config = await queue.beforePrepare();
+  const keys = createAccountKeys();
+  const fee = BigInt(config.relayFees.fees[0]?.send ?? "0");
+  const { state, input } = await pool.fundedNote(from, keys, pool.usdc("5"));
+  const { transaction } = await pool.prove({ tree: state.tree, keys, inputs: [input], outputs: [{ amount: pool.usdc("5") - fee, to: recipientOf(createAccountKeys()) }], fee, relayer: stack.relayer.address });
+  return { config, transaction };
 }
