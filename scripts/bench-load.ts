@@ -1,6 +1,6 @@
 import path from "node:path";
 import { execa } from "execa";
-import Fastify from "fastify";
+import Fastify, { type FastifyReply } from "fastify";
 import { closeProvers, createQueueClient, reviewedFrom } from "../harness/client/index.ts";
 import { startDevStack } from "../harness/index.ts";
 import { poolFixture, provenSend } from "../test/support/pool.ts";
@@ -19,6 +19,9 @@ if (!gc) {
   console.error("run with --expose-gc (npm run bench:load does)");
   process.exit(2);
 }
+
+/** Headers Node writes itself, per connection or per answer. */
+const PER_CONNECTION = new Set(["connection", "keep-alive", "date", "content-length", "transfer-encoding"]);
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -47,11 +50,15 @@ try {
   };
   const opId = await relayOnce(2);
 
-  // The bare baseline: the same bytes, from a Fastify route with nothing else.
-  const configBytes = Buffer.from(await (await fetch(`${stack.queueUrl}/api/queue/config`)).arrayBuffer());
-  const statusBytes = Buffer.from(await (await fetch(`${stack.queueUrl}/api/queue/send-status?id=${opId}`)).arrayBuffer());
-  bare.get("/config", (_request, reply) => reply.type("application/json; charset=utf-8").send(configBytes));
-  bare.get("/status", (_request, reply) => reply.type("application/json; charset=utf-8").send(statusBytes));
+  // The bare baseline: the same bytes (body and headers), from a Fastify route with nothing else.
+  const sameBytes = async (url: string) => {
+    const response = await fetch(url);
+    const headers = Object.fromEntries([...response.headers].filter(([name]) => !PER_CONNECTION.has(name)));
+    const body = Buffer.from(await response.arrayBuffer());
+    return (_request: unknown, reply: FastifyReply) => reply.headers(headers).send(body);
+  };
+  bare.get("/config", await sameBytes(`${stack.queueUrl}/api/queue/config`));
+  bare.get("/status", await sameBytes(`${stack.queueUrl}/api/queue/send-status?id=${opId}`));
   await bare.listen({ host: "127.0.0.1", port: 0 });
   const bareUrl = `http://127.0.0.1:${(bare.server.address() as { port: number }).port}`;
 
@@ -59,7 +66,7 @@ try {
     config: { runtime: `${stack.queueUrl}/api/queue/config`, bare: `${bareUrl}/config` },
     status: { runtime: `${stack.queueUrl}/api/queue/send-status?id=${opId}`, bare: `${bareUrl}/status` },
   };
-  console.log(`autocannon: 10 connections, ${SECONDS} s per run, ${ROUNDS} rounds alternating runtime and bare Fastify (same process, same bytes)`);
+  console.log(`autocannon: 10 connections, ${SECONDS} s per run, ${ROUNDS} rounds alternating runtime and bare Fastify (same process, same body and headers)`);
   for (const [name, urls] of Object.entries(targets)) {
     const runtime: Array<Awaited<ReturnType<typeof cannon>>> = [];
     const baseline: Array<Awaited<ReturnType<typeof cannon>>> = [];

@@ -181,7 +181,7 @@ try {
     pool: values.pool,
     deploymentBlock,
     // Request logs go where progress goes: under --json, stdout carries the one JSON line only.
-    logger: values.verbose ? { level: "info", stream: out } : false,
+    logger: values.verbose ? { level: "debug", stream: out } : false,
     relay: { requiredConfirmations: confirmations },
     corsOrigins,
     onProgress: ({ step, detail, ms }) => out.write(`  ${step.padEnd(22)} ${`${ms.toFixed(0)} ms`.padStart(8)}${detail ? `  ${detail}` : ""}\n`),

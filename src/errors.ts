@@ -49,14 +49,14 @@ export function installProblemHandlers(app: FastifyInstance, knownPaths: Readonl
   app.addHook("preClose", async () => {
     closing = true;
   });
-  app.addHook("onRequest", async (request, reply) => {
+  // A callback hook, not an async one: it runs on every request, and a promise each is measurable.
+  app.addHook("onRequest", (request, reply, done) => {
     responses.set(request.raw.socket, reply.raw);
-    if (closing) {
-      return sendProblem(
-        reply.header("connection", "close"),
-        new ProblemError("shutting_down", "the runtime is shutting down; try again", { headers: { "retry-after": "5" } }),
-      );
-    }
+    if (!closing) return done();
+    sendProblem(
+      reply.header("connection", "close"),
+      new ProblemError("shutting_down", "the runtime is shutting down; try again", { headers: { "retry-after": "5" } }),
+    );
   });
 }
 

@@ -70,10 +70,11 @@ export function createMetrics(storeOf: () => OperationStore | null): RuntimeMetr
 /** Counts every answer by its route pattern (never the raw URL: ids would explode the label set), and serves GET /metrics. */
 export function registerMetrics(app: FastifyInstance, metrics: RuntimeMetrics): void {
   const { requests, latency } = metrics;
-  app.addHook("onResponse", async (request, reply) => {
+  app.addHook("onResponse", (request, reply, done) => {
     const route = request.routeOptions.url ?? "unmatched";
     requests.inc({ method: request.method, route, status: String(reply.statusCode) });
     latency.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+    done();
   });
   app.get(METRICS_PATH, {
     schema: {

@@ -37,8 +37,9 @@ function helmetHeaders(options: HelmetOptions): Record<string, string> {
 
 export async function registerProtection(app: FastifyInstance, rateLimit: RateLimit | false): Promise<void> {
   const headers = helmetHeaders(HELMET);
-  app.addHook("onRequest", async (_request, reply) => {
+  app.addHook("onRequest", (_request, reply, done) => {
     reply.headers(headers);
+    done();
   });
   if (rateLimit === false) return;
   await app.register(fastifyRateLimit, {

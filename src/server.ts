@@ -86,6 +86,8 @@ export { CorsOriginError, type CorsOrigins } from "./cors.ts";
 export { DEFAULT_RATE_LIMIT, type RateLimit } from "./protection.ts";
 export { relayControl, type RelayControl } from "./relay/control.ts";
 
+const READ_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
 export const DEFAULT_CHAIN_TIMEOUT_MS = 3_000;
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
@@ -149,6 +151,7 @@ export async function buildQueueRuntime(options: QueueRuntimeOptions): Promise<F
 
   const requestTimeoutMs = positiveInteger("requestTimeoutMs", options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
   const headersTimeoutMs = Math.min(requestTimeoutMs, positiveInteger("headersTimeoutMs", options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS));
+  let logReads = false; // set once the logger exists
   const app = Fastify({
     logger: withRedactedErrors(options.logger ?? false, options.rpcUrl),
     // Fastify's own errors (a malformed URL, say), parser errors and the closing answer are problems too.
@@ -162,7 +165,11 @@ export async function buildQueueRuntime(options: QueueRuntimeOptions): Promise<F
     bodyLimit: options.bodyLimit ?? 64 * 1024,
     // Never trust a client-chosen request id in our logs.
     requestIdHeader: false,
+    // Reads are polled (a status every second per client): logging each would drown the log and cost
+    // more than answering it. They are counted in /metrics, and logged from --log-level debug on.
+    disableRequestLogging: (request) => READ_METHODS.has(request.method ?? "") && !logReads,
   }).withTypeProvider<ZodTypeProvider>();
+  logReads = app.log.level === "debug" || app.log.level === "trace";
   // Only JSON bodies: a text/plain body is a 415, not a string that fails the schema.
   app.removeContentTypeParser("text/plain");
   const metrics = createMetrics(() => context.relayer?.store ?? null);

@@ -3,7 +3,10 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { describe, expect, it } from "vitest";
+import type { ObservedHead } from "../src/chain/head.ts";
+import { StatusAnswers } from "../src/relay/status-answer.ts";
 import { SqliteOperationStore, StoreInUseError, StoreMismatchError, type OperationRecord } from "../src/relay/store.ts";
+import { operationView } from "../src/relay/view.ts";
 
 // The store on its own (a real SQLite file): atomic claims, durability across reopening, deployment binding.
 function record(id: string, nullifiers: string[], key: string | null = null): OperationRecord {
@@ -49,6 +52,33 @@ describe("SqliteOperationStore", () => {
     expect(reopened.nonTerminal().map((o) => o.id)).toEqual(["a"]);
     expect(reopened.maxNonce()).toBe(7);
     reopened.close();
+  });
+
+  it("peek: a frozen record, the same object until a write; status answers are the view with the head's age of each answer", () => {
+    const store = new SqliteOperationStore(":memory:");
+    store.insert(record("a", ["1"]));
+    const first = store.peek("a") as OperationRecord;
+    expect(Object.isFrozen(first.history[0])).toBe(true);
+    expect(store.peek("a")).toBe(first);
+    const a = store.get("a") as OperationRecord;
+    a.state = "processing";
+    a.history.push({ state: "processing", at: a.createdAt });
+    store.save(a);
+    const second = store.peek("a") as OperationRecord;
+    expect(second).not.toBe(first);
+    expect(second.history.map((h) => h.state)).toEqual(["accepted", "processing"]);
+
+    let head: ObservedHead | null = null;
+    const answers = new StatusAnswers({ head: { current: () => head }, reservations: { current: () => null }, requiredConfirmations: 2 });
+    const expectView = (now: number) => expect(JSON.parse(answers.answer(second, now).json)).toEqual(operationView(second, head, 2, undefined, now));
+    expectView(1_000);
+    head = { number: 10n, observedAt: 1_000 };
+    expectView(1_000);
+    expectView(1_250);
+    head = { number: 11n, observedAt: 2_000 };
+    expectView(2_100);
+    expect(answers.answer(second, 2_100).terminal).toBe(false);
+    store.close();
   });
 
   it("is used by one runtime at a time", async () => {

@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import { DatabaseSync } from "node:sqlite";
+import { DatabaseSync, type StatementSync } from "node:sqlite";
 import type { Hex } from "viem";
 import type { Attempt, FailureReason, HistoryEntry, OperationKind, OperationState } from "./operation.ts";
 import type { RelayRequest } from "./request.ts";
@@ -44,6 +44,11 @@ export interface OperationStore {
   /** Inserts an operation and claims its nullifiers, atomically; or says what it collided with. */
   insert(record: OperationRecord): InsertResult;
   get(id: string): OperationRecord | undefined;
+  /**
+   * The operation, for reading only (it is frozen): status answers. Cached between writes, since
+   * clients poll the same few operations many times a second.
+   */
+  peek(id: string): Readonly<OperationRecord> | undefined;
   /** The operation an idempotency key names (several keys may name one operation). */
   byIdempotencyKey(key: string): OperationRecord | undefined;
   /** Binds a key to an operation unless it is bound already; returns the operation the key names. */
@@ -177,6 +182,17 @@ const FAILED_STATES = "('rejected','expired','reverted')";
 
 type Row = Record<string, string | number | null>;
 
+/** Operations kept by peek: more than the clients polling at once. */
+const PEEK_CACHE_SIZE = 1_024;
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
+
 /** The store on SQLite (node:sqlite): a file in the stack's state dir, or ":memory:". */
 export class SqliteOperationStore implements OperationStore {
   private readonly db: DatabaseSync;
@@ -184,6 +200,10 @@ export class SqliteOperationStore implements OperationStore {
   private nextCheckpoint = 1;
   /** The checkpoint the tables last equalled, and the connection's change count then: unchanged since, a restore is a no-op. */
   private matches: { checkpoint: number; changes: number } | null = null;
+  /** Compiled once: compiling a statement costs more than running one. */
+  private readonly statements = new Map<string, StatementSync>();
+  /** peek's records; emptied by every write transaction (this connection is the store's only writer). */
+  private readonly peeked = new Map<string, Readonly<OperationRecord>>();
 
   constructor(file: string) {
     if (file !== ":memory:") mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
@@ -195,7 +215,7 @@ export class SqliteOperationStore implements OperationStore {
       this.db.exec(SCHEMA);
       // Also takes the exclusive lock. Idempotent: a file already at this version is left as it is.
       this.transaction(() => {
-        const { user_version: version } = this.db.prepare("PRAGMA user_version").get() as { user_version: number };
+        const { user_version: version } = this.prepare("PRAGMA user_version").get() as { user_version: number };
         if (version < SCHEMA_VERSION) {
           this.db.exec(MIGRATE_TO_2);
           this.db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
@@ -218,7 +238,7 @@ export class SqliteOperationStore implements OperationStore {
         const holder = this.liveHolder(nullifier);
         if (holder) return { ok: false, conflict: "nullifier", nullifier, operationId: holder };
       }
-      this.db
+      this
         .prepare(
           `INSERT INTO operations (id, kind, state, idempotency_key, request_hash, request, nullifiers, reason, mined_hash, block, history, created_at, updated_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, ?, ?, ?)`,
@@ -235,14 +255,14 @@ export class SqliteOperationStore implements OperationStore {
           record.createdAt,
           record.updatedAt,
         );
-      const claim = this.db.prepare("INSERT INTO live_nullifiers (nullifier, operation_id) VALUES (?, ?)");
-      const index = this.db.prepare("INSERT OR IGNORE INTO operation_nullifiers (nullifier, operation_id) VALUES (?, ?)");
+      const claim = this.prepare("INSERT INTO live_nullifiers (nullifier, operation_id) VALUES (?, ?)");
+      const index = this.prepare("INSERT OR IGNORE INTO operation_nullifiers (nullifier, operation_id) VALUES (?, ?)");
       for (const nullifier of record.nullifiers) {
         claim.run(nullifier, record.id);
         index.run(nullifier, record.id);
       }
       if (record.idempotencyKey !== null) {
-        this.db.prepare("INSERT INTO idempotency_keys (key, operation_id, created_at) VALUES (?, ?, ?)").run(record.idempotencyKey, record.id, record.createdAt);
+        this.prepare("INSERT INTO idempotency_keys (key, operation_id, created_at) VALUES (?, ?, ?)").run(record.idempotencyKey, record.id, record.createdAt);
       }
       return { ok: true };
     });
@@ -250,6 +270,7 @@ export class SqliteOperationStore implements OperationStore {
 
   /** Runs `work` in one IMMEDIATE transaction: all of it is committed, or none. */
   private transaction<T>(work: () => T): T {
+    this.peeked.clear();
     this.db.exec("BEGIN IMMEDIATE");
     try {
       const result = work();
@@ -262,34 +283,53 @@ export class SqliteOperationStore implements OperationStore {
   }
 
   get(id: string): OperationRecord | undefined {
-    const row = this.db.prepare("SELECT * FROM operations WHERE id = ?").get(id) as Row | undefined;
+    const row = this.prepare("SELECT * FROM operations WHERE id = ?").get(id) as Row | undefined;
     return row ? this.hydrate(row) : undefined;
   }
 
+  peek(id: string): Readonly<OperationRecord> | undefined {
+    const cached = this.peeked.get(id);
+    if (cached) return cached;
+    const record = this.get(id);
+    if (!record) return undefined;
+    if (this.peeked.size >= PEEK_CACHE_SIZE) this.peeked.delete(this.peeked.keys().next().value as string);
+    this.peeked.set(id, deepFreeze(record));
+    return record;
+  }
+
+  private prepare(sql: string): StatementSync {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
+  }
+
   byIdempotencyKey(key: string): OperationRecord | undefined {
-    const row = this.db.prepare("SELECT operation_id FROM idempotency_keys WHERE key = ?").get(key) as Row | undefined;
+    const row = this.prepare("SELECT operation_id FROM idempotency_keys WHERE key = ?").get(key) as Row | undefined;
     return row ? this.get(String(row.operation_id)) : undefined;
   }
 
   bindIdempotencyKey(key: string, operationId: string): OperationRecord {
-    this.db.prepare("INSERT OR IGNORE INTO idempotency_keys (key, operation_id, created_at) VALUES (?, ?, ?)").run(key, operationId, new Date().toISOString());
+    this.prepare("INSERT OR IGNORE INTO idempotency_keys (key, operation_id, created_at) VALUES (?, ?, ?)").run(key, operationId, new Date().toISOString());
     return this.byIdempotencyKey(key) as OperationRecord;
   }
 
   twin(requestHash: string): OperationRecord | undefined {
-    const row = this.db
+    const row = this
       .prepare(`SELECT id FROM operations WHERE request_hash = ? AND state NOT IN ${FAILED_STATES} ORDER BY created_at DESC, rowid DESC LIMIT 1`)
       .get(requestHash) as Row | undefined;
     return row ? this.get(String(row.id)) : undefined;
   }
 
   liveHolder(nullifier: string): string | undefined {
-    const row = this.db.prepare("SELECT operation_id FROM live_nullifiers WHERE nullifier = ?").get(nullifier) as Row | undefined;
+    const row = this.prepare("SELECT operation_id FROM live_nullifiers WHERE nullifier = ?").get(nullifier) as Row | undefined;
     return row ? String(row.operation_id) : undefined;
   }
 
   spender(nullifier: string): string | undefined {
-    const row = this.db
+    const row = this
       .prepare(
         "SELECT o.id FROM operation_nullifiers n JOIN operations o ON o.id = n.operation_id WHERE n.nullifier = ? AND o.state IN ('included','confirmed') ORDER BY o.created_at DESC LIMIT 1",
       )
@@ -301,11 +341,10 @@ export class SqliteOperationStore implements OperationStore {
     this.transaction(() => {
       const { attempt } = changes;
       if (attempt) {
-        this.db
-          .prepare("INSERT OR IGNORE INTO attempts (hash, operation_id, nonce, raw, max_fee_per_gas, max_priority_fee_per_gas, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
+        this.prepare("INSERT OR IGNORE INTO attempts (hash, operation_id, nonce, raw, max_fee_per_gas, max_priority_fee_per_gas, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
           .run(attempt.hash, record.id, attempt.nonce, attempt.raw, attempt.maxFeePerGas, attempt.maxPriorityFeePerGas, attempt.createdAt);
       }
-      this.db
+      this
         .prepare("UPDATE operations SET state = ?, reason = ?, mined_hash = ?, block = ?, history = ?, updated_at = ? WHERE id = ?")
         .run(
           record.state,
@@ -316,46 +355,46 @@ export class SqliteOperationStore implements OperationStore {
           record.updatedAt,
           record.id,
         );
-      if (changes.releaseNullifiers) this.db.prepare("DELETE FROM live_nullifiers WHERE operation_id = ?").run(record.id);
+      if (changes.releaseNullifiers) this.prepare("DELETE FROM live_nullifiers WHERE operation_id = ?").run(record.id);
     });
   }
 
   nonTerminal(): OperationRecord[] {
-    const rows = this.db.prepare(`SELECT * FROM operations WHERE state IN ${LIVE_STATES} ORDER BY created_at, rowid`).all() as Row[];
+    const rows = this.prepare(`SELECT * FROM operations WHERE state IN ${LIVE_STATES} ORDER BY created_at, rowid`).all() as Row[];
     return rows.map((row) => this.hydrate(row));
   }
 
   insertQuote(id: string, quote: unknown, expiresAt: number): void {
-    this.db.prepare("INSERT INTO quotes (id, quote, expires_at, created_at) VALUES (?, ?, ?, ?)").run(id, JSON.stringify(quote), expiresAt, new Date().toISOString());
+    this.prepare("INSERT INTO quotes (id, quote, expires_at, created_at) VALUES (?, ?, ?, ?)").run(id, JSON.stringify(quote), expiresAt, new Date().toISOString());
   }
 
   getQuote(id: string): unknown {
-    const row = this.db.prepare("SELECT quote FROM quotes WHERE id = ?").get(id) as { quote: string } | undefined;
+    const row = this.prepare("SELECT quote FROM quotes WHERE id = ?").get(id) as { quote: string } | undefined;
     return row ? JSON.parse(row.quote) : undefined;
   }
 
   createdSince(at: string): OperationRecord[] {
-    const rows = this.db.prepare("SELECT * FROM operations WHERE created_at >= ? ORDER BY created_at, id").all(at) as Row[];
+    const rows = this.prepare("SELECT * FROM operations WHERE created_at >= ? ORDER BY created_at, id").all(at) as Row[];
     return rows.map((row) => this.hydrate(row));
   }
 
   countLive(): number {
-    return Number((this.db.prepare(`SELECT COUNT(*) AS n FROM operations WHERE state IN ${LIVE_STATES}`).get() as Row).n);
+    return Number((this.prepare(`SELECT COUNT(*) AS n FROM operations WHERE state IN ${LIVE_STATES}`).get() as Row).n);
   }
 
   stateCounts(): Array<{ kind: string; state: string; count: number }> {
-    return (this.db.prepare("SELECT kind, state, COUNT(*) AS n FROM operations GROUP BY kind, state").all() as Row[]).map((row) => ({ kind: String(row.kind), state: String(row.state), count: Number(row.n) }));
+    return (this.prepare("SELECT kind, state, COUNT(*) AS n FROM operations GROUP BY kind, state").all() as Row[]).map((row) => ({ kind: String(row.kind), state: String(row.state), count: Number(row.n) }));
   }
 
   maxNonce(): number | undefined {
-    const row = this.db.prepare("SELECT MAX(nonce) AS n FROM attempts").get() as Row;
+    const row = this.prepare("SELECT MAX(nonce) AS n FROM attempts").get() as Row;
     return row.n === null ? undefined : Number(row.n);
   }
 
   bindDeployment(identity: string): void {
-    const row = this.db.prepare("SELECT value FROM meta WHERE key = 'deployment'").get() as Row | undefined;
+    const row = this.prepare("SELECT value FROM meta WHERE key = 'deployment'").get() as Row | undefined;
     if (row === undefined) {
-      this.db.prepare("INSERT INTO meta (key, value) VALUES ('deployment', ?)").run(identity);
+      this.prepare("INSERT INTO meta (key, value) VALUES ('deployment', ?)").run(identity);
     } else if (row.value !== identity) {
       throw new StoreMismatchError(`the operation store belongs to deployment ${row.value}, not ${identity}: use another store`);
     }
@@ -386,12 +425,12 @@ export class SqliteOperationStore implements OperationStore {
   }
 
   backupTo(file: string): void {
-    this.db.prepare("VACUUM INTO ?").run(file);
+    this.prepare("VACUUM INTO ?").run(file);
   }
 
   /** Rows this connection (the store's only writer) has inserted, updated or deleted since it opened. */
   private changeCount(): number {
-    return Number((this.db.prepare("SELECT total_changes() AS n").get() as { n: number | bigint }).n);
+    return Number((this.prepare("SELECT total_changes() AS n").get() as { n: number | bigint }).n);
   }
 
   release(checkpoint: StoreCheckpoint): void {
@@ -404,7 +443,7 @@ export class SqliteOperationStore implements OperationStore {
   }
 
   private hydrate(row: Row): OperationRecord {
-    const attempts = (this.db.prepare("SELECT * FROM attempts WHERE operation_id = ? ORDER BY rowid").all(String(row.id)) as Row[]).map((a) => ({
+    const attempts = (this.prepare("SELECT * FROM attempts WHERE operation_id = ? ORDER BY rowid").all(String(row.id)) as Row[]).map((a) => ({
       hash: String(a.hash) as Hex,
       nonce: Number(a.nonce),
       raw: String(a.raw) as Hex,

@@ -16,8 +16,8 @@ export const configRoutes: FastifyPluginAsyncZod<{ context: RuntimeContext }> = 
       // no-cache, not immutable: the same base URL may serve a new deployment after a restart (rule 7).
       reply.header("cache-control", "no-cache").header("etag", context.configEtag);
       if (request.headers["if-none-match"] === context.configEtag) return reply.code(304).send(undefined as never);
-      // Bypass the serializer: re-serializing could reorder or reformat, and the bytes are the contract.
-      return reply.type("application/json; charset=utf-8").serializer((payload) => payload as string).send(context.configBytes.toString("utf8") as never);
+      // A Buffer bypasses the serializer: re-serializing could reorder or reformat, and the bytes are the contract.
+      return reply.type("application/json; charset=utf-8").send(context.configBytes as never);
     },
   });
 };

@@ -3,7 +3,7 @@ import type { RuntimeContext } from "../context.ts";
 import { Problem, ProblemError } from "../problem.ts";
 import { QUEUE_PATHS } from "../paths.ts";
 import { Operation, StatusQuery, type OperationKind } from "../relay/operation.ts";
-import { operationView } from "../relay/view.ts";
+import { StatusAnswers } from "../relay/status-answer.ts";
 
 /** withdraw-status also answers finalizes: both end in a note or tokens leaving the Pool's reservation. */
 const ROUTES: Array<{ kind: OperationKind; url: string; serves: readonly OperationKind[] }> = [
@@ -13,6 +13,8 @@ const ROUTES: Array<{ kind: OperationKind; url: string; serves: readonly Operati
 
 /** GET /api/queue/send-status?id= and /withdraw-status?id=: poll an operation (spec §6). */
 export const statusRoutes: FastifyPluginAsyncZod<{ context: RuntimeContext }> = async (app, { context }) => {
+  const relayer = context.relayer;
+  const answers = relayer && new StatusAnswers({ head: relayer.head, reservations: relayer.reservations, requiredConfirmations: relayer.settings.requiredConfirmations });
   for (const { kind, url, serves } of ROUTES) {
     app.get(url, {
       schema: {
@@ -23,13 +25,13 @@ export const statusRoutes: FastifyPluginAsyncZod<{ context: RuntimeContext }> = 
         response: { 200: Operation, default: Problem },
       },
       handler: async (request, reply) => {
-        const relayer = context.relayer;
-        if (!relayer) throw new ProblemError("not_implemented", "this runtime has no relayer key: it relays nothing");
-        const op = relayer.store.get(request.query.id);
+        if (!relayer || !answers) throw new ProblemError("not_implemented", "this runtime has no relayer key: it relays nothing");
+        const op = relayer.store.peek(request.query.id);
         if (!op || !serves.includes(op.kind)) throw new ProblemError("operation_not_found", `no ${serves.join(" or ")} operation with id ${request.query.id}`);
-        const view = operationView(op, relayer.head.current(), relayer.settings.requiredConfirmations, relayer.reservations);
-        if (!view.terminal) reply.header("retry-after", "1");
-        return view;
+        const { json, terminal } = answers.answer(op);
+        if (!terminal) reply.header("retry-after", "1");
+        // Serialized and checked against Operation already (StatusAnswers).
+        return reply.type("application/json; charset=utf-8").send(json as never);
       },
     });
   }
