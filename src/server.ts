@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from "fastify";
 import { serializerCompiler, type ZodTypeProvider } from "fastify-type-provider-zod";
 import type { Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
@@ -167,7 +167,7 @@ export async function buildQueueRuntime(options: QueueRuntimeOptions): Promise<F
     requestIdHeader: false,
     // Reads are polled (a status every second per client): logging each would drown the log and cost
     // more than answering it. They are counted in /metrics, and logged from --log-level debug on.
-    disableRequestLogging: (request) => READ_METHODS.has(request.method ?? "") && !logReads,
+    logController: new LogController({ disableRequestLogging: (request: { method?: string }) => READ_METHODS.has(request.method ?? "") && !logReads }),
   }).withTypeProvider<ZodTypeProvider>();
   logReads = app.log.level === "debug" || app.log.level === "trace";
   // Only JSON bodies: a text/plain body is a 415, not a string that fails the schema.

@@ -5,23 +5,57 @@ export interface HeadSubscription {
   close(): Promise<void>;
 }
 
+/** Between a lost socket and the next attempt. */
+const RECONNECT_DELAY_MS = 1_000;
+
 /**
  * Follows new blocks by subscription (eth_subscribe newHeads over the node's WebSocket) and calls
  * `onHead` for each: the relayer looks at once instead of at its next poll. The poll stays: a dropped
- * socket (viem reconnects it) or a node without WebSocket costs latency, never correctness.
+ * socket or a node without WebSocket costs latency, never correctness.
+ *
+ * A lost socket is reopened here, every second, rather than by viem's `reconnect`, which prints each
+ * failed attempt with console.error: an operator's log would get a stray line a second while the node is down.
  */
 export function subscribeNewHeads(wsUrl: string, onHead: (number: bigint) => void, onError: (error: Error) => void): HeadSubscription {
-  const transport = webSocket(wsUrl, { retryCount: 0, reconnect: { attempts: Number.POSITIVE_INFINITY, delay: 1_000 }, keepAlive: { interval: 30_000 } });
-  const client = createPublicClient({ chain: sepoliaAt(wsUrl), transport });
-  const unwatch = client.watchBlockNumber({ onBlockNumber: (n) => onHead(n), onError, emitMissed: false, emitOnBegin: false });
+  let closed = false;
+  let retry: NodeJS.Timeout | undefined;
+  let current: { drop(): Promise<void> } | null = null;
+
+  const connect = () => {
+    if (closed) return;
+    const client = createPublicClient({ chain: sepoliaAt(wsUrl), transport: webSocket(wsUrl, { retryCount: 0, reconnect: false, keepAlive: { interval: 30_000 } }) });
+    let dropped = false;
+    const drop = async () => {
+      if (dropped) return;
+      dropped = true;
+      unwatch();
+      // viem keeps one socket per URL until it is closed: a dead one would be handed out again.
+      await client.transport
+        .getRpcClient()
+        .then((socket: { close(): void }) => socket.close())
+        .catch(() => {});
+    };
+    const unwatch = client.watchBlockNumber({
+      onBlockNumber: (n) => onHead(n),
+      onError: (error) => {
+        if (dropped || closed) return;
+        onError(error);
+        void drop().then(() => {
+          if (!closed) retry = setTimeout(connect, RECONNECT_DELAY_MS);
+        });
+      },
+      emitMissed: false,
+      emitOnBegin: false,
+    });
+    current = { drop };
+  };
+  connect();
+
   return {
     async close() {
-      unwatch();
-      try {
-        (await client.transport.getRpcClient()).close();
-      } catch {
-        /* never connected */
-      }
+      closed = true;
+      clearTimeout(retry);
+      await current?.drop();
     },
   };
 }
