@@ -2,6 +2,7 @@ import type { ServerResponse } from "node:http";
 import { STATUS_CODES } from "node:http";
 import type { Socket } from "node:net";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { StoreWriteError } from "./relay/store.ts";
 import { PROBLEM_CONTENT_TYPE, PROBLEM_STATUS, ProblemError, problemBody, sendProblem, type ProblemCode } from "./problem.ts";
 
 /**
@@ -11,6 +12,11 @@ import { PROBLEM_CONTENT_TYPE, PROBLEM_STATUS, ProblemError, problemBody, sendPr
 export function installProblemHandlers(app: FastifyInstance, knownPaths: ReadonlyMap<string, readonly string[]>): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof ProblemError) return sendProblem(reply, error);
+    if (error instanceof StoreWriteError) {
+      // Nothing was accepted: the client may send the same request again once the operator made room.
+      request.log.error({ err: error }, "operation store write failed");
+      return sendProblem(reply, new ProblemError("store_unavailable", `${error.message}; nothing was accepted, try again later`, { headers: { "retry-after": "30" } }));
+    }
     if (error.validation !== undefined && error.validation.length > 0) {
       const issues = error.validation.map((v) => ({ path: v.instancePath || "/", message: v.message ?? "invalid" }));
       const where = error.validationContext ?? "request";

@@ -42,6 +42,7 @@ export const PROBLEM_STATUS = {
   relayer_unfunded: 503,
   gas_price_too_high: 503,
   queue_full: 503,
+  store_unavailable: 503,
   not_ready: 503,
   shutting_down: 503,
 } as const;
@@ -104,6 +105,7 @@ const TITLES: Record<ProblemCode, string> = {
   relayer_unfunded: "Relayer out of funds",
   gas_price_too_high: "Gas price above the relayer's cap",
   queue_full: "Queue full",
+  store_unavailable: "Operation store unavailable",
   not_ready: "Not ready",
   shutting_down: "Shutting down",
 };

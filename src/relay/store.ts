@@ -72,6 +72,11 @@ export interface OperationStore {
   /** Operations accepted at or after this time (ISO 8601), oldest first. */
   createdSince(at: string): OperationRecord[];
   countLive(): number;
+  /**
+   * Null when the store can be written; else why the last write failed (a full disk, say). After a
+   * failure it tries a write that changes nothing first, so it notices the room made since.
+   */
+  checkWritable(): string | null;
   /** How many operations are in each kind and state (for metrics). */
   stateCounts(): Array<{ kind: string; state: string; count: number }>;
   /** Highest nonce of any stored attempt. */
@@ -177,6 +182,26 @@ export class StoreMismatchError extends Error {
   override name = "StoreMismatchError";
 }
 
+/** The store's file cannot be written (disk full, read-only, I/O error): nothing of the write was kept. */
+export class StoreWriteError extends Error {
+  override name = "StoreWriteError";
+}
+
+/** SQLite's primary result codes that mean the file cannot be written, not that the write was wrong. */
+const UNWRITABLE = new Map([
+  [8, "read-only"], // SQLITE_READONLY
+  [10, "I/O error"], // SQLITE_IOERR
+  [13, "disk full"], // SQLITE_FULL
+  [14, "cannot open"], // SQLITE_CANTOPEN
+]);
+
+function unwritable(error: unknown, file?: string): StoreWriteError | null {
+  const errcode = (error as { errcode?: unknown }).errcode;
+  const kind = typeof errcode === "number" ? UNWRITABLE.get(errcode & 0xff) : undefined;
+  const store = file === undefined ? "the operation store" : `the operation store ${file}`;
+  return kind === undefined ? null : new StoreWriteError(`${store} cannot be written (${kind}): ${(error as Error).message}`, { cause: error });
+}
+
 const LIVE_STATES = "('accepted','processing','submitted','included')";
 const FAILED_STATES = "('rejected','expired','reverted')";
 
@@ -204,6 +229,7 @@ export class SqliteOperationStore implements OperationStore {
   private readonly statements = new Map<string, StatementSync>();
   /** peek's records; emptied by every write transaction (this connection is the store's only writer). */
   private readonly peeked = new Map<string, Readonly<OperationRecord>>();
+  private lastWriteError: string | null = null;
 
   constructor(file: string) {
     if (file !== ":memory:") mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
@@ -224,7 +250,7 @@ export class SqliteOperationStore implements OperationStore {
     } catch (error) {
       this.db.close();
       if (/locked|busy/i.test((error as Error).message)) throw new StoreInUseError(`the operation store ${file} is in use by another runtime`);
-      throw error;
+      throw unwritable(error, file) ?? error;
     }
   }
 
@@ -271,15 +297,42 @@ export class SqliteOperationStore implements OperationStore {
   /** Runs `work` in one IMMEDIATE transaction: all of it is committed, or none. */
   private transaction<T>(work: () => T): T {
     this.peeked.clear();
-    this.db.exec("BEGIN IMMEDIATE");
+    return this.write(() => {
+      this.db.exec("BEGIN IMMEDIATE");
+      try {
+        const result = work();
+        this.db.exec("COMMIT");
+        return result;
+      } catch (error) {
+        // SQLite has rolled back already after some errors (a full disk, say): a second ROLLBACK would fail.
+        if (this.db.isTransaction) this.db.exec("ROLLBACK");
+        throw error;
+      }
+    });
+  }
+
+  /** A write; one the file cannot take is a StoreWriteError, and the store says so until a write succeeds. */
+  private write<T>(work: () => T): T {
     try {
       const result = work();
-      this.db.exec("COMMIT");
+      this.lastWriteError = null;
       return result;
     } catch (error) {
-      this.db.exec("ROLLBACK");
-      throw error;
+      const refused = unwritable(error);
+      if (refused) this.lastWriteError = refused.message;
+      throw refused ?? error;
     }
+  }
+
+  checkWritable(): string | null {
+    if (this.lastWriteError === null) return null;
+    try {
+      // A real change (SQLite skips an update that changes nothing): it fails while the disk is still full.
+      this.transaction(() => this.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('write-check', ?)").run(new Date().toISOString()));
+    } catch {
+      /* still unwritable: lastWriteError says why */
+    }
+    return this.lastWriteError;
   }
 
   get(id: string): OperationRecord | undefined {
@@ -312,7 +365,7 @@ export class SqliteOperationStore implements OperationStore {
   }
 
   bindIdempotencyKey(key: string, operationId: string): OperationRecord {
-    this.prepare("INSERT OR IGNORE INTO idempotency_keys (key, operation_id, created_at) VALUES (?, ?, ?)").run(key, operationId, new Date().toISOString());
+    this.write(() => this.prepare("INSERT OR IGNORE INTO idempotency_keys (key, operation_id, created_at) VALUES (?, ?, ?)").run(key, operationId, new Date().toISOString()));
     return this.byIdempotencyKey(key) as OperationRecord;
   }
 
@@ -365,7 +418,7 @@ export class SqliteOperationStore implements OperationStore {
   }
 
   insertQuote(id: string, quote: unknown, expiresAt: number): void {
-    this.prepare("INSERT INTO quotes (id, quote, expires_at, created_at) VALUES (?, ?, ?, ?)").run(id, JSON.stringify(quote), expiresAt, new Date().toISOString());
+    this.write(() => this.prepare("INSERT INTO quotes (id, quote, expires_at, created_at) VALUES (?, ?, ?, ?)").run(id, JSON.stringify(quote), expiresAt, new Date().toISOString()));
   }
 
   getQuote(id: string): unknown {

@@ -25,9 +25,15 @@ export const HealthChecks = z
       .nullable()
       .meta({ description: "null: a runtime without a relayer key" }),
     queue: z.strictObject({ depth: z.int().meta({ description: "operations not yet terminal" }), capacity: z.int() }).nullable(),
+    store: z
+      .strictObject({ writable: z.boolean(), detail: z.string().nullable().meta({ description: "why the last write failed (a full disk, a read-only file)" }) })
+      .nullable()
+      .meta({ description: "the operation store: not writable since a write failed, until one succeeds" }),
     engine: z.strictObject({ state: z.enum(["running", "paused", "stopped"]), lagMs: z.int().meta({ description: "since the watcher's last good tick" }) }).nullable(),
   })
   .meta({ id: "HealthChecks" });
+
+const storeCheck = (error: string | null) => ({ writable: error === null, detail: error });
 
 const Health = z.strictObject({ status: z.literal("ready"), checks: HealthChecks });
 
@@ -37,7 +43,7 @@ export const healthRoutes: FastifyPluginAsyncZod<{ context: RuntimeContext }> = 
     schema: {
       summary: "Readiness",
       description:
-        "Whether the runtime can take relays now, and why not: the chain answered within the chain timeout, the relayer is funded under its fee cap, the queue has room, and the relay engine is running and not behind. 200 `ready`, or a 503 problem `not_ready` carrying the same `checks` (and Retry-After). Never cached.",
+        "Whether the runtime can take relays now, and why not: the chain answered within the chain timeout, the relayer is funded under its fee cap, the queue has room, the operation store can be written, and the relay engine is running and not behind. 200 `ready`, or a 503 problem `not_ready` carrying the same `checks` (and Retry-After). Never cached.",
       response: { 200: Health, default: Problem },
     },
     handler: async (_request, reply) => {
@@ -61,6 +67,7 @@ export const healthRoutes: FastifyPluginAsyncZod<{ context: RuntimeContext }> = 
         chain: { reachable: head !== null, head, observedAgeMs: observed ? Date.now() - observed.observedAt : null },
         relayer: relayer ? { address: relayer.checks.relayer, ready: head !== null && ready === null, detail: head === null ? "the chain did not answer" : ready } : null,
         queue: relayer ? { depth: relayer.store.countLive(), capacity: relayer.settings.maxLiveOperations } : null,
+        store: relayer ? storeCheck(relayer.store.checkWritable()) : null,
         engine,
       };
       const stallMs = Math.max(10_000, STALL_POLLS * (relayer?.settings.pollIntervalMs ?? 0));
@@ -68,6 +75,7 @@ export const healthRoutes: FastifyPluginAsyncZod<{ context: RuntimeContext }> = 
         !checks.chain.reachable && "the chain did not answer",
         checks.relayer && !checks.relayer.ready && `the relayer is not ready: ${checks.relayer.detail}`,
         checks.queue && checks.queue.depth >= checks.queue.capacity && "the queue is full",
+        checks.store && !checks.store.writable && checks.store.detail,
         engine && engine.state !== "running" && `the relay engine is ${engine.state}`,
         engine && engine.state === "running" && engine.lagMs > stallMs && `the relay engine is ${engine.lagMs} ms behind`,
       ].filter((p): p is string => typeof p === "string");

@@ -4,10 +4,12 @@ import type { DevStack } from "../../harness/index.ts";
 import { RELAYER_KEY } from "./chain.ts";
 
 /** The queue runtime as an operator runs it (src/main.ts, its own process) for a stack's manifest and chain. */
-export async function startRuntimeProcess(stack: DevStack, extraArgs: string[] = [], options: { rpcUrl?: string; wsRpcUrl?: string } = {}): Promise<{ url: string; child: ResultPromise }> {
+export async function startRuntimeProcess(stack: DevStack, extraArgs: string[] = [], options: { rpcUrl?: string; wsRpcUrl?: string; prefix?: string[] } = {}): Promise<{ url: string; child: ResultPromise }> {
+  // A prefix runs it through another command first (prlimit, say), which execs node.
+  const [file, ...prefixArgs] = [...(options.prefix ?? []), process.execPath];
   const child = execa(
-    process.execPath,
-    ["--experimental-strip-types", "--no-warnings", "src/main.ts", "--manifest", stack.manifestPath, "--artifacts", CIRCUIT_BUILD_DIR, "--port", "0", ...extraArgs],
+    file as string,
+    [...prefixArgs, "--experimental-strip-types", "--no-warnings", "src/main.ts", "--manifest", stack.manifestPath, "--artifacts", CIRCUIT_BUILD_DIR, "--port", "0", ...extraArgs],
     { env: { QUEUE_RPC_URL: options.rpcUrl ?? stack.rpcUrl, QUEUE_RELAYER_KEY: RELAYER_KEY, ...(options.wsRpcUrl ? { QUEUE_WS_RPC_URL: options.wsRpcUrl } : {}) }, reject: false },
   );
   const url = await new Promise<string>((resolve, reject) => {
