@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { encodeFunctionData, erc20Abi, maxUint256, type Address, type Hex, type TransactionReceipt } from "viem";
 import {
   closeProvers,
@@ -50,6 +51,20 @@ const percentile = (xs: number[], p: number) => {
   return s[Math.min(s.length, Math.max(1, Math.ceil((p / 100) * s.length))) - 1] as number;
 };
 const ms = (x: number) => `${x.toFixed(0)} ms`;
+
+/** CPU time (ms) a process has used so far, from /proc (Linux); null elsewhere. */
+function cpuMs(pid: number): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime + stime, in 1/100 s
+  } catch {
+    return null;
+  }
+}
+const nodeCpuMs = () => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+};
 
 class QueuePathError extends Error {
   override name = "QueuePathError";
@@ -116,6 +131,8 @@ try {
   const setupMs = performance.now() - setupStarted;
 
   // 1. Through the queue: all N submitted at once, each polled until terminal.
+  const chainPid = stack.chainPid;
+  const queueCpu = { anvil: cpuMs(chainPid), node: nodeCpuMs() };
   const queueStarted = performance.now();
   const settled = await Promise.allSettled(
     queued.map(async (tx) => {
@@ -141,9 +158,11 @@ try {
   if (failures > 0) throw new QueuePathError(`${failures} of ${N} relayed operations did not confirm`);
   const relayed = settled.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
   const queueMs = Math.max(...relayed.map((r) => r.doneAt)) - queueStarted;
+  const queueCpuUsed = { anvil: (cpuMs(chainPid) ?? 0) - (queueCpu.anvil ?? 0), node: nodeCpuMs() - queueCpu.node };
 
   // 2. Baseline: the same kind of transactions straight to Pool.transact from one account, signed
   // locally with explicit nonces, gas and fees, all sent, then every receipt awaited.
+  const directCpu = { anvil: cpuMs(chainPid), node: nodeCpuMs() };
   const directStarted = performance.now();
   const fees = await chain.estimateFeesPerGas();
   let directNonce = await chain.getTransactionCount({ address: direct.account.address, blockTag: "pending" });
@@ -169,6 +188,7 @@ try {
   }
   const mined = await Promise.all(receipts);
   const directMs = Math.max(...mined.map((m) => m.doneAt)) - directStarted;
+  const directCpuUsed = { anvil: (cpuMs(chainPid) ?? 0) - (directCpu.anvil ?? 0), node: nodeCpuMs() - directCpu.node };
   const reverted = mined.filter((m) => m.receipt.status !== "success");
   if (reverted.length > 0) throw new Error(`${reverted.length} direct transactions reverted: ${reverted.map((m) => m.receipt.transactionHash).join(", ")}`);
 
@@ -199,6 +219,11 @@ try {
   );
   console.log(`direct, one account ${directTps.toFixed(2)} tx/s  (${N} in ${ms(directMs)})  send->receipt p50 ${ms(median(dLat))}, p99 ${ms(percentile(dLat, 99))} (= max)`);
   console.log(`ratio queue / direct throughput: ${(queueTps / directTps).toFixed(2)}x`);
+  // Where the time went: CPU per transaction of anvil and of this process (runtime, client and proxy).
+  if (queueCpu.anvil !== null) {
+    const per = (x: number) => `${(x / N).toFixed(1)} ms`;
+    console.log(`CPU per transaction: through the queue anvil ${per(queueCpuUsed.anvil)}, node ${per(queueCpuUsed.node)} | direct anvil ${per(directCpuUsed.anvil)}, node ${per(directCpuUsed.node)}`);
+  }
   if (single.length > 0) console.log(`one at a time (${single.length}, client polls every ${SINGLE_POLL_MS} ms): submit->confirmed p50 ${ms(median(single))}, p99 ${ms(percentile(single, 99))} (= max)`);
 } catch (error) {
   console.error(error instanceof QueuePathError ? `queue path failed: ${error.message}` : error);

@@ -95,7 +95,7 @@ export function checkCapacity(store: OperationStore, settings: RelaySettings): v
 
 /** The relayer can pay for a transaction at a fee under its cap; returns the fees it would offer. */
 export async function checkRelayerReady({ chain, relayer, settings }: CheckContext): Promise<Fees> {
-  const [fees, balance] = await Promise.all([currentFees(chain), chain.getBalance({ address: relayer })]);
+  const [fees, balance] = await relayerReads(chain, relayer);
   if (fees.maxFeePerGas > settings.maxFeePerGasCap) {
     throw new ProblemError("gas_price_too_high", `the relayer would offer ${fees.maxFeePerGas} wei/gas, above its cap ${settings.maxFeePerGasCap}`, {
       headers: { "retry-after": "15" },
@@ -106,6 +106,24 @@ export async function checkRelayerReady({ chain, relayer, settings }: CheckConte
     throw new ProblemError("relayer_unfunded", `the relayer holds ${balance} wei, a relay may cost ${cost}`, { headers: { "retry-after": "30" } });
   }
   return fees;
+}
+
+/** Reads of the relayer's fees and balance in flight, by chain client and relayer. */
+const inFlight = new WeakMap<PublicClient, Map<Address, Promise<[Fees, bigint]>>>();
+
+/**
+ * The relayer's fees and balance. Callers at the same moment share one read (a burst of admissions
+ * reads them once, not once each): a caller gets a read that started no earlier than its own call's
+ * round trip ago.
+ */
+function relayerReads(chain: PublicClient, relayer: Address): Promise<[Fees, bigint]> {
+  let reads = inFlight.get(chain);
+  if (!reads) inFlight.set(chain, (reads = new Map()));
+  const shared = reads.get(relayer);
+  if (shared) return shared;
+  const read = Promise.all([currentFees(chain), chain.getBalance({ address: relayer })]).finally(() => reads.delete(relayer));
+  reads.set(relayer, read);
+  return read;
 }
 
 /**

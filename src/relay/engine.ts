@@ -24,6 +24,9 @@ export interface EngineDeps {
   events?: EngineEvents;
 }
 
+/** An unmined attempt is asked after (and broadcast again if the node lost it) once it is this many polls old. */
+const REBROADCAST_AFTER_POLLS = 5;
+
 interface Prepared {
   ready: PromiseSettledResult<Fees>;
   fresh: PromiseSettledResult<void>;
@@ -165,7 +168,8 @@ export class RelayEngine {
     const recent = Date.now() - Date.parse(op.createdAt) < this.deps.settings.resimulateAfterMs;
     const [ready, fresh, pending] = await Promise.allSettled([
       checkRelayerReady(checks),
-      ("reservationId" in op.request ? checkReservation(checks, op.request) : checkRootAndNullifiers(checks, op.request)).then(() => (recent ? undefined : simulate(checks, op.request))),
+      // Admitted moments ago: its admission read root, nullifiers and simulation just now.
+      recent ? undefined : ("reservationId" in op.request ? checkReservation(checks, op.request) : checkRootAndNullifiers(checks, op.request)).then(() => simulate(checks, op.request)),
       this.deps.chain.getTransactionCount({ address: this.deps.account.address, blockTag: "pending" }),
     ]);
     return { ready, fresh, pending };
@@ -255,8 +259,12 @@ export class RelayEngine {
     const readStartedAt = Date.now();
     const [head, minedNonce] = await Promise.all([chain.getBlockNumber(), chain.getTransactionCount({ address: account.address, blockTag: "latest" })]);
     this.deps.head.observe(head, readStartedAt);
-    // Every live operation's receipt, read side by side (one round trip, not one per operation).
-    const receipts = new Map(await Promise.all(live.filter((op) => op.attempts.length > 0).map(async (op) => [op.id, await this.findReceipt(op)] as const)));
+    // Receipts, read side by side (one round trip, not one per operation), of the operations that can
+    // have been mined: an attempt's nonce below the relayer's mined count. The others are not looked up
+    // (a burst of N would cost N² lookups); an included one among them left the chain (a reorg).
+    const receipts = new Map(
+      await Promise.all(live.filter((op) => op.attempts.length > 0 && Math.min(...op.attempts.map((a) => a.nonce)) < minedNonce).map(async (op) => [op.id, await this.findReceipt(op)] as const)),
+    );
     for (const op of live) {
       if (this.stopped || this.paused) return;
       if (op.attempts.length === 0) {
@@ -287,6 +295,8 @@ export class RelayEngine {
         continue;
       }
       this.suspects.delete(op.id);
+      // Just broadcast: it is in the node's pool, or its refusal was logged; dropped ones are found a few polls on.
+      if (Date.now() - Date.parse(latest.createdAt) < REBROADCAST_AFTER_POLLS * settings.pollIntervalMs) continue;
       const known = (await chain.request({ method: "eth_getTransactionByHash", params: [latest.hash as Hex] })) !== null;
       if (!known) {
         await this.broadcast(latest, op.id); // dropped (restart, reorg, refused while unfunded): the same bytes again

@@ -19,8 +19,8 @@ export interface RelaySettings {
   /** An operation not broadcast this long after acceptance expires (nothing was sent). */
   maxWaitMs: number;
   /**
-   * Before signing, the root, nullifiers and relayer funds are read again; the whole transaction is
-   * simulated again only when the admission's simulation is older than this (a simulation runs the
+   * Before signing, the relayer's funds and fees are read again; the root, nullifiers and the whole
+   * transaction's simulation only when the admission's are older than this (a simulation runs the
    * verifier's pairing: under load, the relay's costliest read).
    */
   resimulateAfterMs: number;

@@ -230,12 +230,15 @@ export class SqliteOperationStore implements OperationStore {
   /** peek's records; emptied by every write transaction (this connection is the store's only writer). */
   private readonly peeked = new Map<string, Readonly<OperationRecord>>();
   private lastWriteError: string | null = null;
+  /** The connection's synchronous setting: FULL (true) or NORMAL. */
+  private durable = true;
 
   constructor(file: string) {
     if (file !== ":memory:") mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
     this.db = new DatabaseSync(file);
-    // WAL + FULL: a commit survives the process being killed at any instant. EXCLUSIVE locking, taken
-    // by a first write: one runtime per store, so one writer per relayer key (a second one is refused).
+    // WAL: a commit survives the process being killed at any instant; with FULL sync, a power loss too
+    // (see transaction's `durable`). EXCLUSIVE locking, taken by a first write: one runtime per store,
+    // so one writer per relayer key (a second one is refused).
     try {
       this.db.exec("PRAGMA busy_timeout = 2000; PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;");
       this.db.exec(SCHEMA);
@@ -295,9 +298,19 @@ export class SqliteOperationStore implements OperationStore {
   }
 
   /** Runs `work` in one IMMEDIATE transaction: all of it is committed, or none. */
-  private transaction<T>(work: () => T): T {
+  /**
+   * `durable`: the commit is synced to disk before this returns (FULL), so it survives a power loss: an
+   * acceptance, a signed attempt. Otherwise (NORMAL) it survives the process being killed, and is synced
+   * with the next durable commit or checkpoint: a state the engine reads from the chain again. Syncing
+   * every commit cost a relay burst a sixth of its main thread.
+   */
+  private transaction<T>(work: () => T, durable = true): T {
     this.peeked.clear();
     return this.write(() => {
+      if (this.durable !== durable) {
+        this.db.exec(`PRAGMA synchronous = ${durable ? "FULL" : "NORMAL"}`);
+        this.durable = durable;
+      }
       this.db.exec("BEGIN IMMEDIATE");
       try {
         const result = work();
@@ -391,6 +404,8 @@ export class SqliteOperationStore implements OperationStore {
   }
 
   save(record: OperationRecord, changes: { attempt?: StoredAttempt; releaseNullifiers?: boolean } = {}): void {
+    // A signed attempt is what the chain cannot tell again (it is stored before its broadcast); any other
+    // state change is read from the chain again (receipts, the head) if a power loss takes it.
     this.transaction(() => {
       const { attempt } = changes;
       if (attempt) {
@@ -409,7 +424,7 @@ export class SqliteOperationStore implements OperationStore {
           record.id,
         );
       if (changes.releaseNullifiers) this.prepare("DELETE FROM live_nullifiers WHERE operation_id = ?").run(record.id);
-    });
+    }, changes.attempt !== undefined);
   }
 
   nonTerminal(): OperationRecord[] {
