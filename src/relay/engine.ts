@@ -78,6 +78,7 @@ export class RelayEngine {
     clearTimeout(this.timer);
     await this.ticking;
     await this.writer.catch(() => {});
+    await Promise.all(this.sending);
   }
 
   /**
@@ -91,6 +92,7 @@ export class RelayEngine {
     clearTimeout(this.timer);
     await this.ticking;
     await this.writer.catch(() => {});
+    await Promise.all(this.sending);
     this.queued.clear();
     this.suspects.clear();
   }
@@ -131,6 +133,14 @@ export class RelayEngine {
       return;
     }
     this.schedule(0);
+  }
+
+  /** Broadcasts not yet answered: stop() and pause() wait for them. */
+  private readonly sending = new Set<Promise<void>>();
+
+  private sent(broadcast: Promise<void>): void {
+    const tracked = broadcast.catch((error: unknown) => this.deps.log.warn({ err: error }, "broadcast failed")).finally(() => this.sending.delete(tracked));
+    this.sending.add(tracked);
   }
 
   /** Runs one writer step at a time; a failure is logged and does not stop the next. */
@@ -202,8 +212,9 @@ export class RelayEngine {
     const attempt = await this.sign(op, nonce, fees);
     op.attempts.push(attempt);
     this.transition(op, "submitted", `nonce ${nonce}, ${attempt.hash}`, { attempt }); // stored, then broadcast
-    await this.broadcast(attempt, op.id);
-    this.poke(); // mined already (automine), or soon: look now rather than at the next poll
+    // The writer goes on to the next operation while this one is sent and mined: broadcasts leave in
+    // nonce order (each after the store's sync, which finish in order), and the node takes them in any.
+    this.sent(this.broadcast(attempt, op.id).then(() => this.poke())); // mined at once (automine), or soon: look now
   }
 
   private async sign(op: OperationRecord, nonce: number, fees: Fees): Promise<StoredAttempt> {
@@ -231,6 +242,7 @@ export class RelayEngine {
 
   /** Broadcasts stored bytes. Node answers that need no action here are recognised by name. */
   private async broadcast(attempt: StoredAttempt, operation: string): Promise<void> {
+    await this.deps.store.flush(); // never sent before it is on disk: a power loss must not forget a sent nonce
     try {
       await this.deps.chain.request({ method: "eth_sendRawTransaction", params: [attempt.raw] });
     } catch (error) {

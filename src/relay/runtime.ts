@@ -163,6 +163,7 @@ export class Relayer {
       if (inserted.existing.requestHash !== requestHash) throw this.keyReused(idempotencyKey as string, inserted.existing);
       return inserted.existing;
     }
+    await this.store.flush(); // a 202 is a promise: on disk before it is made
     this.engine.enqueue(op.id);
     return op;
   }

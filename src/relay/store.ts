@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { closeSync, fsync, mkdirSync, openSync } from "node:fs";
 import path from "node:path";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import type { Hex } from "viem";
@@ -65,6 +65,13 @@ export interface OperationStore {
    * it reaches a terminal state).
    */
   save(record: OperationRecord, changes?: { attempt?: StoredAttempt; releaseNullifiers?: boolean }): void;
+  /**
+   * Resolves once every commit so far is on disk (fsync of the WAL, off the main thread; callers at
+   * the same moment share one). Commits survive the process being killed as soon as they are made; a
+   * power loss only once flushed. An acceptance is flushed before its 202, an attempt before its broadcast;
+   * other state changes are read from the chain again if a power loss takes them.
+   */
+  flush(): Promise<void>;
   nonTerminal(): OperationRecord[];
   /** Stores a signed quote (the JSON the client was given), to check the action that cites it. */
   insertQuote(id: string, quote: unknown, expiresAt: number): void;
@@ -230,17 +237,21 @@ export class SqliteOperationStore implements OperationStore {
   /** peek's records; emptied by every write transaction (this connection is the store's only writer). */
   private readonly peeked = new Map<string, Readonly<OperationRecord>>();
   private lastWriteError: string | null = null;
-  /** The connection's synchronous setting: FULL (true) or NORMAL. */
-  private durable = true;
+  /** The WAL file, synced by flush() on libuv's thread pool; null for ":memory:". */
+  private readonly wal: number | null = null;
+  /** flush() calls so far, and how many of them a finished sync covers. */
+  private flushesAsked = 0;
+  private flushesDone = 0;
+  private syncing: Promise<void> | null = null;
 
   constructor(file: string) {
     if (file !== ":memory:") mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
     this.db = new DatabaseSync(file);
-    // WAL: a commit survives the process being killed at any instant; with FULL sync, a power loss too
-    // (see transaction's `durable`). EXCLUSIVE locking, taken by a first write: one runtime per store,
-    // so one writer per relayer key (a second one is refused).
+    // WAL: a commit survives the process being killed at any instant, and a power loss once flush()
+    // has synced it (NORMAL: SQLite itself syncs only at checkpoints). EXCLUSIVE locking, taken by a
+    // first write: one runtime per store, so one writer per relayer key (a second one is refused).
     try {
-      this.db.exec("PRAGMA busy_timeout = 2000; PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;");
+      this.db.exec("PRAGMA busy_timeout = 2000; PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;");
       this.db.exec(SCHEMA);
       // Also takes the exclusive lock. Idempotent: a file already at this version is left as it is.
       this.transaction(() => {
@@ -254,6 +265,30 @@ export class SqliteOperationStore implements OperationStore {
       this.db.close();
       if (/locked|busy/i.test((error as Error).message)) throw new StoreInUseError(`the operation store ${file} is in use by another runtime`);
       throw unwritable(error, file) ?? error;
+    }
+    if (file !== ":memory:") this.wal = openSync(`${file}-wal`, "r");
+  }
+
+  flush(): Promise<void> {
+    if (this.wal === null) return Promise.resolve();
+    return this.syncFor(++this.flushesAsked);
+  }
+
+  /** Syncs until one sync that started after flush call `ticket` has finished: concurrent callers share syncs. */
+  private async syncFor(ticket: number): Promise<void> {
+    while (this.flushesDone < ticket) {
+      if (!this.syncing) {
+        const covers = this.flushesAsked;
+        this.syncing = new Promise<void>((resolve, reject) => fsync(this.wal as number, (error) => (error ? reject(error) : resolve())))
+          .then(() => void (this.flushesDone = Math.max(this.flushesDone, covers)))
+          .catch((error: unknown) => {
+            const refused = new StoreWriteError(`the operation store could not be synced to disk: ${(error as Error).message}`, { cause: error });
+            this.lastWriteError = refused.message;
+            throw refused;
+          })
+          .finally(() => void (this.syncing = null));
+      }
+      await this.syncing;
     }
   }
 
@@ -298,19 +333,9 @@ export class SqliteOperationStore implements OperationStore {
   }
 
   /** Runs `work` in one IMMEDIATE transaction: all of it is committed, or none. */
-  /**
-   * `durable`: the commit is synced to disk before this returns (FULL), so it survives a power loss: an
-   * acceptance, a signed attempt. Otherwise (NORMAL) it survives the process being killed, and is synced
-   * with the next durable commit or checkpoint: a state the engine reads from the chain again. Syncing
-   * every commit cost a relay burst a sixth of its main thread.
-   */
-  private transaction<T>(work: () => T, durable = true): T {
+  private transaction<T>(work: () => T): T {
     this.peeked.clear();
     return this.write(() => {
-      if (this.durable !== durable) {
-        this.db.exec(`PRAGMA synchronous = ${durable ? "FULL" : "NORMAL"}`);
-        this.durable = durable;
-      }
       this.db.exec("BEGIN IMMEDIATE");
       try {
         const result = work();
@@ -404,8 +429,6 @@ export class SqliteOperationStore implements OperationStore {
   }
 
   save(record: OperationRecord, changes: { attempt?: StoredAttempt; releaseNullifiers?: boolean } = {}): void {
-    // A signed attempt is what the chain cannot tell again (it is stored before its broadcast); any other
-    // state change is read from the chain again (receipts, the head) if a power loss takes it.
     this.transaction(() => {
       const { attempt } = changes;
       if (attempt) {
@@ -424,7 +447,7 @@ export class SqliteOperationStore implements OperationStore {
           record.id,
         );
       if (changes.releaseNullifiers) this.prepare("DELETE FROM live_nullifiers WHERE operation_id = ?").run(record.id);
-    }, changes.attempt !== undefined);
+    });
   }
 
   nonTerminal(): OperationRecord[] {
@@ -508,6 +531,7 @@ export class SqliteOperationStore implements OperationStore {
 
   close(): void {
     this.db.close();
+    if (this.wal !== null) closeSync(this.wal);
   }
 
   private hydrate(row: Row): OperationRecord {
