@@ -70,10 +70,21 @@ export function createMetrics(storeOf: () => OperationStore | null): RuntimeMetr
 /** Counts every answer by its route pattern (never the raw URL: ids would explode the label set), and serves GET /metrics. */
 export function registerMetrics(app: FastifyInstance, metrics: RuntimeMetrics): void {
   const { requests, latency } = metrics;
+  // Each label set's child, made once: prom-client hashes the labels on every call otherwise.
+  const counted = new Map<string, { inc(): void }>();
+  const timed = new Map<string, { observe(seconds: number): void }>();
   app.addHook("onResponse", (request, reply, done) => {
+    const method = request.method;
     const route = request.routeOptions.url ?? "unmatched";
-    requests.inc({ method: request.method, route, status: String(reply.statusCode) });
-    latency.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+    const status = reply.statusCode;
+    const counter = `${method} ${route} ${status}`;
+    let count = counted.get(counter);
+    if (!count) counted.set(counter, (count = requests.labels({ method, route, status: String(status) })));
+    count.inc();
+    const timer = `${method} ${route}`;
+    let time = timed.get(timer);
+    if (!time) timed.set(timer, (time = latency.labels({ method, route })));
+    time.observe(reply.elapsedTime / 1000);
     done();
   });
   app.get(METRICS_PATH, {
