@@ -14,6 +14,7 @@ import { startRuntimeProcess } from "./support/runtime-process.ts";
 // run as root, which file modes do not stop, so the disk fills the way a process sees it: its file-size
 // limit (RLIMIT_FSIZE, set on the running process with prlimit) drops to 0, and every write to a file
 // fails (EFBIG; SQLite: disk I/O error), as on a full disk. Raising it again is the operator making room.
+// A read-only filesystem is one the runtime starts on: a mount cannot turn read-only under files open for writing.
 let stack: DevStack;
 let pool: Awaited<ReturnType<typeof poolFixture>>;
 let dir: string;
@@ -39,7 +40,7 @@ const health = async (url: string) => {
   return { status: response.status, body: (await response.json()) as { checks: { store: { writable: boolean; detail: string | null } } } };
 };
 
-describe("the operation store's disk full", () => {
+describe("an operation store that cannot be written", () => {
   it("nothing is accepted that cannot be stored, nothing is sent that was not stored; with room again, every operation is confirmed by one transaction", async () => {
     const store = path.join(dir, "queue.sqlite");
     runtime = await startRuntimeProcess(stack, ["--store", store, "--rate-limit", "off"], { rpcUrl: stack.faults.rpcUrl });
@@ -87,5 +88,17 @@ describe("the operation store's disk full", () => {
   it("a runtime whose store cannot be written does not start, and says why", async () => {
     const started = startRuntimeProcess(stack, ["--store", path.join(dir, "unwritable", "queue.sqlite")], { prefix: ["prlimit", "--fsize=0", "--"] });
     await expect(started).rejects.toThrow(/exited 1: .*operation store .*cannot be written/s);
+  });
+
+  it("a store on a read-only filesystem: the runtime does not start, and says why", async () => {
+    // A store that exists, then its folder mounted read-only for the runtime alone (its own mount
+    // namespace, gone with it): root cannot write there either.
+    const folder = path.join(dir, "read-only");
+    const store = path.join(folder, "queue.sqlite");
+    const first = await startRuntimeProcess(stack, ["--store", store]);
+    first.child.kill("SIGTERM");
+    await first.child;
+    const readOnly = ["unshare", "--mount", "--", "sh", "-c", `mount --bind '${folder}' '${folder}' && mount -o remount,bind,ro '${folder}' && exec "$0" "$@"`];
+    await expect(startRuntimeProcess(stack, ["--store", store], { prefix: readOnly })).rejects.toThrow(/exited 1: .*operation store .*cannot be written \(read-only filesystem\)/s);
   });
 });

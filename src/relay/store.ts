@@ -1,4 +1,4 @@
-import { closeSync, fsync, mkdirSync, openSync } from "node:fs";
+import { accessSync, closeSync, constants, fsync, mkdirSync, openSync } from "node:fs";
 import path from "node:path";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import type { Hex } from "viem";
@@ -194,6 +194,17 @@ export class StoreWriteError extends Error {
   override name = "StoreWriteError";
 }
 
+/** Why a folder cannot be written to, when the filesystem says so (root included: a read-only mount). */
+function folderProblem(folder: string): string | null {
+  try {
+    accessSync(folder, constants.W_OK);
+    return null;
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    return code === "EROFS" ? "read-only filesystem" : code === "EACCES" || code === "EPERM" ? "no write permission" : null;
+  }
+}
+
 /** SQLite's primary result codes that mean the file cannot be written, not that the write was wrong. */
 const UNWRITABLE = new Map([
   [8, "read-only"], // SQLITE_READONLY
@@ -204,7 +215,9 @@ const UNWRITABLE = new Map([
 
 function unwritable(error: unknown, file?: string): StoreWriteError | null {
   const errcode = (error as { errcode?: unknown }).errcode;
-  const kind = typeof errcode === "number" ? UNWRITABLE.get(errcode & 0xff) : undefined;
+  let kind = typeof errcode === "number" ? UNWRITABLE.get(errcode & 0xff) : undefined;
+  // SQLite says "disk I/O error" for a read-only filesystem too; the folder says which it is.
+  if (kind !== undefined && file !== undefined) kind = folderProblem(path.dirname(path.resolve(file))) ?? kind;
   const store = file === undefined ? "the operation store" : `the operation store ${file}`;
   return kind === undefined ? null : new StoreWriteError(`${store} cannot be written (${kind}): ${(error as Error).message}`, { cause: error });
 }
