@@ -25,9 +25,11 @@ import { poolFixture } from "../test/support/pool.ts";
 // local stack (automine). Every transaction spends one distinct deposited note (the other input is a
 // dummy), so no two share a nullifier; all 2N proofs are made before anything is timed.
 //
-// Every proof is made against the tree right after the 2N deposits; the Pool accepts any root it ever
-// had, so the N relayed and N direct transactions that follow do not invalidate it.
+// Every proof is made against the tree right after the deposits; the Pool accepts any root it ever
+// had, so the relayed and direct transactions that follow do not invalidate it. A burst lasts well under
+// a second, so BENCH_ROUNDS bursts of each are timed, alternating, and the medians compared.
 const N = Number(process.env.BENCH_RELAYS ?? 16);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 if (!Number.isInteger(N) || N < 1) {
   console.error(`BENCH_RELAYS must be a positive integer, got ${process.env.BENCH_RELAYS}`);
   process.exit(2);
@@ -87,7 +89,7 @@ try {
   await chain.waitForTransactionReceipt({ hash: approve });
   let nonce = await chain.getTransactionCount({ address: depositor.account.address, blockTag: "pending" });
   const depositHashes: Hex[] = [];
-  for (let i = 0; i < 2 * N + SINGLE; i++) {
+  for (let i = 0; i < 2 * N * ROUNDS + SINGLE; i++) {
     const note: Note = { amount, asset, ownerPublicKey: alice.notePublicKey, blinding: randomFieldElement() };
     depositHashes.push(
       await depositor.wallet.writeContract({
@@ -101,7 +103,7 @@ try {
   }
   const state = await pool.sync();
   const notes = findNotes(alice, state, deployment.domain).filter((n) => !n.spent);
-  if (notes.length !== 2 * N + SINGLE) throw new Error(`expected ${2 * N + SINGLE} deposited notes, found ${notes.length}`);
+  if (notes.length !== 2 * N * ROUNDS + SINGLE) throw new Error(`expected ${2 * N * ROUNDS + SINGLE} deposited notes, found ${notes.length}`);
 
   const queue = createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(config) });
   const queueConfig = await queue.beforePrepare();
@@ -118,79 +120,99 @@ try {
         fee, relayer,
       })
     ).transaction;
-  const queued: PreparedTransaction[] = [];
-  const baseline: PreparedTransaction[] = [];
+  const rounds: Array<{ queued: PreparedTransaction[]; baseline: PreparedTransaction[] }> = [];
   const proveStarted = performance.now();
-  for (let i = 0; i < N; i++) {
-    queued.push(await prove(notes[2 * i] as (typeof notes)[number], stack.relayer.address));
-    baseline.push(await prove(notes[2 * i + 1] as (typeof notes)[number], direct.account.address));
+  let next = 0;
+  for (let r = 0; r < ROUNDS; r++) {
+    const round = { queued: [] as PreparedTransaction[], baseline: [] as PreparedTransaction[] };
+    for (let i = 0; i < N; i++) {
+      round.queued.push(await prove(notes[next++] as (typeof notes)[number], stack.relayer.address));
+      round.baseline.push(await prove(notes[next++] as (typeof notes)[number], direct.account.address));
+    }
+    rounds.push(round);
   }
   const singles: PreparedTransaction[] = [];
-  for (let i = 0; i < SINGLE; i++) singles.push(await prove(notes[2 * N + i] as (typeof notes)[number], stack.relayer.address));
+  for (let i = 0; i < SINGLE; i++) singles.push(await prove(notes[next++] as (typeof notes)[number], stack.relayer.address));
   const proveMs = performance.now() - proveStarted;
   const setupMs = performance.now() - setupStarted;
 
-  // 1. Through the queue: all N submitted at once, each polled until terminal.
   const chainPid = stack.chainPid;
-  const queueCpu = { anvil: cpuMs(chainPid), node: nodeCpuMs() };
-  const queueStarted = performance.now();
-  const settled = await Promise.allSettled(
-    queued.map(async (tx) => {
-      const t0 = performance.now();
-      const accepted = await queue.submit("send", queueConfig, tx);
-      const accept = performance.now();
-      const op: Operation = await queue.waitFor("send", accepted.id, { intervalMs: POLL_MS, timeoutMs: TIMEOUT_MS });
-      return { op, acceptMs: accept - t0, latencyMs: performance.now() - t0, doneAt: performance.now() };
-    }),
-  );
-  let failures = 0;
-  for (const r of settled) {
-    if (r.status === "rejected") {
-      failures++;
-      console.error(`submission failed: ${(r.reason as Error).message}`); // a QueueProblemError names the problem code
-    } else if (r.value.op.state !== "confirmed") {
-      const op = r.value.op;
-      failures++;
-      console.error(`operation ${op.id} ended ${op.state}${op.terminal ? "" : ` (not terminal after ${TIMEOUT_MS} ms)`}: ${op.reason ? `${op.reason.code}: ${op.reason.detail}` : "no reason given"}`);
-      console.error(`  history: ${op.history.map((h) => `${h.state}${h.detail ? ` (${h.detail})` : ""}`).join(" -> ")}`);
+  type Cpu = { anvil: number | null; node: number };
+  /** The CPU anvil and this process used while `work` ran. */
+  const measured = async <T>(work: () => Promise<T>): Promise<T & { cpu: Cpu }> => {
+    const before = { anvil: cpuMs(chainPid), node: nodeCpuMs() };
+    const result = await work();
+    const after = cpuMs(chainPid);
+    return { ...result, cpu: { anvil: after === null || before.anvil === null ? null : after - before.anvil, node: nodeCpuMs() - before.node } };
+  };
+
+  // 1. Through the queue: all N submitted at once, each polled until terminal.
+  const queueBurst = async (txs: PreparedTransaction[]) => {
+    const started = performance.now();
+    const settled = await Promise.allSettled(
+      txs.map(async (tx) => {
+        const t0 = performance.now();
+        const accepted = await queue.submit("send", queueConfig, tx);
+        const accept = performance.now();
+        const op: Operation = await queue.waitFor("send", accepted.id, { intervalMs: POLL_MS, timeoutMs: TIMEOUT_MS });
+        return { op, acceptMs: accept - t0, latencyMs: performance.now() - t0, doneAt: performance.now() };
+      }),
+    );
+    let failures = 0;
+    for (const r of settled) {
+      if (r.status === "rejected") {
+        failures++;
+        console.error(`submission failed: ${(r.reason as Error).message}`); // a QueueProblemError names the problem code
+      } else if (r.value.op.state !== "confirmed") {
+        const op = r.value.op;
+        failures++;
+        console.error(`operation ${op.id} ended ${op.state}${op.terminal ? "" : ` (not terminal after ${TIMEOUT_MS} ms)`}: ${op.reason ? `${op.reason.code}: ${op.reason.detail}` : "no reason given"}`);
+        console.error(`  history: ${op.history.map((h) => `${h.state}${h.detail ? ` (${h.detail})` : ""}`).join(" -> ")}`);
+      }
     }
-  }
-  if (failures > 0) throw new QueuePathError(`${failures} of ${N} relayed operations did not confirm`);
-  const relayed = settled.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
-  const queueMs = Math.max(...relayed.map((r) => r.doneAt)) - queueStarted;
-  const queueCpuUsed = { anvil: (cpuMs(chainPid) ?? 0) - (queueCpu.anvil ?? 0), node: nodeCpuMs() - queueCpu.node };
+    if (failures > 0) throw new QueuePathError(`${failures} of ${N} relayed operations did not confirm`);
+    const relayed = settled.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
+    return { relayed, ms: Math.max(...relayed.map((r) => r.doneAt)) - started };
+  };
 
   // 2. Baseline: the same kind of transactions straight to Pool.transact from one account, signed
   // locally with explicit nonces, gas and fees, all sent, then every receipt awaited.
-  const directCpu = { anvil: cpuMs(chainPid), node: nodeCpuMs() };
-  const directStarted = performance.now();
-  const fees = await chain.estimateFeesPerGas();
-  let directNonce = await chain.getTransactionCount({ address: direct.account.address, blockTag: "pending" });
-  const receipts: Array<Promise<{ receipt: TransactionReceipt; latencyMs: number; doneAt: number }>> = [];
-  for (const tx of baseline) {
-    const t0 = performance.now();
-    const raw = await direct.account.signTransaction({
-      type: "eip1559", chainId: config.chainId, nonce: directNonce++, to: config.poolAddress, value: 0n, gas: GAS,
-      data: encodeFunctionData({ abi: poolAbi, functionName: "transact", args: [tx.proof, tx.publicInputs, tx.extData] }),
-      maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
-    });
-    const hash = await chain.sendRawTransaction({ serializedTransaction: raw });
-    receipts.push(
-      (async () => {
-        for (;;) {
-          const receipt = await chain.getTransactionReceipt({ hash }).catch(() => undefined);
-          if (receipt) return { receipt, latencyMs: performance.now() - t0, doneAt: performance.now() };
-          if (performance.now() - t0 > TIMEOUT_MS) throw new Error(`direct transaction ${hash} not mined within ${TIMEOUT_MS} ms`);
-          await sleep(POLL_MS);
-        }
-      })(),
-    );
+  const directBurst = async (txs: PreparedTransaction[]) => {
+    const started = performance.now();
+    const fees = await chain.estimateFeesPerGas();
+    let directNonce = await chain.getTransactionCount({ address: direct.account.address, blockTag: "pending" });
+    const receipts: Array<Promise<{ receipt: TransactionReceipt; latencyMs: number; doneAt: number }>> = [];
+    for (const tx of txs) {
+      const t0 = performance.now();
+      const raw = await direct.account.signTransaction({
+        type: "eip1559", chainId: config.chainId, nonce: directNonce++, to: config.poolAddress, value: 0n, gas: GAS,
+        data: encodeFunctionData({ abi: poolAbi, functionName: "transact", args: [tx.proof, tx.publicInputs, tx.extData] }),
+        maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+      });
+      const hash = await chain.sendRawTransaction({ serializedTransaction: raw });
+      receipts.push(
+        (async () => {
+          for (;;) {
+            const receipt = await chain.getTransactionReceipt({ hash }).catch(() => undefined);
+            if (receipt) return { receipt, latencyMs: performance.now() - t0, doneAt: performance.now() };
+            if (performance.now() - t0 > TIMEOUT_MS) throw new Error(`direct transaction ${hash} not mined within ${TIMEOUT_MS} ms`);
+            await sleep(POLL_MS);
+          }
+        })(),
+      );
+    }
+    const mined = await Promise.all(receipts);
+    const reverted = mined.filter((m) => m.receipt.status !== "success");
+    if (reverted.length > 0) throw new Error(`${reverted.length} direct transactions reverted: ${reverted.map((m) => m.receipt.transactionHash).join(", ")}`);
+    return { mined, ms: Math.max(...mined.map((m) => m.doneAt)) - started };
+  };
+
+  const queueRuns: Array<Awaited<ReturnType<typeof queueBurst>> & { cpu: Cpu }> = [];
+  const directRuns: Array<Awaited<ReturnType<typeof directBurst>> & { cpu: Cpu }> = [];
+  for (const round of rounds) {
+    queueRuns.push(await measured(() => queueBurst(round.queued)));
+    directRuns.push(await measured(() => directBurst(round.baseline)));
   }
-  const mined = await Promise.all(receipts);
-  const directMs = Math.max(...mined.map((m) => m.doneAt)) - directStarted;
-  const directCpuUsed = { anvil: (cpuMs(chainPid) ?? 0) - (directCpu.anvil ?? 0), node: nodeCpuMs() - directCpu.node };
-  const reverted = mined.filter((m) => m.receipt.status !== "success");
-  if (reverted.length > 0) throw new Error(`${reverted.length} direct transactions reverted: ${reverted.map((m) => m.receipt.transactionHash).join(", ")}`);
 
   // 3. One at a time on the idle queue: a single operation's latency, submit to confirmed.
   const single: number[] = [];
@@ -202,27 +224,30 @@ try {
     single.push(performance.now() - t0);
   }
 
-  const queueTps = N / (queueMs / 1000);
-  const directTps = N / (directMs / 1000);
+  const tps = (run: { ms: number }) => N / (run.ms / 1000);
+  const queueTps = median(queueRuns.map(tps));
+  const directTps = median(directRuns.map(tps));
+  const relayed = queueRuns.flatMap((run) => run.relayed);
   const qLat = relayed.map((r) => r.latencyMs);
-  const dLat = mined.map((m) => m.latencyMs);
+  const dLat = directRuns.flatMap((run) => run.mined.map((m) => m.latencyMs));
   const s = DEFAULT_RELAY_SETTINGS;
   const bumps = relayed.reduce((n, r) => n + r.op.transactions.length - 1, 0);
+  const rates = (runs: Array<{ ms: number }>) => runs.map((run) => tps(run).toFixed(1)).join(", ");
   console.log(
-    `N = ${N} private sends per path, one local stack (automine); setup ${(setupMs / 1000).toFixed(1)} s (${2 * N + SINGLE} deposits, ${2 * N + SINGLE} proofs in ${(proveMs / 1000).toFixed(1)} s)`,
+    `${ROUNDS} rounds of N = ${N} private sends per path, alternating, one local stack (automine); setup ${(setupMs / 1000).toFixed(1)} s (${2 * N * ROUNDS + SINGLE} deposits, ${2 * N * ROUNDS + SINGLE} proofs in ${(proveMs / 1000).toFixed(1)} s)`,
   );
   console.log(
     `relay settings (stack defaults): pollIntervalMs ${s.pollIntervalMs}, requiredConfirmations ${s.requiredConfirmations}, gasLimit ${s.gasLimit}, stuckAfterMs ${s.stuckAfterMs}, maxLiveOperations ${s.maxLiveOperations}; client polls status every ${POLL_MS} ms`,
   );
   console.log(
-    `through the queue  ${queueTps.toFixed(2)} tx/s  (${N} in ${ms(queueMs)})  submit->confirmed p50 ${ms(median(qLat))}, p99 ${ms(percentile(qLat, 99))} (= max, N < 100); submit->202 p50 ${ms(median(relayed.map((r) => r.acceptMs)))}; fee bumps ${bumps}`,
+    `through the queue  median ${queueTps.toFixed(2)} tx/s (rounds: ${rates(queueRuns)})  submit->confirmed p50 ${ms(median(qLat))}, p99 ${ms(percentile(qLat, 99))}; submit->202 p50 ${ms(median(relayed.map((r) => r.acceptMs)))}; fee bumps ${bumps}`,
   );
-  console.log(`direct, one account ${directTps.toFixed(2)} tx/s  (${N} in ${ms(directMs)})  send->receipt p50 ${ms(median(dLat))}, p99 ${ms(percentile(dLat, 99))} (= max)`);
-  console.log(`ratio queue / direct throughput: ${(queueTps / directTps).toFixed(2)}x`);
+  console.log(`direct, one account median ${directTps.toFixed(2)} tx/s (rounds: ${rates(directRuns)})  send->receipt p50 ${ms(median(dLat))}, p99 ${ms(percentile(dLat, 99))}`);
+  console.log(`ratio queue / direct throughput (medians): ${(queueTps / directTps).toFixed(2)}x`);
   // Where the time went: CPU per transaction of anvil and of this process (runtime, client and proxy).
-  if (queueCpu.anvil !== null) {
-    const per = (x: number) => `${(x / N).toFixed(1)} ms`;
-    console.log(`CPU per transaction: through the queue anvil ${per(queueCpuUsed.anvil)}, node ${per(queueCpuUsed.node)} | direct anvil ${per(directCpuUsed.anvil)}, node ${per(directCpuUsed.node)}`);
+  const cpuPer = (runs: Array<{ cpu: Cpu }>, of: "anvil" | "node") => `${(median(runs.map((run) => run.cpu[of] ?? 0)) / N).toFixed(1)} ms`;
+  if (queueRuns[0]?.cpu.anvil !== null) {
+    console.log(`CPU per transaction (medians): through the queue anvil ${cpuPer(queueRuns, "anvil")}, node ${cpuPer(queueRuns, "node")} | direct anvil ${cpuPer(directRuns, "anvil")}, node ${cpuPer(directRuns, "node")}`);
   }
   if (single.length > 0) console.log(`one at a time (${single.length}, client polls every ${SINGLE_POLL_MS} ms): submit->confirmed p50 ${ms(median(single))}, p99 ${ms(percentile(single, 99))} (= max)`);
 } catch (error) {

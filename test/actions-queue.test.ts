@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAbi, parseUnits, type Address, type Hex } from "viem";
 import { startDevStack, type DevStack } from "../harness/index.ts";
 import { ACTION_ROUTES } from "../harness/deploy.ts";
-import { closeProvers, createAccountKeys, createQueueClient, precommitmentOf, randomFieldElement, reviewedFrom, toRelayRequest, type PreparedTransaction } from "../harness/client/index.ts";
+import { closeProvers, createAccountKeys, createQueueClient, precommitmentOf, randomFieldElement, reviewedFrom, toRelayRequest } from "../harness/client/index.ts";
 import { Quote } from "../src/actions/quote.ts";
 import type { ExternalActionRoute } from "../src/config/deployment-config.ts";
 import { poolFixture } from "./support/pool.ts";
@@ -11,13 +11,11 @@ import { poolFixture } from "./support/pool.ts";
 let stack: DevStack;
 let pool: Awaited<ReturnType<typeof poolFixture>>;
 let weth: Address;
-let swap: ExternalActionRoute;
 
 beforeAll(async () => {
   stack = await startDevStack();
   pool = await poolFixture(stack);
   weth = stack.manifest.assets.find((a) => a.decimals === 18)?.address as Address;
-  swap = stack.manifest.routes.find((r): r is ExternalActionRoute => r.action === "external" && r.id === ACTION_ROUTES.swap) as ExternalActionRoute;
 }, 120_000);
 afterAll(async () => {
   await closeProvers();

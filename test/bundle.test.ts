@@ -5,7 +5,7 @@ import { gunzipSync, gzipSync } from "node:zlib";
 import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { erc20Abi, type Address, type Hex } from "viem";
-import { BundleError, startDevStack, type DevStack } from "../harness/index.ts";
+import { BundleError, startDevStack } from "../harness/index.ts";
 import { closeProvers, createQueueClient, poolAbi, reviewedFrom } from "../harness/client/index.ts";
 import { poolFixture, provenSend } from "./support/pool.ts";
 import { rpc } from "./support/rpc.ts";

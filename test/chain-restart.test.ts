@@ -12,7 +12,7 @@ import type { Operation } from "../src/relay/operation.ts";
 import { poolFixture, provenSend } from "./support/pool.ts";
 import { gone } from "./support/processes.ts";
 import { rpc } from "./support/rpc.ts";
-import { startRuntimeProcess } from "./support/runtime-process.ts";
+import { pollUntil, relayerNonce, startRuntimeProcess } from "./support/runtime-process.ts";
 
 // The chain's process killed and started again while operations are in flight, as a node restarts:
 // its blocks are durable (dumped just before the kill), its mempool is not. The operator's runtime (its
@@ -39,15 +39,6 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const until = async (read: () => Promise<Operation>, ok: (op: Operation) => boolean): Promise<Operation> => {
-  for (let i = 0; i < 300; i++) {
-    const op = await read();
-    if (ok(op)) return op;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error("timed out");
-};
-const relayerNonce = async () => Number(await rpc<string>(stack.rpcUrl, "eth_getTransactionCount", [stack.relayer.address, "latest"]));
 
 describe("the chain killed and restarted under the operator's runtime", () => {
   it("operations included, submitted and accepted at the kill are each confirmed by one transaction; new work is refused meanwhile, then accepted", async () => {
@@ -60,15 +51,15 @@ describe("the chain killed and restarted under the operator's runtime", () => {
     const queue: QueueClient = createQueueClient({ baseUrl: runtime.url, reviewed: reviewedFrom(stack.manifest) });
     const sends = await Promise.all([2, 3, 4, 5].map((from) => provenSend(stack, pool, queue, from)));
     const [a, b, c, d] = sends as [(typeof sends)[0], (typeof sends)[0], (typeof sends)[0], (typeof sends)[0]];
-    const nonceBefore = await relayerNonce();
+    const nonceBefore = await relayerNonce(stack);
 
     // included: mined, one confirmation of three.
     const aId = (await queue.submit("send", a.config, a.transaction)).id;
-    const included = await until(() => queue.status("send", aId), (op) => op.state === "included");
+    const included = await pollUntil(() => queue.status("send", aId), (op) => op.state === "included");
     // submitted: broadcast, in the mempool (mining held).
     await rpc(stack.rpcUrl, "evm_setAutomine", [false]);
     const bId = (await queue.submit("send", b.config, b.transaction)).id;
-    const submitted = await until(() => queue.status("send", bId), (op) => op.state === "submitted");
+    const submitted = await pollUntil(() => queue.status("send", bId), (op) => op.state === "submitted");
     // accepted: its nonce read never answers.
     stack.faults.rpc({ kind: "timeout", methods: ["eth_getTransactionCount"] });
     const accepted = await queue.submit("send", c.config, c.transaction);
@@ -107,7 +98,7 @@ describe("the chain killed and restarted under the operator's runtime", () => {
       if (retried === null) await new Promise((r) => setTimeout(r, 100));
     }
     const ids = [included.id, submitted.id, accepted.id, retried.id];
-    await Promise.all(ids.map((id) => until(() => queue.status("send", id), (op) => op.state === "included" || op.state === "confirmed")));
+    await Promise.all(ids.map((id) => pollUntil(() => queue.status("send", id), (op) => op.state === "included" || op.state === "confirmed")));
     await rpc(stack.rpcUrl, "anvil_mine", ["0x3"]); // the confirmations wanted, past every block so far
     const done = await Promise.all(ids.map((id) => queue.waitFor("send", id, { timeoutMs: 30_000 })));
     for (const op of done) {
@@ -116,7 +107,7 @@ describe("the chain killed and restarted under the operator's runtime", () => {
     }
     expect(done[0]?.transactionHash).toBe(included.transactionHash); // the block it was in survived
     expect(done[1]?.transactionHash).toBe(submitted.transactions[0]?.hash); // the stored bytes, broadcast again
-    expect(await relayerNonce()).toBe(nonceBefore + 4);
+    expect(await relayerNonce(stack)).toBe(nonceBefore + 4);
     expect(stderr).toBe(""); // the lost socket's reconnects print nothing of their own
   });
 });

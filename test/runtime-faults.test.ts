@@ -5,10 +5,9 @@ import type { ResultPromise } from "execa";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startDevStack, type DevStack } from "../harness/index.ts";
 import { closeProvers, createQueueClient, reviewedFrom, type QueueClient } from "../harness/client/index.ts";
-import type { Operation } from "../src/relay/operation.ts";
 import { poolFixture, provenSend } from "./support/pool.ts";
 import { rpc } from "./support/rpc.ts";
-import { startRuntimeProcess } from "./support/runtime-process.ts";
+import { pollUntil, relayerNonce, startRuntimeProcess } from "./support/runtime-process.ts";
 
 // The operator's runtime (its own process) through faults: SIGKILLed in every non-terminal state and
 // started again on the same store, a long RPC outage, the relayer drained. Every accepted operation
@@ -42,15 +41,6 @@ async function kill(): Promise<void> {
   await running?.child.catch(() => {});
   running = null;
 }
-const until = async (read: () => Promise<Operation>, ok: (op: Operation) => boolean): Promise<Operation> => {
-  for (let i = 0; i < 200; i++) {
-    const op = await read();
-    if (ok(op)) return op;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error("timed out");
-};
-const relayerNonce = async () => Number(await rpc<string>(stack.rpcUrl, "eth_getTransactionCount", [stack.relayer.address, "latest"]));
 
 describe("the operator's runtime through faults", () => {
   for (const [state, fault] of [
@@ -61,10 +51,10 @@ describe("the operator's runtime through faults", () => {
     it(`SIGKILLed while ${state}: started again, the operation is confirmed, by one transaction`, async () => {
       const queue = await start();
       const { config, transaction } = await provenSend(stack, pool, queue, 2);
-      const nonceBefore = await relayerNonce();
+      const nonceBefore = await relayerNonce(stack);
       stack.faults.rpc(fault);
       const accepted = await queue.submit("send", config, transaction);
-      const held = await until(() => queue.status("send", accepted.id), (op) => op.state === state);
+      const held = await pollUntil(() => queue.status("send", accepted.id), (op) => op.state === state);
       await new Promise((r) => setTimeout(r, 300)); // it stays there
       expect((await queue.status("send", held.id)).state).toBe(state);
       await kill();
@@ -74,7 +64,7 @@ describe("the operator's runtime through faults", () => {
       const done = await again.waitFor("send", held.id, { timeoutMs: 30_000 });
       expect(done.state).toBe("confirmed");
       expect(done.transactions).toHaveLength(1); // the stored bytes (submitted), or one new signature: never two
-      expect(await relayerNonce()).toBe(nonceBefore + 1);
+      expect(await relayerNonce(stack)).toBe(nonceBefore + 1);
       if (state === "submitted") expect(done.transactionHash).toBe(held.transactions[0]?.hash); // the stored bytes, broadcast again
     });
   }
@@ -83,7 +73,7 @@ describe("the operator's runtime through faults", () => {
     const queue = await start(["--confirmations", "3"]);
     const { config, transaction } = await provenSend(stack, pool, queue, 3);
     const accepted = await queue.submit("send", config, transaction);
-    const included = await until(() => queue.status("send", accepted.id), (op) => op.state === "included");
+    const included = await pollUntil(() => queue.status("send", accepted.id), (op) => op.state === "included");
     await kill();
     await rpc(stack.rpcUrl, "anvil_mine", ["0x2"]);
     const again = await start(["--confirmations", "3"]);
@@ -94,7 +84,7 @@ describe("the operator's runtime through faults", () => {
   it("through a long RPC outage: accepted, status still answered, not ready; confirmed once the chain is back, by one transaction", async () => {
     const queue = await start();
     const { config, transaction } = await provenSend(stack, pool, queue, 4);
-    const nonceBefore = await relayerNonce();
+    const nonceBefore = await relayerNonce(stack);
     stack.faults.rpc({ kind: "fail", methods: ["eth_getTransactionCount", "eth_sendRawTransaction"] }); // the engine cannot go on
     const accepted = await queue.submit("send", config, transaction);
     stack.faults.rpc({ kind: "fail", forMs: 6_000 }); // then nothing answers at all, for a while
@@ -107,7 +97,7 @@ describe("the operator's runtime through faults", () => {
     const done = await queue.waitFor("send", accepted.id, { timeoutMs: 40_000 });
     expect(done.state).toBe("confirmed");
     expect(done.transactions).toHaveLength(1);
-    expect(await relayerNonce()).toBe(nonceBefore + 1);
+    expect(await relayerNonce(stack)).toBe(nonceBefore + 1);
     expect((await fetch(`${(running as { url: string }).url}/api/queue/health`)).status).toBe(200);
   });
 
@@ -115,18 +105,18 @@ describe("the operator's runtime through faults", () => {
     const queue = await start();
     const { config, transaction } = await provenSend(stack, pool, queue, 5);
     const balance = await rpc<string>(stack.rpcUrl, "eth_getBalance", [stack.relayer.address, "latest"]);
-    const nonceBefore = await relayerNonce();
+    const nonceBefore = await relayerNonce(stack);
     stack.faults.rpc({ kind: "timeout", methods: ["eth_getTransactionCount"] }); // held before signing...
     const accepted = await queue.submit("send", config, transaction);
     await rpc(stack.rpcUrl, "anvil_setBalance", [stack.relayer.address, "0x0"]); // ...while the relayer is drained
     stack.faults.rpc(null);
     await new Promise((r) => setTimeout(r, 1_500));
     expect(["accepted", "processing"]).toContain((await queue.status("send", accepted.id)).state);
-    expect(await relayerNonce()).toBe(nonceBefore);
+    expect(await relayerNonce(stack)).toBe(nonceBefore);
     expect((await fetch(`${(running as { url: string }).url}/api/queue/health`)).status).toBe(503);
     await rpc(stack.rpcUrl, "anvil_setBalance", [stack.relayer.address, balance]);
     const done = await queue.waitFor("send", accepted.id, { timeoutMs: 30_000 });
     expect(done.state).toBe("confirmed");
-    expect(await relayerNonce()).toBe(nonceBefore + 1);
+    expect(await relayerNonce(stack)).toBe(nonceBefore + 1);
   });
 });

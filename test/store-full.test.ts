@@ -7,8 +7,7 @@ import { startDevStack, type DevStack } from "../harness/index.ts";
 import { closeProvers, createQueueClient, QueueProblemError, reviewedFrom, type QueueClient } from "../harness/client/index.ts";
 import type { Operation } from "../src/relay/operation.ts";
 import { poolFixture, provenSend } from "./support/pool.ts";
-import { rpc } from "./support/rpc.ts";
-import { startRuntimeProcess } from "./support/runtime-process.ts";
+import { relayerNonce, startRuntimeProcess } from "./support/runtime-process.ts";
 
 // The operation store's disk full under the operator's runtime (its own process). The test machines
 // run as root, which file modes do not stop, so the disk fills the way a process sees it: its file-size
@@ -33,7 +32,6 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const relayerNonce = async () => Number(await rpc<string>(stack.rpcUrl, "eth_getTransactionCount", [stack.relayer.address, "latest"]));
 const fileSizeLimit = (pid: number, limit: number | "unlimited") => execa("prlimit", ["--pid", String(pid), `--fsize=${limit}:unlimited`]);
 const health = async (url: string) => {
   const response = await fetch(`${url}/api/queue/health`);
@@ -54,7 +52,7 @@ describe("an operation store that cannot be written", () => {
     // One accepted and held before signing (its nonce read never answers)...
     stack.faults.rpc({ kind: "timeout", methods: ["eth_getTransactionCount"] });
     const held = await queue.submit("send", inFlight.config, inFlight.transaction);
-    const nonceBefore = await relayerNonce();
+    const nonceBefore = await relayerNonce(stack);
 
     // ...when the disk fills up.
     await fileSizeLimit(pid, 0);
@@ -71,7 +69,7 @@ describe("an operation store that cannot be written", () => {
     expect((await queue.status("send", confirmed.id)).state).toBe("confirmed");
     expect(["accepted", "processing"]).toContain((await queue.status("send", held.id)).state);
     expect((await queue.status("send", held.id)).transactions).toEqual([]);
-    expect(await relayerNonce()).toBe(nonceBefore);
+    expect(await relayerNonce(stack)).toBe(nonceBefore);
 
     // Room again: ready by itself, the held operation goes on, the refused one is accepted when sent again.
     await fileSizeLimit(pid, "unlimited");
@@ -82,7 +80,7 @@ describe("an operation store that cannot be written", () => {
       expect(op.state).toBe("confirmed");
       expect(op.transactions).toHaveLength(1);
     }
-    expect(await relayerNonce()).toBe(nonceBefore + 2);
+    expect(await relayerNonce(stack)).toBe(nonceBefore + 2);
   });
 
   it("a runtime whose store cannot be written does not start, and says why", async () => {

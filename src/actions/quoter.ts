@@ -40,7 +40,7 @@ export class Quoter {
   }
 
   async quote(request: QuoteRequest): Promise<Quote> {
-    const { config, chain, account, store, settings } = this.deps;
+    const { config, account, store, settings } = this.deps;
     checkDeploymentRef(config, request.deployment);
     const route = externalRoute(config, request.route);
     if (!route.inputAssets.some((a) => same(a, request.assetIn))) throw new ProblemError("unsupported_asset", `route ${route.name} takes no ${request.assetIn} (its inputAssets)`);

@@ -1,7 +1,9 @@
 import { execa, type ResultPromise } from "execa";
 import { CIRCUIT_BUILD_DIR } from "../../harness/circuit.ts";
 import type { DevStack } from "../../harness/index.ts";
+import type { Operation } from "../../src/relay/operation.ts";
 import { RELAYER_KEY } from "./chain.ts";
+import { rpc } from "./rpc.ts";
 
 /** The queue runtime as an operator runs it (src/main.ts, its own process) for a stack's manifest and chain. */
 export async function startRuntimeProcess(stack: DevStack, extraArgs: string[] = [], options: { rpcUrl?: string; wsRpcUrl?: string; prefix?: string[] } = {}): Promise<{ url: string; child: ResultPromise }> {
@@ -22,4 +24,19 @@ export async function startRuntimeProcess(stack: DevStack, extraArgs: string[] =
     void child.then((r) => reject(new Error(`runtime exited ${r.exitCode}: ${r.stderr}`)));
   });
   return { url, child };
+}
+
+/** Reads an operation every 50 ms until `ok` holds (at most `tries` reads). */
+export async function pollUntil(read: () => Promise<Operation>, ok: (op: Operation) => boolean, tries = 300): Promise<Operation> {
+  for (let i = 0; i < tries; i++) {
+    const op = await read();
+    if (ok(op)) return op;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error("timed out");
+}
+
+/** The stack relayer's mined transaction count: each operation must move it by exactly one. */
+export async function relayerNonce(stack: DevStack): Promise<number> {
+  return Number(await rpc<string>(stack.rpcUrl, "eth_getTransactionCount", [stack.relayer.address, "latest"]));
 }
