@@ -29,8 +29,8 @@ const median = (xs: number[]) => {
   return s.length % 2 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
 };
 const AUTOCANNON = path.join(import.meta.dirname, "..", "node_modules", "autocannon", "autocannon.js");
-async function cannon(url: string): Promise<{ rps: number; p99: number; errors: number; non2xx: number }> {
-  const { stdout } = await execa(process.execPath, [AUTOCANNON, "-c", "10", "-d", String(SECONDS), "-j", url]);
+async function cannon(url: string, seconds = SECONDS): Promise<{ rps: number; p99: number; errors: number; non2xx: number }> {
+  const { stdout } = await execa(process.execPath, [AUTOCANNON, "-c", "10", "-d", String(seconds), "-j", url]);
   const result = JSON.parse(stdout) as { requests: { average: number }; latency: { p99: number }; errors: number; non2xx: number };
   return { rps: result.requests.average, p99: result.latency.p99, errors: result.errors, non2xx: result.non2xx };
 }
@@ -66,10 +66,13 @@ try {
     config: { runtime: `${stack.queueUrl}/api/queue/config`, bare: `${bareUrl}/config` },
     status: { runtime: `${stack.queueUrl}/api/queue/send-status?id=${opId}`, bare: `${bareUrl}/status` },
   };
-  console.log(`autocannon: 10 connections, ${SECONDS} s per run, ${ROUNDS} rounds alternating runtime and bare Fastify (same process, same body and headers)`);
+  console.log(`autocannon: 10 connections, ${SECONDS} s per run, ${ROUNDS} rounds alternating runtime and bare Fastify (same process, same body and headers), after a 2 s warm-up of each`);
   for (const [name, urls] of Object.entries(targets)) {
     const runtime: Array<Awaited<ReturnType<typeof cannon>>> = [];
     const baseline: Array<Awaited<ReturnType<typeof cannon>>> = [];
+    // Not measured: both servers' code is compiled hot first, as in a runtime that has been up a while.
+    await cannon(urls.runtime, 2);
+    await cannon(urls.bare, 2);
     for (let i = 0; i < ROUNDS; i++) {
       runtime.push(await cannon(urls.runtime));
       baseline.push(await cannon(urls.bare));
