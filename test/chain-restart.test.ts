@@ -1,18 +1,18 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { gunzipSync } from "node:zlib";
 import { execa, type ResultPromise } from "execa";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { anvilBinaryPath } from "../harness/anvil-binary.ts";
 import { CHAIN_ID } from "../harness/chain.ts";
-import { startDevStack, type DevStack } from "../harness/index.ts";
-import { closeProvers, createQueueClient, QueueProblemError, reviewedFrom, type QueueClient } from "../harness/client/index.ts";
+import type { DevStack } from "../harness/index.ts";
+import { createQueueClient, QueueProblemError, reviewedFrom, type QueueClient } from "../harness/client/index.ts";
 import type { Operation } from "../src/relay/operation.ts";
-import { poolFixture, provenSend } from "./support/pool.ts";
+import { provenSend, type poolFixture } from "./support/pool.ts";
 import { gone } from "./support/processes.ts";
 import { rpc } from "./support/rpc.ts";
-import { pollUntil, relayerNonce, startRuntimeProcess } from "./support/runtime-process.ts";
+import { withQueueStack } from "./support/queue-stack.ts";
+import { pollUntil, relayerNonce, withRuntimeProcesses } from "./support/runtime-process.ts";
 
 // The chain's process killed and started again while operations are in flight, as a node restarts:
 // its blocks are durable (dumped just before the kill), its mempool is not. The operator's runtime (its
@@ -20,29 +20,18 @@ import { pollUntil, relayerNonce, startRuntimeProcess } from "./support/runtime-
 // operation to confirmed, each by one transaction.
 let stack: DevStack;
 let pool: Awaited<ReturnType<typeof poolFixture>>;
-let dir: string;
-let runtime: { url: string; child: ResultPromise } | null = null;
+withQueueStack({}, (started) => ({ stack, pool } = started));
+const runtimes = withRuntimeProcesses("devstack-chain-restart-");
 let restarted: ResultPromise | null = null;
-
-beforeAll(async () => {
-  stack = await startDevStack();
-  pool = await poolFixture(stack);
-  dir = await mkdtemp(path.join(tmpdir(), "devstack-chain-restart-"));
-}, 120_000);
 afterAll(async () => {
-  runtime?.child.kill("SIGKILL");
-  await runtime?.child.catch(() => {});
   restarted?.kill("SIGKILL");
   await restarted?.catch(() => {});
-  await closeProvers();
-  await stack?.stop();
-  await rm(dir, { recursive: true, force: true });
 });
 
 
 describe("the chain killed and restarted under the operator's runtime", () => {
   it("operations included, submitted and accepted at the kill are each confirmed by one transaction; new work is refused meanwhile, then accepted", async () => {
-    runtime = await startRuntimeProcess(stack, ["--store", path.join(dir, "queue.sqlite"), "--rate-limit", "off", "--confirmations", "3", "--chain-timeout-ms", "1000"], {
+    const runtime = await runtimes.start(stack, ["--store", path.join(runtimes.dir, "queue.sqlite"), "--rate-limit", "off", "--confirmations", "3", "--chain-timeout-ms", "1000"], {
       rpcUrl: stack.faults.rpcUrl,
       wsRpcUrl: stack.rpcUrl.replace(/^http/, "ws"), // new heads by subscription: the socket is lost with the node
     });
@@ -66,7 +55,7 @@ describe("the chain killed and restarted under the operator's runtime", () => {
 
     // The node goes down: its blocks on disk, its mempool lost.
     const dump = await rpc<string>(stack.rpcUrl, "anvil_dumpState");
-    const stateFile = path.join(dir, "chain-state.json");
+    const stateFile = path.join(runtimes.dir, "chain-state.json");
     await writeFile(stateFile, gunzipSync(Buffer.from(dump.slice(2), "hex")));
     process.kill(stack.chainPid, "SIGKILL");
     expect(await gone(stack.chainPid)).toBe(true);

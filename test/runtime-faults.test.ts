@@ -1,13 +1,11 @@
-import { mkdtemp } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import path from "node:path";
-import type { ResultPromise } from "execa";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startDevStack, type DevStack } from "../harness/index.ts";
-import { closeProvers, createQueueClient, reviewedFrom, type QueueClient } from "../harness/client/index.ts";
-import { poolFixture, provenSend } from "./support/pool.ts";
+import { afterEach, describe, expect, it } from "vitest";
+import type { DevStack } from "../harness/index.ts";
+import { createQueueClient, reviewedFrom, type QueueClient } from "../harness/client/index.ts";
+import { provenSend, type poolFixture } from "./support/pool.ts";
+import { withQueueStack } from "./support/queue-stack.ts";
 import { rpc } from "./support/rpc.ts";
-import { pollUntil, relayerNonce, startRuntimeProcess } from "./support/runtime-process.ts";
+import { pollUntil, relayerNonce, withRuntimeProcesses } from "./support/runtime-process.ts";
 
 // The operator's runtime (its own process) through faults: SIGKILLed in every non-terminal state and
 // started again on the same store, a long RPC outage, the relayer drained. Every accepted operation
@@ -15,32 +13,18 @@ import { pollUntil, relayerNonce, startRuntimeProcess } from "./support/runtime-
 // stack's fault proxy, which holds each state in place.
 let stack: DevStack;
 let pool: Awaited<ReturnType<typeof poolFixture>>;
-let store: string;
-let running: { url: string; child: ResultPromise } | null = null;
+withQueueStack({}, (started) => ({ stack, pool } = started));
+const runtimes = withRuntimeProcesses("devstack-runtime-faults-");
+let running: { url: string } | null = null;
+afterEach(() => stack.faults.clear());
 
-beforeAll(async () => {
-  stack = await startDevStack();
-  pool = await poolFixture(stack);
-  store = path.join(await mkdtemp(path.join(tmpdir(), "devstack-runtime-faults-")), "queue.sqlite");
-}, 120_000);
-afterEach(async () => {
-  await kill();
-  stack.faults.clear();
-});
-afterAll(async () => {
-  await closeProvers();
-  await stack?.stop();
-});
-
+/** The runtime on the file's one store, started (again). */
 async function start(extra: string[] = []): Promise<QueueClient> {
-  running = await startRuntimeProcess(stack, ["--store", store, "--rate-limit", "off", "--stuck-after-ms", "60000", "--rpc-timeout-ms", "20000", ...extra], { rpcUrl: stack.faults.rpcUrl });
+  const store = path.join(runtimes.dir, "queue.sqlite");
+  running = await runtimes.start(stack, ["--store", store, "--rate-limit", "off", "--stuck-after-ms", "60000", "--rpc-timeout-ms", "20000", ...extra], { rpcUrl: stack.faults.rpcUrl });
   return createQueueClient({ baseUrl: running.url, reviewed: reviewedFrom(stack.manifest) });
 }
-async function kill(): Promise<void> {
-  running?.child.kill("SIGKILL");
-  await running?.child.catch(() => {});
-  running = null;
-}
+const kill = () => runtimes.kill();
 
 describe("the operator's runtime through faults", () => {
   for (const [state, fault] of [

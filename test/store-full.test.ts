@@ -1,13 +1,12 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import path from "node:path";
-import { execa, type ResultPromise } from "execa";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startDevStack, type DevStack } from "../harness/index.ts";
-import { closeProvers, createQueueClient, QueueProblemError, reviewedFrom, type QueueClient } from "../harness/client/index.ts";
+import { execa } from "execa";
+import { describe, expect, it } from "vitest";
+import type { DevStack } from "../harness/index.ts";
+import { createQueueClient, QueueProblemError, reviewedFrom, type QueueClient } from "../harness/client/index.ts";
 import type { Operation } from "../src/relay/operation.ts";
-import { poolFixture, provenSend } from "./support/pool.ts";
-import { relayerNonce, startRuntimeProcess } from "./support/runtime-process.ts";
+import { provenSend, type poolFixture } from "./support/pool.ts";
+import { withQueueStack } from "./support/queue-stack.ts";
+import { relayerNonce, withRuntimeProcesses } from "./support/runtime-process.ts";
 
 // The operation store's disk full under the operator's runtime (its own process). The test machines
 // run as root, which file modes do not stop, so the disk fills the way a process sees it: its file-size
@@ -16,21 +15,8 @@ import { relayerNonce, startRuntimeProcess } from "./support/runtime-process.ts"
 // A read-only filesystem is one the runtime starts on: a mount cannot turn read-only under files open for writing.
 let stack: DevStack;
 let pool: Awaited<ReturnType<typeof poolFixture>>;
-let dir: string;
-let runtime: { url: string; child: ResultPromise } | null = null;
-
-beforeAll(async () => {
-  stack = await startDevStack();
-  pool = await poolFixture(stack);
-  dir = await mkdtemp(path.join(tmpdir(), "devstack-store-full-"));
-}, 120_000);
-afterAll(async () => {
-  runtime?.child.kill("SIGKILL");
-  await runtime?.child.catch(() => {});
-  await closeProvers();
-  await stack?.stop();
-  await rm(dir, { recursive: true, force: true });
-});
+withQueueStack({}, (started) => ({ stack, pool } = started));
+const runtimes = withRuntimeProcesses("devstack-store-full-");
 
 const fileSizeLimit = (pid: number, limit: number | "unlimited") => execa("prlimit", ["--pid", String(pid), `--fsize=${limit}:unlimited`]);
 const health = async (url: string) => {
@@ -40,8 +26,8 @@ const health = async (url: string) => {
 
 describe("an operation store that cannot be written", () => {
   it("nothing is accepted that cannot be stored, nothing is sent that was not stored; with room again, every operation is confirmed by one transaction", async () => {
-    const store = path.join(dir, "queue.sqlite");
-    runtime = await startRuntimeProcess(stack, ["--store", store, "--rate-limit", "off"], { rpcUrl: stack.faults.rpcUrl });
+    const store = path.join(runtimes.dir, "queue.sqlite");
+    const runtime = await runtimes.start(stack, ["--store", store, "--rate-limit", "off"], { rpcUrl: stack.faults.rpcUrl });
     const pid = runtime.child.pid as number;
     const queue: QueueClient = createQueueClient({ baseUrl: runtime.url, reviewed: reviewedFrom(stack.manifest) });
     const [first, inFlight, refused] = await Promise.all([2, 3, 4].map((from) => provenSend(stack, pool, queue, from)));
@@ -84,19 +70,19 @@ describe("an operation store that cannot be written", () => {
   });
 
   it("a runtime whose store cannot be written does not start, and says why", async () => {
-    const started = startRuntimeProcess(stack, ["--store", path.join(dir, "unwritable", "queue.sqlite")], { prefix: ["prlimit", "--fsize=0", "--"] });
+    const started = runtimes.start(stack, ["--store", path.join(runtimes.dir, "unwritable", "queue.sqlite")], { prefix: ["prlimit", "--fsize=0", "--"] });
     await expect(started).rejects.toThrow(/exited 1: .*operation store .*cannot be written/s);
   });
 
   it("a store on a read-only filesystem: the runtime does not start, and says why", async () => {
     // A store that exists, then its folder mounted read-only for the runtime alone (its own mount
     // namespace, gone with it): root cannot write there either.
-    const folder = path.join(dir, "read-only");
+    const folder = path.join(runtimes.dir, "read-only");
     const store = path.join(folder, "queue.sqlite");
-    const first = await startRuntimeProcess(stack, ["--store", store]);
+    const first = await runtimes.start(stack, ["--store", store]);
     first.child.kill("SIGTERM");
     await first.child;
     const readOnly = ["unshare", "--mount", "--", "sh", "-c", `mount --bind '${folder}' '${folder}' && mount -o remount,bind,ro '${folder}' && exec "$0" "$@"`];
-    await expect(startRuntimeProcess(stack, ["--store", store], { prefix: readOnly })).rejects.toThrow(/exited 1: .*operation store .*cannot be written \(read-only filesystem\)/s);
+    await expect(runtimes.start(stack, ["--store", store], { prefix: readOnly })).rejects.toThrow(/exited 1: .*operation store .*cannot be written \(read-only filesystem\)/s);
   });
 });

@@ -1,12 +1,54 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { execa, type ResultPromise } from "execa";
+import { afterAll, afterEach, beforeAll } from "vitest";
 import { CIRCUIT_BUILD_DIR } from "../../harness/circuit.ts";
 import type { DevStack } from "../../harness/index.ts";
 import type { Operation } from "../../src/relay/operation.ts";
 import { RELAYER_KEY } from "./chain.ts";
 import { rpc } from "./rpc.ts";
 
+type RuntimeProcessOptions = { rpcUrl?: string; wsRpcUrl?: string; prefix?: string[] };
+
+export interface RuntimeProcesses {
+  /** A temp folder for the file's stores, removed after its tests. */
+  readonly dir: string;
+  /** startRuntimeProcess, and the process is SIGKILLed after the test (or at kill()). */
+  start(stack: DevStack, extraArgs?: string[], options?: RuntimeProcessOptions): Promise<{ url: string; child: ResultPromise }>;
+  kill(): Promise<void>;
+}
+
+/** For a test file that runs the operator's runtime in its own processes: none outlives its test. */
+export function withRuntimeProcesses(prefix: string): RuntimeProcesses {
+  const started: ResultPromise[] = [];
+  let dir = "";
+  const processes: RuntimeProcesses = {
+    get dir() {
+      return dir;
+    },
+    async start(stack, extraArgs, options) {
+      const running = await startRuntimeProcess(stack, extraArgs, options);
+      started.push(running.child);
+      return running;
+    },
+    async kill() {
+      for (const child of started.splice(0)) {
+        child.kill("SIGKILL");
+        await child.catch(() => {});
+      }
+    },
+  };
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), prefix));
+  });
+  afterEach(() => processes.kill());
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+  return processes;
+}
+
 /** The queue runtime as an operator runs it (src/main.ts, its own process) for a stack's manifest and chain. */
-export async function startRuntimeProcess(stack: DevStack, extraArgs: string[] = [], options: { rpcUrl?: string; wsRpcUrl?: string; prefix?: string[] } = {}): Promise<{ url: string; child: ResultPromise }> {
+export async function startRuntimeProcess(stack: DevStack, extraArgs: string[] = [], options: RuntimeProcessOptions = {}): Promise<{ url: string; child: ResultPromise }> {
   // A prefix runs it through another command first (prlimit, say), which execs node.
   const [file, ...prefixArgs] = [...(options.prefix ?? []), process.execPath];
   const child = execa(
