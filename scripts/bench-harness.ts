@@ -1,4 +1,5 @@
 import { startDevStack, type DevStack } from "../harness/index.ts";
+import { median } from "./stats.ts";
 
 // The test harness's speeds, in one run: a per-test reset (chain and operation store reverted together)
 // against starting a fresh stack, the price of it; a named fixture's first build against its later
@@ -6,11 +7,6 @@ import { startDevStack, type DevStack } from "../harness/index.ts";
 const RUNS = Number(process.env.BENCH_RUNS ?? 9);
 const RESETS = Number(process.env.BENCH_RESETS ?? 200);
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
-};
 const timed = async (work: () => Promise<unknown>) => {
   const t0 = performance.now();
   await work();

@@ -4,6 +4,7 @@ import Fastify, { type FastifyReply } from "fastify";
 import { closeProvers, createQueueClient, reviewedFrom } from "../harness/client/index.ts";
 import { startDevStack } from "../harness/index.ts";
 import { poolFixture, provenSend } from "../test/support/pool.ts";
+import { median } from "./stats.ts";
 
 // Load on the read routes and a soak of relays, in one run on one local stack:
 // 1. GET /api/queue/config and GET /api/queue/send-status (a confirmed operation) under autocannon (its
@@ -23,11 +24,6 @@ if (!gc) {
 /** Headers Node writes itself, per connection or per answer. */
 const PER_CONNECTION = new Set(["connection", "keep-alive", "date", "content-length", "transfer-encoding"]);
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
-};
 const AUTOCANNON = path.join(import.meta.dirname, "..", "node_modules", "autocannon", "autocannon.js");
 async function cannon(url: string, seconds = SECONDS): Promise<{ rps: number; p99: number; errors: number; non2xx: number }> {
   const { stdout } = await execa(process.execPath, [AUTOCANNON, "-c", "10", "-d", String(seconds), "-j", url]);

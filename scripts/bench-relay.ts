@@ -19,6 +19,7 @@ import { startDevStack, type DevStack } from "../harness/index.ts";
 import { DEFAULT_RELAY_SETTINGS } from "../src/relay/settings.ts";
 import type { Operation } from "../src/relay/operation.ts";
 import { poolFixture } from "../test/support/pool.ts";
+import { median, percentile } from "./stats.ts";
 
 // Sustained relay throughput through the queue (POST /send-relay, polled until `confirmed`) against
 // the same kind of transactions sent straight to Pool.transact by one account, in the same run on one
@@ -42,16 +43,6 @@ const POLL_MS = 50;
 const TIMEOUT_MS = 120_000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
-};
-/** Nearest-rank percentile: with fewer than 100 samples, p99 is the maximum. */
-const percentile = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length, Math.max(1, Math.ceil((p / 100) * s.length))) - 1] as number;
-};
 const ms = (x: number) => `${x.toFixed(0)} ms`;
 
 /** CPU time (ms) a process has used so far, from /proc (Linux); null elsewhere. */

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { execa } from "execa";
 import { anvilBinaryPath } from "../harness/anvil-binary.ts";
+import { median } from "./stats.ts";
 
 // Launch-to-ready of the whole local stack as a user starts it — the compiled CLI of the package
 // (`queue-devstack --json`, what `npx queue-devstack` runs), until it prints its line — against a bare
@@ -10,11 +11,6 @@ import { anvilBinaryPath } from "../harness/anvil-binary.ts";
 // the package first (npm run build), and also reports the CLI run from source (npm run dev-stack).
 const RUNS = Number(process.env.BENCH_RUNS ?? 9);
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
-};
 
 const CLI = {
   compiled: [path.join("dist", "scripts", "queue-devstack.js")],
