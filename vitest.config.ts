@@ -8,6 +8,6 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: "forks",
     // queue-devstack's own globalSetup (as a user's config names it: "queue-devstack/vitest/global-setup").
-    globalSetup: ["harness/vitest-global-setup.ts"],
+    globalSetup: ["harness/vitest/global-setup/index.ts"],
   },
 });

@@ -1,6 +1,6 @@
 import { erc20Abi, type Address } from "viem";
 import { closeProvers, createAccountKeys, recipientOf } from "../harness/client/index.ts";
-import { afterAll, describe, expect, test as stackTest } from "../harness/vitest.ts";
+import { afterAll, describe, expect, test as stackTest } from "../harness/vitest/index.ts";
 import { poolFixture } from "./support/pool.ts";
 
 // On queue-devstack's vitest integration: the worker's stack, reset before each test, and the pool

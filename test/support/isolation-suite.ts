@@ -1,6 +1,6 @@
 import { erc20Abi, parseUnits, type Address } from "viem";
 import { closeProvers, createAccountKeys, recipientOf } from "../../harness/client/index.ts";
-import { afterAll, defineStackFixture, describe, expect, test } from "../../harness/vitest.ts";
+import { afterAll, defineStackFixture, describe, expect, test } from "../../harness/vitest/index.ts";
 import { poolFixture } from "./pool.ts";
 
 /**

@@ -6,7 +6,7 @@ import path from "node:path";
  * gets no chance to clean up. On Linux, util-linux's `setpriv --pdeathsig TERM` sets PR_SET_PDEATHSIG
  * and then execs the child: same PID, no extra process, and the child gets SIGTERM (a graceful stop: anvil
  * dumps its state) the moment its parent goes. Elsewhere there is no such guard, and a stack killed that
- * way is found and stopped at the next start through its process record (harness/process-record.ts).
+ * way is found and stopped at the next start through its process record (harness/state-dir/leftovers.ts).
  *
  * Linux sends the signal when the *thread* that spawned the child exits: a stack started in a worker
  * thread lives as long as that thread.

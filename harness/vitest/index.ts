@@ -1,11 +1,11 @@
 import { test as base, type TestAPI } from "vitest";
 import { createPublicClient, createTestClient, createWalletClient, http, type Chain, type PublicClient, type TestClient, type WalletClient, type Account, type Transport } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { sepoliaAt } from "../src/chain/client.ts";
-import type { DeploymentConfig } from "../src/config/deployment-config.ts";
-import { createQueueClient, reviewedFrom, type QueueClient } from "./client/queue-client.ts";
-import type { DevAccount } from "./chain.ts";
-import { startDevStack, type DevStack, type DevStackOptions } from "./stack.ts";
+import { sepoliaAt } from "../../src/chain/client.ts";
+import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
+import { createQueueClient, reviewedFrom, type QueueClient } from "../client/queue-client.ts";
+import type { DevAccount } from "../chain/chain.ts";
+import { startDevStack, type DevStack, type DevStackOptions } from "../stack.ts";
 
 /**
  * A named starting state for tests (Hardhat's loadFixture for the whole stack): built once per stack,
@@ -125,4 +125,4 @@ export const test: TestAPI<StackFixtures> = base.extend<StackFixtures>({
 });
 
 export { expect, describe, beforeAll, afterAll, beforeEach, afterEach } from "vitest";
-export type { DevStack, DevStackOptions, StackSnapshot } from "./index.ts";
+export type { DevStack, DevStackOptions, StackSnapshot } from "../index.ts";

@@ -1,8 +1,8 @@
 import { createWalletClient, http, parseAbi, type Address, type Hex, type PublicClient } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { sepoliaAt } from "../src/chain/client.ts";
-import type { DeploymentConfig, ExternalActionRoute } from "../src/config/deployment-config.ts";
-import { readReservation } from "../src/actions/reservation-tracker.ts";
+import { sepoliaAt } from "../../src/chain/client.ts";
+import type { DeploymentConfig, ExternalActionRoute } from "../../src/config/deployment-config.ts";
+import { readReservation } from "../../src/actions/reservation-tracker.ts";
 
 const adapterAbi = parseAbi([
   "function setPrice(address assetIn, address assetOut, uint256 price)",

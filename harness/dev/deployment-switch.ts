@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { FastifyInstance } from "fastify";
-import { QUEUE_PATHS } from "../src/paths.ts";
-import { relayControl } from "../src/relay/control.ts";
-import type { DeploymentConfig } from "../src/config/deployment-config.ts";
+import { QUEUE_PATHS } from "../../src/paths.ts";
+import { relayControl } from "../../src/relay/control.ts";
+import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
 
 export type ServedDeployment = "original" | "alternate";
 

@@ -2,10 +2,10 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { createAnvil } from "@viem/anvil";
 import { getAddress, type Hex } from "viem";
-import { redactText } from "../src/redact.ts";
+import { redactText } from "../../src/redact.ts";
 import { anvilBinaryPath } from "./anvil-binary.ts";
-import { guardedCommand } from "./orphan-guard.ts";
-import { listProcesses } from "./processes.ts";
+import { guardedCommand } from "../process/orphan-guard.ts";
+import { listProcesses } from "../process/processes.ts";
 
 export const CHAIN_ID = 11155111;
 
@@ -18,7 +18,7 @@ export interface ChainOptions {
   port: number;
   /** The stack's state dir: anvil's command line carries a path inside it, which identifies the process. */
   stateDir: string;
-  /** Fork this RPC (a URL without credentials: see harness/rpc-forwarder.ts) at a pinned block. */
+  /** Fork this RPC (a URL without credentials: see harness/chain/rpc-forwarder.ts) at a pinned block. */
   fork?: { url: string; blockNumber: bigint } | undefined;
   /** anvil --load-state: start from this saved chain. */
   loadState?: string | undefined;

@@ -1,5 +1,5 @@
 import { createPublicClient, http, type Hex } from "viem";
-import { redactText, redactUrl } from "../src/redact.ts";
+import { redactText, redactUrl } from "../../src/redact.ts";
 import { CHAIN_ID } from "./chain.ts";
 
 export class ForkUpstreamError extends Error {

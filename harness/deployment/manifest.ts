@@ -1,9 +1,9 @@
 import { mkdir, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { erc20Abi, hexToString, keccak256, numberToHex, parseUnits, type Address, type Hex, type PublicClient } from "viem";
-import { actionReadAbi, adapterAbi, poolReadAbi } from "../src/chain/abi.ts";
-import { ACTION_PARAMETERS, DeploymentConfig, type ExternalActionRoute } from "../src/config/deployment-config.ts";
-import { QUEUE_PATHS } from "../src/paths.ts";
+import { actionReadAbi, adapterAbi, poolReadAbi } from "../../src/chain/abi.ts";
+import { ACTION_PARAMETERS, DeploymentConfig, type ExternalActionRoute } from "../../src/config/deployment-config.ts";
+import { QUEUE_PATHS } from "../../src/paths.ts";
 import type { CircuitManifest } from "./circuit.ts";
 import type { CompiledFixtures } from "./fixtures.ts";
 
