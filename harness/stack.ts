@@ -8,13 +8,13 @@ import type { DeploymentConfig } from "../src/config/deployment-config.ts";
 import { buildQueueRuntime, parseManifest, type QueueRuntimeOptions } from "../src/server.ts";
 import { verifyDeployment } from "../src/chain/verify-deployment.ts";
 import type { RelaySettings } from "../src/relay/settings.ts";
-import { startChain, type Chain, type DevAccount } from "./chain/chain.ts";
-import { startChainSaver, type ChainSaver } from "./chain/chain-saver.ts";
-import { CIRCUIT_BUILD_DIR, loadCircuitManifest } from "./deployment/circuit.ts";
-import { deployFixtures } from "./deployment/deploy.ts";
-import { loadFixtures } from "./deployment/fixtures.ts";
-import { GENESIS_STATE_PATH, loadGenesis } from "./deployment/genesis.ts";
-import { resolveForkPoint, type ForkPoint } from "./chain/fork.ts";
+import { startChain, type Chain, type DevAccount } from "./chain/index.ts";
+import { startChainSaver, type ChainSaver } from "./chain/index.ts";
+import { CIRCUIT_BUILD_DIR, loadCircuitManifest } from "./deployment/index.ts";
+import { deployFixtures } from "./deployment/index.ts";
+import { loadFixtures } from "./deployment/index.ts";
+import { GENESIS_STATE_PATH, loadGenesis } from "./deployment/index.ts";
+import { resolveForkPoint, type ForkPoint } from "./chain/index.ts";
 import {
   currentOwner,
   processRecordPath,
@@ -24,25 +24,25 @@ import {
   TEMP_STATE_DIR_PREFIX,
   writeProcessRecord,
   type LeftoverReport,
-} from "./state-dir/leftovers.ts";
-import { describeDeployment, manifestBytes, writeFileAtomic } from "./deployment/manifest.ts";
-import { pinPool } from "./deployment/pin.ts";
-import { timed, type ProgressListener } from "./part/progress.ts";
-import { startRpcForwarder } from "./chain/rpc-forwarder.ts";
-import { createSnapshots, type StackSnapshot } from "./dev/snapshot.ts";
-import { RecentLines } from "./runtime/recent-lines.ts";
-import { DEFAULT_FORK_CACHE_DIR, openRpcCache } from "./chain/rpc-cache.ts";
+} from "./state-dir/index.ts";
+import { describeDeployment, manifestBytes, writeFileAtomic } from "./deployment/index.ts";
+import { pinPool } from "./deployment/index.ts";
+import { timed, type ProgressListener } from "./part/index.ts";
+import { startRpcForwarder } from "./chain/index.ts";
+import { createSnapshots, type StackSnapshot } from "./dev/index.ts";
+import { RecentLines } from "./runtime/index.ts";
+import { DEFAULT_FORK_CACHE_DIR, openRpcCache } from "./chain/index.ts";
 import { redactUrl } from "../src/redact.ts";
-import { actionControls, type ActionControls } from "./dev/action-controls.ts";
-import { BundleError, bundleBytes, saveBundle, unpackBundle } from "./dev/bundle.ts";
-import { traceOf, type Trace } from "./dev/trace.ts";
-import { DEV_PREFIX, registerDevRoutes } from "./dev/dev-routes.ts";
+import { actionControls, type ActionControls } from "./dev/index.ts";
+import { BundleError, bundleBytes, saveBundle, unpackBundle } from "./dev/index.ts";
+import { traceOf, type Trace } from "./dev/index.ts";
+import { DEV_PREFIX, registerDevRoutes } from "./dev/index.ts";
 import { transactCalldata } from "../src/relay/checks.ts";
 import { relayControl } from "../src/relay/control.ts";
-import { StackInfo } from "./state-dir/stack-info.ts";
-import { startRpcFaultProxy, type RpcFaultSpec, type RpcFaultState } from "./chain/rpc-faults.ts";
-import { deploymentSwitch, type DeploymentSwitch, type ServedDeployment } from "./dev/deployment-switch.ts";
-import { jsonRpc } from "./chain/json-rpc.ts";
+import { StackInfo } from "./state-dir/index.ts";
+import { startRpcFaultProxy, type RpcFaultSpec, type RpcFaultState } from "./chain/index.ts";
+import { deploymentSwitch, type DeploymentSwitch, type ServedDeployment } from "./dev/index.ts";
+import { jsonRpc } from "./chain/index.ts";
 import { mnemonicToAccount, privateKeyToAccount } from "viem/accounts";
 
 export interface DevStackOptions {

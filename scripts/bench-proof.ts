@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import * as snarkjs from "snarkjs";
 import { erc20Abi, type Address, type Hex } from "viem";
-import { CIRCUIT_BUILD_DIR } from "../harness/deployment/circuit.ts";
+import { CIRCUIT_BUILD_DIR } from "../harness/deployment/index.ts";
 import { buildWitness, closeProvers, createAccountKeys, findNotes, poolAbi, recipientOf, type PreparedTransaction } from "../harness/client/index.ts";
 import { startDevStack } from "../harness/index.ts";
 import { GAS, poolFixture } from "../test/support/pool.ts";

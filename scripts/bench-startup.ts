@@ -2,7 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { execa } from "execa";
-import { anvilBinaryPath } from "../harness/chain/anvil-binary.ts";
+import { anvilBinaryPath } from "../harness/chain/index.ts";
 import { median } from "./stats.ts";
 
 // Launch-to-ready of the whole local stack as a user starts it — the compiled CLI of the package

@@ -26,7 +26,7 @@ import { parseArgs } from "node:util";
 import { buildPoseidon } from "circomlibjs";
 import * as snarkjs from "snarkjs";
 import { keccak256, stringToBytes } from "viem";
-import { renderSolidityVerifier } from "../harness/deployment/circuit.ts";
+import { renderSolidityVerifier } from "../harness/deployment/index.ts";
 
 const repoRoot = path.resolve(import.meta.dirname, "..");
 // Package dirs (snarkjs's package.json "exports" hides its templates/ and package.json from require.resolve).

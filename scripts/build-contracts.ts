@@ -1,4 +1,4 @@
-import { buildFixtures, COMPILED_PATH } from "../harness/deployment/fixtures.ts";
+import { buildFixtures, COMPILED_PATH } from "../harness/deployment/index.ts";
 
 // Compiles contracts-fixtures/ with Hardhat 3 and refreshes the committed compiled.json.
 const started = performance.now();

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { parseArgs } from "node:util";
 import { formatEther } from "viem";
-import { startDevStack, type DevStack } from "../harness/stack.ts";
+import { startDevStack, type DevStack } from "../harness/index.ts";
 import { checkCorsOrigins } from "../src/cors.ts";
 import { redactText } from "../src/redact.ts";
 

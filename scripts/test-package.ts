@@ -7,7 +7,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { execa, type Options } from "execa";
-import { listProcesses } from "../harness/process/processes.ts";
+import { listProcesses } from "../harness/process/index.ts";
 
 const repo = path.resolve(import.meta.dirname, "..");
 const work = await mkdtemp(path.join(tmpdir(), "queue-devstack-consumer-"));

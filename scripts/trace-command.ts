@@ -1,9 +1,9 @@
 import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import type { Hex } from "viem";
-import { loadFixtures } from "../harness/deployment/fixtures.ts";
+import { loadFixtures } from "../harness/deployment/index.ts";
 import { failer, runningStack } from "./running-stack.ts";
-import { traceOf } from "../harness/dev/trace.ts";
+import { traceOf } from "../harness/dev/index.ts";
 import { parseManifest } from "../src/server.ts";
 
 // `queue-devstack trace <operation id> [--state-dir dir] [--json]`: the call trace of an operation of the

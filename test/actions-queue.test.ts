@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAbi, parseUnits, type Address, type Hex } from "viem";
 import { startDevStack, type DevStack } from "../harness/index.ts";
-import { ACTION_ROUTES } from "../harness/deployment/deploy.ts";
+import { ACTION_ROUTES } from "../harness/deployment/index.ts";
 import { closeProvers, createAccountKeys, createQueueClient, precommitmentOf, randomFieldElement, reviewedFrom, toRelayRequest } from "../harness/client/index.ts";
 import { Quote } from "../src/actions/quote.ts";
 import type { ExternalActionRoute } from "../src/config/deployment-config.ts";

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decodeEventLog, erc20Abi, keccak256, parseUnits, toHex, type Abi, type Address, type Hex, type TransactionReceipt } from "viem";
 import { startDevStack, type DevStack } from "../harness/index.ts";
-import { ACTION_ROUTES, DEFAULT_SWAP_PRICES } from "../harness/deployment/deploy.ts";
-import { loadFixtures } from "../harness/deployment/fixtures.ts";
+import { ACTION_ROUTES, DEFAULT_SWAP_PRICES } from "../harness/deployment/index.ts";
+import { loadFixtures } from "../harness/deployment/index.ts";
 import { closeProvers, commitmentOf, createAccountKeys, MerkleTree, precommitmentOf, randomFieldElement, syncPool, type AccountKeys, type ActionTerms, type Note, type PreparedTransaction } from "../harness/client/index.ts";
 import { GAS, poolFixture } from "./support/pool.ts";
 import { hex, rpc } from "./support/rpc.ts";

@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import * as snarkjs from "snarkjs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Address } from "viem";
-import { loadCircuitManifest } from "../harness/deployment/circuit.ts";
+import { loadCircuitManifest } from "../harness/deployment/index.ts";
 import { startDevStack, type DevStack } from "../harness/index.ts";
 import {
   ArtifactIntegrityError,

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { execa, type ResultPromise } from "execa";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { StackInfo } from "../harness/state-dir/stack-info.ts";
+import { StackInfo } from "../harness/state-dir/index.ts";
 import { alive, anvilsWith, gone } from "./support/processes.ts";
 
 const CLI = ["--experimental-strip-types", "scripts/dev-stack.ts"];

@@ -2,7 +2,7 @@ import { cp, mkdtemp, rm, appendFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { FIXTURES_DIR, inspectFixtures } from "../harness/deployment/fixtures.ts";
+import { FIXTURES_DIR, inspectFixtures } from "../harness/deployment/index.ts";
 
 describe("compiled fixtures", () => {
   it("the committed compiled.json is current with the sources (run npm run build:contracts if not)", async () => {

@@ -5,7 +5,7 @@ import { createAnvil } from "@viem/anvil";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { keccak256, type Hex } from "viem";
 import { ForkUpstreamError, PinError, startDevStack, type DevStack } from "../harness/index.ts";
-import { anvilBinaryPath } from "../harness/chain/anvil-binary.ts";
+import { anvilBinaryPath } from "../harness/chain/index.ts";
 import { anvilsWith } from "./support/processes.ts";
 import { hex, rpc } from "./support/rpc.ts";
 import { poolFixture, provenSend } from "./support/pool.ts";

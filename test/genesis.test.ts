@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { loadCircuitManifest } from "../harness/deployment/circuit.ts";
-import { loadFixtures } from "../harness/deployment/fixtures.ts";
-import { GENESIS_TIMESTAMP, loadGenesis } from "../harness/deployment/genesis.ts";
+import { loadCircuitManifest } from "../harness/deployment/index.ts";
+import { loadFixtures } from "../harness/deployment/index.ts";
+import { GENESIS_TIMESTAMP, loadGenesis } from "../harness/deployment/index.ts";
 import { startDevStack } from "../harness/index.ts";
 import { rpc } from "./support/rpc.ts";
 

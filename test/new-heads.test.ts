@@ -2,7 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, it } from "vitest";
-import { startChain, type Chain } from "../harness/chain/chain.ts";
+import { startChain, type Chain } from "../harness/chain/index.ts";
 import { subscribeNewHeads } from "../src/chain/new-heads.ts";
 import { rpc } from "./support/rpc.ts";
 

@@ -3,7 +3,7 @@ import { execa } from "execa";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startDevStack, type DevStack } from "../harness/index.ts";
-import { CIRCUIT_BUILD_DIR } from "../harness/deployment/circuit.ts";
+import { CIRCUIT_BUILD_DIR } from "../harness/deployment/index.ts";
 import { buildQueueRuntime } from "../src/server.ts";
 import { RELAYER_KEY } from "./support/chain.ts";
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BaseError, decodeErrorResult, encodeDeployData, zeroAddress, type Address, type Hex } from "viem";
-import { loadFixtures } from "../harness/deployment/fixtures.ts";
+import { loadFixtures } from "../harness/deployment/index.ts";
 import { startDevStack, type DevStack } from "../harness/index.ts";
 import {
   closeProvers,

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { encodeFunctionData, parseUnits, verifyTypedData, type Address, type Hex } from "viem";
 import { startDevStack, type DevStack } from "../harness/index.ts";
-import { ACTION_ROUTES, DEFAULT_SWAP_PRICES } from "../harness/deployment/deploy.ts";
+import { ACTION_ROUTES, DEFAULT_SWAP_PRICES } from "../harness/deployment/index.ts";
 import { Quote, typedDataForSigning } from "../src/actions/quote.ts";
 import type { ExternalActionRoute } from "../src/config/deployment-config.ts";
 import { rpc } from "./support/rpc.ts";

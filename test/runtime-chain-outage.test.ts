@@ -3,7 +3,7 @@ import { readFile } from "node:fs/promises";
 import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { FastifyInstance } from "fastify";
-import { CIRCUIT_BUILD_DIR } from "../harness/deployment/circuit.ts";
+import { CIRCUIT_BUILD_DIR } from "../harness/deployment/index.ts";
 import { startDevStack, type DevStack } from "../harness/index.ts";
 import { hashExtData } from "../harness/client/index.ts";
 import { publicAmountOf } from "../src/chain/ext-data.ts";

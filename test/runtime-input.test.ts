@@ -4,7 +4,7 @@ import { z } from "zod";
 import { readFile } from "node:fs/promises";
 import { connect, type Socket } from "node:net";
 import type { FastifyInstance } from "fastify";
-import { CIRCUIT_BUILD_DIR } from "../harness/deployment/circuit.ts";
+import { CIRCUIT_BUILD_DIR } from "../harness/deployment/index.ts";
 import { startDevStack, type DevStack } from "../harness/index.ts";
 import { closeProvers, createAccountKeys, hashExtData, toRelayRequest } from "../harness/client/index.ts";
 import { buildQueueRuntime } from "../src/server.ts";

@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CIRCUIT_BUILD_DIR } from "../harness/deployment/circuit.ts";
+import { CIRCUIT_BUILD_DIR } from "../harness/deployment/index.ts";
 import { startDevStack, type DevStack } from "../harness/index.ts";
 import { closeProvers, createAccountKeys, hashExtData, recipientOf, toRelayRequest } from "../harness/client/index.ts";
 import { publicAmountOf } from "../src/chain/ext-data.ts";

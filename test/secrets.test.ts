@@ -7,7 +7,7 @@ import { gunzipSync } from "node:zlib";
 import { execa, type ResultPromise } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startDevStack, StackInfo, type DevStack } from "../harness/index.ts";
-import { listProcesses, type ProcessInfo } from "../harness/process/processes.ts";
+import { listProcesses, type ProcessInfo } from "../harness/process/index.ts";
 import { RELAYER_KEY } from "./support/chain.ts";
 import { gone } from "./support/processes.ts";
 

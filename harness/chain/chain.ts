@@ -4,8 +4,8 @@ import { createAnvil } from "@viem/anvil";
 import { getAddress, type Hex } from "viem";
 import { redactText } from "../../src/redact.ts";
 import { anvilBinaryPath } from "./anvil-binary.ts";
-import { guardedCommand } from "../process/orphan-guard.ts";
-import { listProcesses } from "../process/processes.ts";
+import { guardedCommand } from "../process/index.ts";
+import { listProcesses } from "../process/index.ts";
 
 export const CHAIN_ID = 11155111;
 

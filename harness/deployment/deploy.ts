@@ -1,6 +1,6 @@
 import { encodeDeployData, encodeFunctionData, getContractAddress, parseUnits, stringToHex, type Address, type Hex, type PublicClient } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { CHAIN_ID } from "../chain/chain.ts";
+import { CHAIN_ID } from "../chain/index.ts";
 import type { CompiledFixtures, FixtureName } from "./fixtures.ts";
 
 /** The funding assets a deployed stack gets: different decimals on purpose. */

@@ -6,7 +6,7 @@ import path from "node:path";
 import { gunzipSync } from "node:zlib";
 import { z } from "zod";
 import { createChainClient } from "../../src/chain/client.ts";
-import { startChain, type DevAccount } from "../chain/chain.ts";
+import { startChain, type DevAccount } from "../chain/index.ts";
 import { DEV_ASSETS, DEV_TOKEN_GRANT, deployFixtures } from "./deploy.ts";
 import { FIXTURES_DIR, type CompiledFixtures } from "./fixtures.ts";
 import { FROM_SOURCE } from "./package-root.ts";

@@ -4,8 +4,8 @@ import path from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { z } from "zod";
 import type { RelayControl } from "../../src/relay/control.ts";
-import { jsonRpc, jsonRpcBatch } from "../chain/json-rpc.ts";
-import type { ForkReads } from "../chain/rpc-forwarder.ts";
+import { jsonRpc, jsonRpcBatch } from "../chain/index.ts";
+import type { ForkReads } from "../chain/index.ts";
 
 /**
  * A repro bundle: one file holding a stack — its chain (anvil_dumpState, with the blocks), the

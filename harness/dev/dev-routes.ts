@@ -3,8 +3,8 @@ import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { Problem, ProblemError } from "../../src/problem.ts";
 import type { RelayControl } from "../../src/relay/control.ts";
-import { JsonRpcError, jsonRpc } from "../chain/json-rpc.ts";
-import type { RpcFaultProxy } from "../chain/rpc-faults.ts";
+import { JsonRpcError, jsonRpc } from "../chain/index.ts";
+import type { RpcFaultProxy } from "../chain/index.ts";
 import type { DeploymentSwitch } from "./deployment-switch.ts";
 import type { Trace } from "./trace.ts";
 

@@ -1,6 +1,6 @@
 import type { Hex } from "viem";
 import type { RelayControl } from "../../src/relay/control.ts";
-import { JsonRpcError, jsonRpc, jsonRpcBatch } from "../chain/json-rpc.ts";
+import { JsonRpcError, jsonRpc, jsonRpcBatch } from "../chain/index.ts";
 import type { StoreCheckpoint } from "../../src/relay/store.ts";
 
 /** A moment of a whole stack, chain and operation store together, that it can be reverted to. */

@@ -1,7 +1,7 @@
 import { decodeErrorResult, toFunctionSelector, type Abi, type AbiFunction, type Address, type Hex } from "viem";
 import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
-import type { CompiledFixtures } from "../deployment/fixtures.ts";
-import { jsonRpc } from "../chain/json-rpc.ts";
+import type { CompiledFixtures } from "../deployment/index.ts";
+import { jsonRpc } from "../chain/index.ts";
 
 /** One call of a transaction, as anvil's callTracer reports it, with names where the fixtures know them. */
 export interface TracedCall {

@@ -3,9 +3,9 @@ import { readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { z } from "zod";
-import { ANVIL_RUN_DIR_PREFIX } from "../chain/chain.ts";
-import { writeFileAtomic } from "../deployment/manifest.ts";
-import { commandLineOf, isAlive, listProcesses, stopPid } from "../process/processes.ts";
+import { ANVIL_RUN_DIR_PREFIX } from "../chain/index.ts";
+import { writeFileAtomic } from "../deployment/index.ts";
+import { commandLineOf, isAlive, listProcesses, stopPid } from "../process/index.ts";
 
 export class StackAlreadyRunningError extends Error {
   override name = "StackAlreadyRunningError";

@@ -3,9 +3,10 @@ import { createPublicClient, createTestClient, createWalletClient, http, type Ch
 import { privateKeyToAccount } from "viem/accounts";
 import { sepoliaAt } from "../../src/chain/client.ts";
 import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
+// The queue client alone, not the client's door: that loads the prover (snarkjs), which fails in vitest's threads pool.
 import { createQueueClient, reviewedFrom, type QueueClient } from "../client/queue-client.ts";
-import type { DevAccount } from "../chain/chain.ts";
-import { startDevStack, type DevStack, type DevStackOptions } from "../stack.ts";
+import type { DevAccount } from "../chain/index.ts";
+import { startDevStack, type DevStack, type DevStackOptions } from "../index.ts";
 
 /**
  * A named starting state for tests (Hardhat's loadFixture for the whole stack): built once per stack,

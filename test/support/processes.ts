@@ -1,4 +1,4 @@
-import { listProcesses } from "../../harness/process/processes.ts";
+import { listProcesses } from "../../harness/process/index.ts";
 
 /** Is this PID alive? (signal 0 probes without touching the process) */
 export function alive(pid: number): boolean {

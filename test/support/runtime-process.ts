@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { execa, type ResultPromise } from "execa";
 import { afterAll, afterEach, beforeAll } from "vitest";
-import { CIRCUIT_BUILD_DIR } from "../../harness/deployment/circuit.ts";
+import { CIRCUIT_BUILD_DIR } from "../../harness/deployment/index.ts";
 import type { DevStack } from "../../harness/index.ts";
 import type { Operation } from "../../src/relay/operation.ts";
 import { RELAYER_KEY } from "./chain.ts";

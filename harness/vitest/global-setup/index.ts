@@ -1,8 +1,8 @@
 import { access, constants } from "node:fs/promises";
-import { anvilBinaryPath } from "../../chain/anvil-binary.ts";
-import { loadCircuitManifest } from "../../deployment/circuit.ts";
-import { loadFixtures } from "../../deployment/fixtures.ts";
-import { sweepAbandonedTempStacks } from "../../state-dir/leftovers.ts";
+import { anvilBinaryPath } from "../../chain/index.ts";
+import { loadCircuitManifest } from "../../deployment/index.ts";
+import { loadFixtures } from "../../deployment/index.ts";
+import { sweepAbandonedTempStacks } from "../../state-dir/index.ts";
 
 /**
  * vitest globalSetup (`globalSetup: ["queue-devstack/vitest/global-setup"]`): what every worker's stack
