@@ -1,19 +1,8 @@
-import { z } from "zod";
 import type { Address, Hex } from "viem";
-import { Bytes32 } from "../config/primitives.ts";
 import { ProblemError } from "../problem.ts";
 import type { CheckContext } from "../relay/checks.ts";
-import { DeploymentRef } from "../relay/request.ts";
+import type { FinalizeRequest } from "../relay/request.ts";
 import { readReservation } from "./reservation-tracker.ts";
-
-/** POST /finalize: turn a reservation (an action's reserved output) into a note. Public fields only. */
-export const FinalizeRequest = z
-  .strictObject({
-    deployment: DeploymentRef,
-    reservationId: Bytes32.meta({ description: "the Pool's reservation id: the action's status answer names it (action.reservationId)" }),
-  })
-  .meta({ id: "FinalizeRequest", description: "A reservation to finalize: its settled output (or, failed or past its deadline, its refund) becomes a note" });
-export type FinalizeRequest = z.output<typeof FinalizeRequest>;
 
 /** What keeps two live finalizes of one reservation apart: it is claimed like a nullifier. */
 export const reservationClaim = (reservationId: string) => `reservation:${reservationId}`;

@@ -9,7 +9,7 @@ import { toActionArg, toPoolArgs, type RelayRequest } from "./request.ts";
 import { revertReason } from "./revert.ts";
 import type { RelaySettings } from "./settings.ts";
 import type { OperationStore } from "./store.ts";
-import type { FinalizeRequest } from "../actions/finalize.ts";
+import type { FinalizeRequest } from "./request.ts";
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 

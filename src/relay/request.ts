@@ -93,6 +93,15 @@ export const RelayRequest = z
 
 export type RelayRequest = z.output<typeof RelayRequest>;
 
+/** POST /finalize: turn a reservation (an action's reserved output) into a note. Public fields only. */
+export const FinalizeRequest = z
+  .strictObject({
+    deployment: DeploymentRef,
+    reservationId: Bytes32.meta({ description: "the Pool's reservation id: the action's status answer names it (action.reservationId)" }),
+  })
+  .meta({ id: "FinalizeRequest", description: "A reservation to finalize: its settled output (or, failed or past its deadline, its refund) becomes a note" });
+export type FinalizeRequest = z.output<typeof FinalizeRequest>;
+
 export const IdempotencyKey = z
   .string()
   .regex(/^[\x21-\x7e]{1,255}$/, "Idempotency-Key must be 1 to 255 visible ASCII characters")

@@ -22,9 +22,9 @@ import {
 import { RelayEngine, type EngineEvents } from "./engine.ts";
 import { checkActionQuote } from "../actions/check-action.ts";
 import { ReservationTracker } from "../actions/reservation-tracker.ts";
-import { checkReservation, reservationClaim, type FinalizeRequest } from "../actions/finalize.ts";
+import { checkReservation, reservationClaim } from "../actions/finalize.ts";
 import type { OperationKind } from "./operation.ts";
-import type { RelayRequest } from "./request.ts";
+import type { FinalizeRequest, RelayRequest } from "./request.ts";
 import type { RelaySettings } from "./settings.ts";
 import type { OperationRecord, OperationStore } from "./store.ts";
 

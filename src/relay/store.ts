@@ -4,7 +4,7 @@ import { DatabaseSync, type StatementSync } from "node:sqlite";
 import type { Hex } from "viem";
 import type { Attempt, FailureReason, HistoryEntry, OperationKind, OperationState } from "./operation.ts";
 import type { RelayRequest } from "./request.ts";
-import type { FinalizeRequest } from "../actions/finalize.ts";
+import type { FinalizeRequest } from "./request.ts";
 
 /** An attempt as stored: with the signed raw transaction, so it can be re-broadcast after a crash. */
 export interface StoredAttempt extends Attempt {
