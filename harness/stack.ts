@@ -1,49 +1,15 @@
-import { access, mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import type { FastifyInstance, FastifyServerOptions } from "fastify";
-import type { Address, Hex, PublicClient } from "viem";
-import { createChainClient } from "../src/chain/client.ts";
+import type { FastifyServerOptions } from "fastify";
+import type { Address, Hex } from "viem";
 import type { DeploymentConfig } from "../src/config/deployment-config.ts";
-import { buildQueueRuntime, parseManifest, type QueueRuntimeOptions } from "../src/server.ts";
-import { verifyDeployment } from "../src/chain/verify-deployment.ts";
+import type { QueueRuntimeOptions } from "../src/server.ts";
 import type { RelaySettings } from "../src/relay/settings.ts";
-import { startChain, type Chain, type DevAccount } from "./chain/index.ts";
-import { startChainSaver, type ChainSaver } from "./chain/index.ts";
-import { CIRCUIT_BUILD_DIR, loadCircuitManifest } from "./deployment/index.ts";
-import { deployFixtures } from "./deployment/index.ts";
-import { loadFixtures } from "./deployment/index.ts";
-import { GENESIS_STATE_PATH, loadGenesis } from "./deployment/index.ts";
-import { resolveForkPoint, type ForkPoint } from "./chain/index.ts";
-import {
-  currentOwner,
-  processRecordPath,
-  reclaimStateDir,
-  StackAlreadyRunningError,
-  sweepAbandonedTempStacks,
-  TEMP_STATE_DIR_PREFIX,
-  writeProcessRecord,
-  type LeftoverReport,
-} from "./state-dir/index.ts";
-import { describeDeployment, manifestBytes, writeFileAtomic } from "./deployment/index.ts";
-import { pinPool } from "./deployment/index.ts";
-import { timed, type ProgressListener } from "./part/index.ts";
-import { startRpcForwarder } from "./chain/index.ts";
-import { createSnapshots, type StackSnapshot } from "./dev/index.ts";
-import { RecentLines } from "./runtime/index.ts";
-import { DEFAULT_FORK_CACHE_DIR, openRpcCache } from "./chain/index.ts";
-import { redactUrl } from "../src/redact.ts";
-import { actionControls, type ActionControls } from "./dev/index.ts";
-import { BundleError, bundleBytes, saveBundle, unpackBundle } from "./dev/index.ts";
-import { traceOf, type Trace } from "./dev/index.ts";
-import { DEV_PREFIX, registerDevRoutes } from "./dev/index.ts";
-import { transactCalldata } from "../src/relay/checks.ts";
 import { relayControl } from "../src/relay/control.ts";
-import { StackInfo } from "./state-dir/index.ts";
-import { startRpcFaultProxy, type RpcFaultSpec, type RpcFaultState } from "./chain/index.ts";
-import { deploymentSwitch, type DeploymentSwitch, type ServedDeployment } from "./dev/index.ts";
-import { jsonRpc } from "./chain/index.ts";
-import { mnemonicToAccount, privateKeyToAccount } from "viem/accounts";
+import { StackParts, timed, type ProgressListener } from "./part/index.ts";
+import { stackInfoPart, stateDirPart, StackInfo, type LeftoverReport } from "./state-dir/index.ts";
+import { chainPart, faultsPart, forkUpstreamPart, saverPart, type DevAccount, type ForkPoint, type RpcFaultSpec, type RpcFaultState } from "./chain/index.ts";
+import { contractsPart, deploymentPart } from "./deployment/index.ts";
+import { runtimePart } from "./runtime/index.ts";
+import { actionControls, devRoutesPart, saveBundle, snapshotsPart, type ActionControls, type ServedDeployment, type StackSnapshot, type Trace } from "./dev/index.ts";
 
 export interface DevStackOptions {
   /** Interface for anvil and the queue runtime. Loopback by default. */
@@ -175,29 +141,7 @@ export interface StackDiagnostics {
   operations: Array<{ id: string; kind: string; state: string; reason: string | null; transactionHash: string | null; createdAt: string }>;
 }
 
-/** State dirs of the stacks running in this process (stack.json alone cannot tell them apart: same PID). */
-const liveStateDirs = new Set<string>();
-
-/** The networks route's chain names: a wallet that adds the chain shows them. */
-export const LOCAL_CHAIN_NAME = "Sepolia (local queue-devstack chain)";
-export const LOCAL_FORK_CHAIN_NAME = "Sepolia (local queue-devstack fork)";
-
-/** Dev accounts by anvil index: 0 deploys, 1 relays, the rest are for apps and tests. */
-const DEPLOYER_INDEX = 0;
-const RELAYER_INDEX = 1;
-
-/** anvil's dev mnemonic: its account 10 relays for the alternate deployment (anvil funds 0 to 9). */
-const ANVIL_MNEMONIC = "test test test test test test test test test test test junk";
-function alternateRelayerKey(): Hex {
-  const key = mnemonicToAccount(ANVIL_MNEMONIC, { addressIndex: 10 }).getHdKey().privateKey;
-  if (!key) throw new Error("no key derived for the alternate relayer");
-  return `0x${Buffer.from(key).toString("hex")}`;
-}
-
-/** A state dir whose saved files contradict each other, or a persisted stack started without persist. */
-export class PersistedStateError extends Error {
-  override name = "PersistedStateError";
-}
+export { PersistedStateError } from "./deployment/index.ts";
 
 /**
  * Starts a complete throwaway stack: anvil (local or fork), the Pool deployed or pinned, the manifest,
@@ -213,287 +157,66 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
   if (options.persist && (ownsStateDir || options.forkUrl !== undefined)) {
     throw new Error("persist saves a local stack in its state dir: it needs a stateDir and no fork (a fork is reproduced by its pinned block)");
   }
-  const stateDir = path.resolve(options.stateDir ?? (await mkdtemp(path.join(tmpdir(), TEMP_STATE_DIR_PREFIX))));
-  const manifestPath = path.join(stateDir, "manifest.json");
-  const stackInfoPath = path.join(stateDir, "stack.json");
-  const chainStateFile = path.join(stateDir, "chain-state.json");
-  const storePath = options.store ?? path.join(stateDir, "queue.sqlite");
 
-  if (liveStateDirs.has(stateDir)) {
-    throw new StackAlreadyRunningError(`a stack is already running from ${stateDir} in this process; stop it, or choose another stateDir`);
-  }
-  liveStateDirs.add(stateDir);
-  const cleanups: Array<() => Promise<unknown>> = [async () => liveStateDirs.delete(stateDir)];
-  const stopAll = async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
-  };
-  if (ownsStateDir) cleanups.push(() => rm(stateDir, { recursive: true, force: true }));
-
+  // The parts, in the order they start; each takes what the ones before it gave. A failed start stops
+  // those started so far, and stop() stops them all, in reverse.
+  const parts = new StackParts();
   try {
-    // Stacks of killed test workers: their temp dirs (and any anvil that outlived them) go now.
-    const swept = ownsStateDir ? sweepAbandonedTempStacks().catch(() => []) : Promise.resolve([]);
-    // First reclaim what a killed run left (its graceful stop is what writes its chain state), then decide.
-    const leftover = await timed(progress, "check state dir", () => reclaimStateDir(stateDir), (r) =>
-      r.found ? (r.stoppedAnvilPids.length > 0 ? `stopped anvil pid ${r.stoppedAnvilPids.join(", ")} left by a killed run` : "removed a stale process record") : undefined,
-    );
-    const owner = await currentOwner();
-    await writeProcessRecord(stateDir, { owner, anvil: null });
-    cleanups.push(() => rm(processRecordPath(stateDir), { force: true }));
-    let loadedFork = false;
-    const resume = options.load
-      ? await timed(progress, "unpack bundle", async () => {
-          if (options.forkUrl !== undefined || options.pool !== undefined) throw new BundleError("a bundle holds its whole chain (a fork's too): load it without a fork URL or a pinned Pool");
-          if ((await exists(manifestPath)) || (await exists(chainStateFile))) throw new BundleError(`${stateDir} already holds a stack: load a bundle into an empty state dir`);
-          loadedFork = (await unpackBundle(options.load as string, { chainState: chainStateFile, manifest: manifestPath, store: storePath })).mode === "fork";
-          return true;
-        })
-      : await decideStart({ stateDir, persist: options.persist === true, manifestPath, chainStateFile, store: options.store === undefined ? storePath : undefined });
-
-    // anvil forks a loopback forwarder: the upstream's credentials never reach its command line or files.
-    // It keeps the upstream's immutable answers, to answer them when the upstream cannot be reached.
-    const forwarder =
-      options.forkUrl === undefined
-        ? null
-        : await startRpcForwarder(options.forkUrl, { cache: await openRpcCache(options.forkCacheDir ?? DEFAULT_FORK_CACHE_DIR, redactUrl(options.forkUrl)) });
-    if (forwarder) cleanups.push(() => forwarder.close());
-    const fork =
-      options.forkUrl === undefined
-        ? null
-        : await timed(progress, "resolve fork point", () => resolveForkPoint(options.forkUrl as string, toBigInt(options.forkBlockNumber), forwarder?.url), (f) =>
-            `${f.displayUrl} at block ${f.blockNumber}`,
-          );
-    const [fixtures, circuit] = await timed(progress, "load contracts", () =>
-      Promise.all([loadFixtures((reason) => progress?.({ step: `contracts ${reason}: compiling`, ms: 0 })), loadCircuitManifest()]),
-    );
-    // A new local chain starts from the prepared genesis (fixtures deployed at fixed timestamps): the same
-    // blocks and manifest on every run. In the repository, a genesis older than the contracts is not used.
-    const genesis = fork || resume ? undefined : await loadGenesis(fixtures, circuit.levels);
-
-    const chain: Chain = await timed(progress, fork ? "start anvil (fork)" : "start anvil", () =>
-      startChain({
-        host,
-        port: options.chainPort ?? 0,
-        stateDir,
-        fork: fork && forwarder ? { url: forwarder.url, blockNumber: fork.blockNumber } : undefined,
-        loadState: resume ? chainStateFile : genesis ? GENESIS_STATE_PATH : undefined,
-        // anvil writes the chain when it is stopped, also by the orphan guard when this process dies.
-        dumpState: options.persist ? chainStateFile : undefined,
-        onProcess: (anvil) => writeProcessRecord(stateDir, { owner, anvil }),
-      }),
-    );
-    // The chain is written only once it is known good (deployed, or checked against the manifest): until
-    // then anvil is stopped without its dump, and a refused start leaves the saved files as they were.
-    let chainGood = !options.persist;
-    cleanups.push(() => chain.stop({ graceful: chainGood }));
-    let saver: ChainSaver | null = null;
-    const keepSaved = async () => {
-      chainGood = true;
-      if (!options.persist) return;
-      saver = startChainSaver({ rpcUrl: chain.rpcUrl, file: chainStateFile });
-      await saver.saveNow();
-      const started = saver;
-      cleanups.push(() => started.stop({ finalSave: true })); // runs before anvil is stopped
-    };
-    const client = createChainClient(chain.rpcUrl);
-    const relayer = chain.accounts[RELAYER_INDEX] as DevAccount;
-    const deployer = chain.accounts[DEPLOYER_INDEX] as DevAccount;
-
-    const { pool, deploymentBlock } = resume
-      ? await timed(progress, "resume saved chain", () => resumeDeployment(client, manifestPath), (d) => `Pool ${d.pool} from ${chainStateFile}`)
-      : genesis
-        ? await timed(progress, "load genesis", async () => {
-            await keepSaved();
-            return { pool: genesis.pool as Address, deploymentBlock: BigInt(genesis.deploymentBlock) };
-          })
-      : options.pool === undefined
-        ? await timed(progress, "deploy fixtures", async () => {
-            const deployment = await deployFixtures({
-              client,
-              fixtures,
-              deployerKey: deployer.privateKey,
-              holders: chain.accounts.map((a) => a.address),
-              levels: circuit.levels,
-            });
-            // On disk before the manifest: a manifest is never without the chain it describes.
-            await keepSaved();
-            return { pool: deployment.pool, deploymentBlock: deployment.deploymentBlock };
-          }, () => (fork ? undefined : "the committed genesis is stale: npm run build:genesis"))
-        : await timed(progress, "pin pool", () =>
-            pinPool({ client, pool: options.pool as string, atBlock: (fork as ForkPoint).blockNumber, deploymentBlock: toBigInt(options.deploymentBlock) }),
-          );
-
-    const manifest = await timed(progress, resume ? "check manifest" : "write manifest", async () => {
-      // A fork's bundle holds the state it touched, not the upstream's logs a manifest is described from:
-      // its manifest stands as saved, once the chain was checked to hold its Pool (resumeDeployment).
-      if (loadedFork) return parseManifest(await readFile(manifestPath));
-      const config = await describeDeployment({ client, pool, deploymentBlock, fixtures, circuit, relayer: relayer.address });
-      const bytes = manifestBytes(config);
-      if (resume) {
-        if (!(await readFile(manifestPath)).equals(bytes)) {
-          throw new PersistedStateError(`the saved chain does not describe the saved manifest ${manifestPath}; nothing was changed: remove ${stateDir} to start afresh`);
-        }
-        await keepSaved();
-      } else {
-        await writeFileAtomic(manifestPath, bytes);
-        // A failed start must not leave a manifest that describes a chain nobody runs (a persisted one stays).
-        if (!options.persist) cleanups.push(() => rm(manifestPath, { force: true }));
-      }
-      return config;
+    const dir = await parts.start(stateDirPart(options));
+    const upstream = await parts.start(forkUpstreamPart(options));
+    const contracts = await parts.start(contractsPart(options, { newLocalChain: !upstream.fork && !dir.resume }));
+    const chain = await parts.start(chainPart(options, { host, dir, upstream, genesisState: contracts.genesisState }));
+    const saver = await parts.start(saverPart(options, { chain, file: dir.chainStateFile }));
+    const { manifest } = await parts.start(deploymentPart(options, { dir, upstream, contracts, chain, saver }));
+    const faults = await parts.start(faultsPart({ chain, manifest }));
+    // One step: the runtime, its dev routes registered before it listens, listening.
+    const { runtime, dev, queueUrl } = await timed(progress, "start queue runtime", async () => {
+      const runtime = await parts.start(runtimePart(options, { host, chain, faults, fork: upstream.fork !== null, manifest, store: dir.storePath }));
+      const dev = await parts.start(devRoutesPart({ runtime, chain, contracts, manifest, manifestPath: dir.manifestPath, faults, fork: upstream.capture }));
+      return { runtime, dev, queueUrl: await runtime.listen() };
     });
+    const info = await parts.start(stackInfoPart(options, { dir, upstream, chain, manifest, faults, queueUrl }));
+    const snapshots = await parts.start(snapshotsPart<DevStack>({ chain, runtime, faults, deployments: dev.deployments }));
 
-    // The runtime reaches anvil through the fault proxy; wallets, clients and the controls reach it directly.
-    const faults = await startRpcFaultProxy({ anvilUrl: chain.rpcUrl, pool: manifest.poolAddress as Address, verifier: manifest.queue.proof.verifier.address as Address });
-    cleanups.push(() => faults.close());
-    // What a fork bundle carries besides anvil's dump: the upstream state and blocks anvil read.
-    const forkCapture = fork && forwarder ? { blockNumber: Number(fork.blockNumber), blockHash: fork.blockHash, reads: forwarder.reads } : null;
-    const runtimeLog = new RecentLines();
-    // The runtime's options but its deployment: the alternate deployment's runtime (a config switch) shares them.
-    const runtimeOptions = {
-      rpcUrl: faults.url,
-      // New blocks by subscription, straight from anvil (faults apply to reads, through the proxy).
-      wsRpcUrl: chain.rpcUrl.replace(/^http:/, "ws:"),
-      publicRpcUrl: chain.rpcUrl,
-      explorerUrl: fork ? "https://sepolia.etherscan.io" : null,
-      // A wallet shows this name: it must not take the dev chain for the real Sepolia (same chain id).
-      chainName: fork ? LOCAL_FORK_CHAIN_NAME : LOCAL_CHAIN_NAME,
-      corsOrigins: options.corsOrigins ?? ["loopback"],
-      artifactsDir: CIRCUIT_BUILD_DIR,
-      // No rate limit unless asked: a test suite must never trip it.
-      rateLimit: false,
-      ...(options.relay ? { relay: options.relay } : {}),
-      ...options.runtime,
-      logger: options.logger ?? { level: "info", stream: runtimeLog },
-    } satisfies Omit<QueueRuntimeOptions, "manifest">;
-    const { app, deployments, traceOperation } = await timed(progress, "start queue runtime", async () => {
-      const runtime = await buildQueueRuntime({ ...runtimeOptions, manifest: manifestBytes(manifest), relayerPrivateKey: relayer.privateKey, store: storePath });
-      cleanups.push(() => runtime.close());
-      const deployments: DeploymentSwitch = deploymentSwitch({
-        original: runtime,
-        devPrefix: DEV_PREFIX,
-        originalConfig: manifest,
-        // A second copy of the fixtures with a relayer of its own (two engines never share a nonce).
-        buildAlternate: async () => {
-          const key = alternateRelayerKey();
-          const alternateRelayer = privateKeyToAccount(key).address;
-          const deployment = await deployFixtures({ client, fixtures, deployerKey: deployer.privateKey, holders: chain.accounts.map((a) => a.address), levels: circuit.levels });
-          await jsonRpc(chain.rpcUrl, "anvil_setBalance", [alternateRelayer, `0x${(10_000n * 10n ** 18n).toString(16)}`]);
-          const config = await describeDeployment({ client, pool: deployment.pool, deploymentBlock: deployment.deploymentBlock, fixtures, circuit, relayer: alternateRelayer });
-          faults.addDeployment(deployment.pool, config.queue.proof.verifier.address as Address);
-          // Its operations live as long as it is served or settling: a store in memory.
-          return { runtime: await buildQueueRuntime({ ...runtimeOptions, manifest: manifestBytes(config), relayerPrivateKey: key, store: ":memory:" }), config };
-        },
-      });
-      cleanups.push(() => deployments.discard());
-      const traceOperation = async (operationId: string): Promise<Trace | undefined> => {
-        const op = relayControl(runtime)?.operation(operationId);
-        if (!op) return undefined;
-        return traceOf({
-          rpcUrl: chain.rpcUrl,
-          config: manifest,
-          fixtures,
-          ...(op.minedHash
-            ? { transactionHash: op.minedHash }
-            : { call: { from: relayer.address, to: manifest.poolAddress as Address, data: transactCalldata(op.request), gas: 6_000_000n } }),
-        });
-      };
-      await registerDevRoutes(runtime, {
-        rpcUrl: chain.rpcUrl,
-        relayer: relayer.address,
-        control: relayControl(runtime),
-        faults,
-        deployments,
-        trace: traceOperation,
-        bundle: () => bundleBytes({ rpcUrl: chain.rpcUrl, manifestPath, control: relayControl(runtime), fork: forkCapture }),
-      });
-      await runtime.listen({ host, port: options.queuePort ?? 0 });
-      return { app: runtime as FastifyInstance, deployments, traceOperation };
-    });
-    const address = app.server.address();
-    const queuePort = typeof address === "object" && address !== null ? address.port : 0;
-    const queueUrl = `http://${host}:${queuePort}`;
-
-    const accounts = chain.accounts.filter((_, i) => i !== RELAYER_INDEX);
-    const info = StackInfo.parse({
-      version: 1,
-      mode: fork ? "fork" : "local",
-      pool: options.pool === undefined ? "deployed" : "pinned",
-      chainId: manifest.chainId,
-      rpcUrl: chain.rpcUrl,
-      faultRpcUrl: faults.url,
-      queueUrl,
-      fork: fork ? { url: fork.displayUrl, blockNumber: Number(fork.blockNumber), blockHash: fork.blockHash } : null,
-      stateDir,
-      manifestPath,
-      chainState: options.persist ? chainStateFile : null,
-      poolAddress: manifest.poolAddress,
-      relayer: { address: relayer.address },
-      devAccounts: accounts.map((a) => ({ ...a, role: a === deployer ? "deployer" : "dev" })),
-      processes: { owner, anvil: { pid: chain.pid, marker: chain.marker } },
-      startedAt: new Date().toISOString(),
-    });
-    await writeFileAtomic(stackInfoPath, `${JSON.stringify(info, null, 2)}\n`);
-    cleanups.push(() => rm(stackInfoPath, { force: true }));
-    await swept;
-
-    // The clean state, taken now: reset() goes back to it.
-    const snapshots = createSnapshots({ rpcUrl: chain.rpcUrl, control: relayControl(app) });
-    const clean = await snapshots.take();
-    const loaded = new Map<(stack: DevStack) => Promise<unknown>, { snapshot: StackSnapshot; value: unknown }>();
-    const revert = async (snapshot: StackSnapshot) => {
-      // A fault belongs to the moment it was switched on; the alternate deployment may be reverted away.
-      faults.clear();
-      await deployments.discard();
-      await snapshots.revert(snapshot);
-      for (const [setup, fixture] of loaded) if (!snapshots.has(fixture.snapshot)) loaded.delete(setup);
-    };
+    const app = runtime.app;
     let stopping: Promise<void> | undefined;
     const stack: DevStack = {
-      mode: fork ? "fork" : "local",
+      mode: upstream.fork ? "fork" : "local",
       rpcUrl: chain.rpcUrl,
       queueUrl,
       manifest,
-      manifestPath,
-      stackInfoPath,
-      stateDir,
+      manifestPath: dir.manifestPath,
+      stackInfoPath: dir.stackInfoPath,
+      stateDir: dir.stateDir,
       info,
-      accounts,
-      relayer: { address: relayer.address },
+      accounts: chain.devAccounts,
+      relayer: { address: chain.relayer.address },
       chainPid: chain.pid,
-      fork,
-      leftover,
+      fork: upstream.fork,
+      leftover: dir.leftover,
       async trace(operationId) {
-        const trace = await traceOperation(operationId);
+        const trace = await dev.traceOperation(operationId);
         if (!trace) throw new Error(`no operation ${operationId} in this stack's store`);
         return trace;
       },
-      save: (file) => saveBundle({ file, rpcUrl: chain.rpcUrl, manifestPath, control: relayControl(app), fork: forkCapture }),
+      save: (file) => saveBundle({ file, rpcUrl: chain.rpcUrl, manifestPath: dir.manifestPath, control: relayControl(app), fork: upstream.capture }),
       faults: {
         rpcUrl: faults.url,
         rpc: (fault) => faults.set(fault),
         revertNextRelay: (armed = true) => faults.revertNextRelay(armed),
         state: () => faults.state(),
         clear: () => faults.clear(),
-        serve: (which) => deployments.serve(which),
-        serving: () => deployments.serving(),
+        serve: (which) => dev.deployments.serve(which),
+        serving: () => dev.deployments.serving(),
       },
-      actions: actionControls({ rpcUrl: chain.rpcUrl, client, config: manifest, deployerKey: deployer.privateKey }),
+      actions: actionControls({ rpcUrl: chain.rpcUrl, client: chain.client, config: manifest, deployerKey: chain.deployer.privateKey }),
       snapshot: () => snapshots.take(),
-      revert,
-      reset: () => revert(clean),
-      async loadFixture<T>(setup: (stack: DevStack) => Promise<T>): Promise<T> {
-        const known = loaded.get(setup);
-        if (known) {
-          await revert(known.snapshot);
-          return known.value as T;
-        }
-        await revert(clean);
-        const value = await setup(stack);
-        loaded.set(setup, { snapshot: await snapshots.take(), value });
-        return value;
-      },
+      revert: (snapshot) => snapshots.revert(snapshot),
+      reset: () => snapshots.reset(),
+      loadFixture: (setup) => snapshots.loadFixture(stack, setup),
       diagnostics: (since = new Date(0).toISOString()) => ({
         anvil: chain.recentLogs(),
-        runtime: options.logger === undefined ? runtimeLog.recent() : [],
+        runtime: runtime.recentLogs(),
         operations: (relayControl(app)?.operationsSince(since) ?? []).map((op) => ({
           id: op.id,
           kind: op.kind,
@@ -503,56 +226,13 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
           createdAt: op.createdAt,
         })),
       }),
-      stop: () => (stopping ??= stopAll()),
+      stop: () => (stopping ??= parts.stop()),
     };
     return stack;
   } catch (error) {
-    await stopAll();
+    await parts.stop();
     throw error;
   }
-}
-
-/**
- * Resume a persisted stack, or start afresh? Decided after the leftover was reclaimed. A store is
- * deleted only when no chain will be loaded for it; files that contradict each other are refused,
- * never repaired by redeploying.
- */
-async function decideStart(args: { stateDir: string; persist: boolean; manifestPath: string; chainStateFile: string; store: string | undefined }): Promise<boolean> {
-  const [savedChain, savedManifest] = await Promise.all([exists(args.chainStateFile), exists(args.manifestPath)]);
-  if (!args.persist && savedChain) {
-    throw new PersistedStateError(`${args.stateDir} holds a persisted stack (chain-state.json): start it with --persist, or choose another --state-dir`);
-  }
-  if (args.persist && savedChain && savedManifest) return true;
-  if (args.persist && savedManifest) {
-    throw new PersistedStateError(`${args.stateDir} holds a manifest but no saved chain (chain-state.json): its operations cannot be resumed; remove ${args.stateDir} to start afresh`);
-  }
-  // A fresh chain: a chain saved before any manifest was written never served anything, and operations
-  // stored by an earlier run belong to a chain that is gone.
-  await rm(args.chainStateFile, { force: true });
-  if (args.store !== undefined) await Promise.all(["", "-wal", "-shm"].map((suffix) => rm(`${args.store}${suffix}`, { force: true })));
-  return false;
-}
-
-async function exists(file: string): Promise<boolean> {
-  return access(file).then(
-    () => true,
-    () => false,
-  );
-}
-
-/** A saved stack's Pool, checked against the chain it was saved with. */
-async function resumeDeployment(client: PublicClient, manifestPath: string): Promise<{ pool: Address; deploymentBlock: bigint }> {
-  const saved = parseManifest(await readFile(manifestPath));
-  try {
-    await verifyDeployment(client, saved);
-  } catch (error) {
-    throw new PersistedStateError(`the saved chain does not hold the saved manifest's Pool (${(error as Error).message}); nothing was changed: remove ${path.dirname(manifestPath)} to start afresh`);
-  }
-  return { pool: saved.poolAddress as Address, deploymentBlock: BigInt(saved.deploymentBlock) };
-}
-
-function toBigInt(value: bigint | number | undefined): bigint | undefined {
-  return value === undefined ? undefined : BigInt(value);
 }
 
 export type { DevAccount, Hex };

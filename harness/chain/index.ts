@@ -1,11 +1,10 @@
 // The chain: anvil (its binary, start and stop), a fork's upstream (fork point, the credential-free
 // forwarder and its cache), the fault proxy between the runtime and anvil, the saver of a persisted
-// chain, and plain JSON-RPC for anvil's dev methods.
+// chain, and plain JSON-RPC for anvil's dev methods. Parts: fork upstream, chain, saver, faults.
+export { forkUpstreamPart, chainPart, saverPart, faultsPart, type ForkUpstream, type ForkCapture, type StackChain } from "./parts.ts";
 export { startChain, ChainStartError, CHAIN_ID, ANVIL_RUN_DIR_PREFIX, type Chain, type DevAccount } from "./chain.ts";
 export { anvilBinaryPath } from "./anvil-binary.ts";
 export { ForkUpstreamError, resolveForkPoint, type ForkPoint } from "./fork.ts";
-export { startRpcForwarder, type ForkReads } from "./rpc-forwarder.ts";
-export { DEFAULT_FORK_CACHE_DIR, openRpcCache } from "./rpc-cache.ts";
-export { startRpcFaultProxy, type RpcFaultProxy, type RpcFaultSpec, type RpcFaultState } from "./rpc-faults.ts";
-export { startChainSaver, type ChainSaver } from "./chain-saver.ts";
+export type { ForkReads } from "./rpc-forwarder.ts";
+export type { RpcFaultProxy, RpcFaultSpec, RpcFaultState } from "./rpc-faults.ts";
 export { jsonRpc, jsonRpcBatch, JsonRpcError } from "./json-rpc.ts";

@@ -1,8 +1,9 @@
 // Dev tools on a running stack: the dev routes (/api/dev) and what they control (fixture actions, the
 // deployment switch), traces, repro bundles, and snapshots of chain and operation store together.
-export { registerDevRoutes, DEV_PREFIX } from "./dev-routes.ts";
+// Parts: dev routes, snapshots.
+export { devRoutesPart, snapshotsPart, type DevRoutes, type SnapshotControls } from "./parts.ts";
 export { actionControls, type ActionControls } from "./action-controls.ts";
-export { deploymentSwitch, type DeploymentSwitch, type ServedDeployment } from "./deployment-switch.ts";
+export type { DeploymentSwitch, ServedDeployment } from "./deployment-switch.ts";
 export { traceOf, type Trace, type TracedCall } from "./trace.ts";
-export { BundleError, bundleBytes, saveBundle, unpackBundle } from "./bundle.ts";
-export { createSnapshots, SnapshotError, type StackSnapshot } from "./snapshot.ts";
+export { BundleError, saveBundle, unpackBundle } from "./bundle.ts";
+export { SnapshotError, type StackSnapshot } from "./snapshot.ts";

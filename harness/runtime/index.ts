@@ -1,2 +1,2 @@
-// The stack's queue runtime: its log kept in memory.
-export { RecentLines } from "./recent-lines.ts";
+// The stack's queue runtime: src/'s, built with a dev stack's options, its log kept in memory. Part: runtime.
+export { runtimePart, type StackRuntime } from "./parts.ts";

@@ -1,0 +1,124 @@
+import { readFile, rm } from "node:fs/promises";
+import path from "node:path";
+import type { Address, PublicClient } from "viem";
+import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
+import { verifyDeployment } from "../../src/chain/verify-deployment.ts";
+import type { ForkPoint, StackChain } from "../chain/index.ts";
+import { definePart, timed, type ProgressListener, type StackPart } from "../part/index.ts";
+import { loadCircuitManifest, type CircuitManifest } from "./circuit.ts";
+import { deployFixtures } from "./deploy.ts";
+import { loadFixtures, type CompiledFixtures } from "./fixtures.ts";
+import { GENESIS_STATE_PATH, loadGenesis, type Genesis } from "./genesis.ts";
+import { describeDeployment, manifestBytes, writeFileAtomic } from "./manifest.ts";
+import { pinPool } from "./pin.ts";
+
+/** src/server.ts's, loaded on first use: this folder's door stays light (the vitest global setup loads contracts, not a runtime). */
+const parseManifest = async (bytes: Buffer): Promise<DeploymentConfig> => (await import("../../src/server.ts")).parseManifest(bytes);
+
+/** A state dir whose saved files contradict each other, or a persisted stack started without persist. */
+export class PersistedStateError extends Error {
+  override name = "PersistedStateError";
+}
+
+export interface Contracts {
+  fixtures: CompiledFixtures;
+  circuit: CircuitManifest;
+  /** The prepared genesis, for a new local chain (none when it is older than the contracts). */
+  genesis: Genesis | undefined;
+  /** Its chain state, for anvil to load. */
+  genesisState: string | undefined;
+}
+
+/** The compiled fixtures and proof files, and the prepared genesis for a new local chain. */
+export function contractsPart(options: { onProgress?: ProgressListener }, args: { newLocalChain: boolean }): StackPart<Contracts> {
+  return definePart("contracts", async () => {
+    const progress = options.onProgress;
+    const [fixtures, circuit] = await timed(progress, "load contracts", () =>
+      Promise.all([loadFixtures((reason) => progress?.({ step: `contracts ${reason}: compiling`, ms: 0 })), loadCircuitManifest()]),
+    );
+    // A new local chain starts from the prepared genesis (fixtures deployed at fixed timestamps): the same
+    // blocks and manifest on every run. In the repository, a genesis older than the contracts is not used.
+    const genesis = args.newLocalChain ? await loadGenesis(fixtures, circuit.levels) : undefined;
+    return { fixtures, circuit, genesis, genesisState: genesis ? GENESIS_STATE_PATH : undefined };
+  });
+}
+
+/**
+ * The Pool on the chain (resumed, from the genesis, deployed, or pinned) and the manifest that describes
+ * it, written (or, resumed, checked against the saved one).
+ */
+export function deploymentPart(
+  options: { pool?: string; deploymentBlock?: bigint | number; persist?: boolean; onProgress?: ProgressListener },
+  args: {
+    dir: { stateDir: string; manifestPath: string; chainStateFile: string; resume: boolean; loadedFork: boolean };
+    upstream: { fork: ForkPoint | null };
+    contracts: Contracts;
+    chain: StackChain;
+    saver: { keepSaved(): Promise<void> };
+  },
+): StackPart<{ manifest: DeploymentConfig }> {
+  return definePart("deployment", async (onStop) => {
+    const progress = options.onProgress;
+    const { stateDir, manifestPath, chainStateFile, resume, loadedFork } = args.dir;
+    const { fork } = args.upstream;
+    const { fixtures, circuit, genesis } = args.contracts;
+    const { chain } = args;
+    const { client, relayer, deployer } = chain;
+    const { keepSaved } = args.saver;
+
+    const { pool, deploymentBlock } = resume
+      ? await timed(progress, "resume saved chain", () => resumeDeployment(client, manifestPath), (d) => `Pool ${d.pool} from ${chainStateFile}`)
+      : genesis
+        ? await timed(progress, "load genesis", async () => {
+            await keepSaved();
+            return { pool: genesis.pool as Address, deploymentBlock: BigInt(genesis.deploymentBlock) };
+          })
+      : options.pool === undefined
+        ? await timed(progress, "deploy fixtures", async () => {
+            const deployment = await deployFixtures({
+              client,
+              fixtures,
+              deployerKey: deployer.privateKey,
+              holders: chain.accounts.map((a) => a.address),
+              levels: circuit.levels,
+            });
+            // On disk before the manifest: a manifest is never without the chain it describes.
+            await keepSaved();
+            return { pool: deployment.pool, deploymentBlock: deployment.deploymentBlock };
+          }, () => (fork ? undefined : "the committed genesis is stale: npm run build:genesis"))
+        : await timed(progress, "pin pool", () =>
+            pinPool({ client, pool: options.pool as string, atBlock: (fork as ForkPoint).blockNumber, deploymentBlock: options.deploymentBlock === undefined ? undefined : BigInt(options.deploymentBlock) }),
+          );
+
+    const manifest = await timed(progress, resume ? "check manifest" : "write manifest", async () => {
+      // A fork's bundle holds the state it touched, not the upstream's logs a manifest is described from:
+      // its manifest stands as saved, once the chain was checked to hold its Pool (resumeDeployment).
+      if (loadedFork) return await parseManifest(await readFile(manifestPath));
+      const config = await describeDeployment({ client, pool, deploymentBlock, fixtures, circuit, relayer: relayer.address });
+      const bytes = manifestBytes(config);
+      if (resume) {
+        if (!(await readFile(manifestPath)).equals(bytes)) {
+          throw new PersistedStateError(`the saved chain does not describe the saved manifest ${manifestPath}; nothing was changed: remove ${stateDir} to start afresh`);
+        }
+        await keepSaved();
+      } else {
+        await writeFileAtomic(manifestPath, bytes);
+        // A failed start must not leave a manifest that describes a chain nobody runs (a persisted one stays).
+        if (!options.persist) onStop(() => rm(manifestPath, { force: true }));
+      }
+      return config;
+    });
+    return { manifest };
+  });
+}
+
+/** A saved stack's Pool, checked against the chain it was saved with. */
+async function resumeDeployment(client: PublicClient, manifestPath: string): Promise<{ pool: Address; deploymentBlock: bigint }> {
+  const saved = await parseManifest(await readFile(manifestPath));
+  try {
+    await verifyDeployment(client, saved);
+  } catch (error) {
+    throw new PersistedStateError(`the saved chain does not hold the saved manifest's Pool (${(error as Error).message}); nothing was changed: remove ${path.dirname(manifestPath)} to start afresh`);
+  }
+  return { pool: saved.poolAddress as Address, deploymentBlock: BigInt(saved.deploymentBlock) };
+}

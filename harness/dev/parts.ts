@@ -1,0 +1,134 @@
+import type { Address, Hex } from "viem";
+import { mnemonicToAccount, privateKeyToAccount } from "viem/accounts";
+import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
+import { transactCalldata } from "../../src/relay/checks.ts";
+import { relayControl } from "../../src/relay/control.ts";
+import { jsonRpc, type ForkCapture, type RpcFaultProxy, type StackChain } from "../chain/index.ts";
+import { deployFixtures, describeDeployment, type Contracts } from "../deployment/index.ts";
+import { definePart, type StackPart } from "../part/index.ts";
+import type { StackRuntime } from "../runtime/index.ts";
+import { bundleBytes } from "./bundle.ts";
+import { deploymentSwitch, type DeploymentSwitch } from "./deployment-switch.ts";
+import { DEV_PREFIX, registerDevRoutes } from "./dev-routes.ts";
+import { createSnapshots, type StackSnapshot } from "./snapshot.ts";
+import { traceOf, type Trace } from "./trace.ts";
+
+/** anvil's dev mnemonic: its account 10 relays for the alternate deployment (anvil funds 0 to 9). */
+const ANVIL_MNEMONIC = "test test test test test test test test test test test junk";
+function alternateRelayerKey(): Hex {
+  const key = mnemonicToAccount(ANVIL_MNEMONIC, { addressIndex: 10 }).getHdKey().privateKey;
+  if (!key) throw new Error("no key derived for the alternate relayer");
+  return `0x${Buffer.from(key).toString("hex")}`;
+}
+
+export interface DevRoutes {
+  deployments: DeploymentSwitch;
+  /** An operation's trace; undefined when the store has no such operation. */
+  traceOperation(operationId: string): Promise<Trace | undefined>;
+}
+
+/**
+ * The dev routes (/api/dev) on the runtime, registered before it listens, and what they control beside
+ * the fault proxy: the deployment switch (an alternate deployment, built on first use) and traces.
+ */
+export function devRoutesPart(args: {
+  runtime: StackRuntime;
+  chain: StackChain;
+  contracts: Pick<Contracts, "fixtures" | "circuit">;
+  manifest: DeploymentConfig;
+  manifestPath: string;
+  faults: RpcFaultProxy;
+  fork: ForkCapture | null;
+}): StackPart<DevRoutes> {
+  return definePart("dev routes", async (onStop) => {
+    const { chain, manifest, manifestPath, faults } = args;
+    const { client, relayer, deployer } = chain;
+    const { fixtures, circuit } = args.contracts;
+    const runtime = args.runtime.app;
+    const deployments: DeploymentSwitch = deploymentSwitch({
+      original: runtime,
+      devPrefix: DEV_PREFIX,
+      originalConfig: manifest,
+      // A second copy of the fixtures with a relayer of its own (two engines never share a nonce).
+      buildAlternate: async () => {
+        const key = alternateRelayerKey();
+        const alternateRelayer = privateKeyToAccount(key).address;
+        const deployment = await deployFixtures({ client, fixtures, deployerKey: deployer.privateKey, holders: chain.accounts.map((a) => a.address), levels: circuit.levels });
+        await jsonRpc(chain.rpcUrl, "anvil_setBalance", [alternateRelayer, `0x${(10_000n * 10n ** 18n).toString(16)}`]);
+        const config = await describeDeployment({ client, pool: deployment.pool, deploymentBlock: deployment.deploymentBlock, fixtures, circuit, relayer: alternateRelayer });
+        faults.addDeployment(deployment.pool, config.queue.proof.verifier.address as Address);
+        // Its operations live as long as it is served or settling: a store in memory.
+        return { runtime: await args.runtime.build({ manifest: config, relayerPrivateKey: key, store: ":memory:" }), config };
+      },
+    });
+    onStop(() => deployments.discard());
+    const traceOperation = async (operationId: string): Promise<Trace | undefined> => {
+      const op = relayControl(runtime)?.operation(operationId);
+      if (!op) return undefined;
+      return traceOf({
+        rpcUrl: chain.rpcUrl,
+        config: manifest,
+        fixtures,
+        ...(op.minedHash
+          ? { transactionHash: op.minedHash }
+          : { call: { from: relayer.address, to: manifest.poolAddress as Address, data: transactCalldata(op.request), gas: 6_000_000n } }),
+      });
+    };
+    await registerDevRoutes(runtime, {
+      rpcUrl: chain.rpcUrl,
+      relayer: relayer.address,
+      control: relayControl(runtime),
+      faults,
+      deployments,
+      trace: traceOperation,
+      bundle: () => bundleBytes({ rpcUrl: chain.rpcUrl, manifestPath, control: relayControl(runtime), fork: args.fork }),
+    });
+    return { deployments, traceOperation };
+  });
+}
+
+export interface SnapshotControls<S> {
+  take(): Promise<StackSnapshot>;
+  revert(snapshot: StackSnapshot): Promise<void>;
+  /** Back to the clean state, taken when the stack started. */
+  reset(): Promise<void>;
+  /** Hardhat's loadFixture for the whole stack (see DevStack.loadFixture). */
+  loadFixture<T>(stack: S, setup: (stack: S) => Promise<T>): Promise<T>;
+}
+
+/**
+ * Snapshots of the whole stack, chain and operation store together, the clean one taken as the stack is
+ * ready; a revert also clears the faults and goes back to the original deployment.
+ */
+export function snapshotsPart<S>(args: { chain: { rpcUrl: string }; runtime: StackRuntime; faults: RpcFaultProxy; deployments: DeploymentSwitch }): StackPart<SnapshotControls<S>> {
+  return definePart("snapshots", async () => {
+    const { faults, deployments } = args;
+    // The clean state, taken now: reset() goes back to it.
+    const snapshots = createSnapshots({ rpcUrl: args.chain.rpcUrl, control: relayControl(args.runtime.app) });
+    const clean = await snapshots.take();
+    const loaded = new Map<(stack: S) => Promise<unknown>, { snapshot: StackSnapshot; value: unknown }>();
+    const revert = async (snapshot: StackSnapshot) => {
+      // A fault belongs to the moment it was switched on; the alternate deployment may be reverted away.
+      faults.clear();
+      await deployments.discard();
+      await snapshots.revert(snapshot);
+      for (const [setup, fixture] of loaded) if (!snapshots.has(fixture.snapshot)) loaded.delete(setup);
+    };
+    return {
+      take: () => snapshots.take(),
+      revert,
+      reset: () => revert(clean),
+      async loadFixture<T>(stack: S, setup: (stack: S) => Promise<T>): Promise<T> {
+        const known = loaded.get(setup);
+        if (known) {
+          await revert(known.snapshot);
+          return known.value as T;
+        }
+        await revert(clean);
+        const value = await setup(stack);
+        loaded.set(setup, { snapshot: await snapshots.take(), value });
+        return value;
+      },
+    };
+  });
+}

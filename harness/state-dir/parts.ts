@@ -1,0 +1,169 @@
+import { access, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
+import type { ForkPoint, StackChain } from "../chain/index.ts";
+import { PersistedStateError, writeFileAtomic } from "../deployment/index.ts";
+import { BundleError, unpackBundle } from "../dev/index.ts";
+import { definePart, timed, type ProgressListener, type StackPart } from "../part/index.ts";
+import {
+  currentOwner,
+  processRecordPath,
+  reclaimStateDir,
+  StackAlreadyRunningError,
+  sweepAbandonedTempStacks,
+  TEMP_STATE_DIR_PREFIX,
+  writeProcessRecord,
+  type LeftoverReport,
+  type ProcessRecord,
+} from "./leftovers.ts";
+import { StackInfo } from "./stack-info.ts";
+
+/** State dirs of the stacks running in this process (stack.json alone cannot tell them apart: same PID). */
+const liveStateDirs = new Set<string>();
+
+export interface StateDir {
+  stateDir: string;
+  manifestPath: string;
+  stackInfoPath: string;
+  chainStateFile: string;
+  storePath: string;
+  owner: ProcessRecord["owner"];
+  /** A stack left in the state dir by a killed run, and what was done about it. */
+  leftover: LeftoverReport;
+  /** The state dir holds a chain to resume (persisted, or unpacked from a bundle) rather than start afresh. */
+  resume: boolean;
+  /** The bundle unpacked was a fork stack's. */
+  loadedFork: boolean;
+  /** Abandoned temp stacks being swept meanwhile (awaited once the stack is up). */
+  swept: Promise<unknown>;
+  /** Records anvil (its marker, then its PID) in the process record. */
+  recordAnvil(anvil: ProcessRecord["anvil"]): Promise<void>;
+}
+
+/**
+ * The state dir (a fresh temp dir unless one was given): reclaimed from a killed run, recorded as this
+ * process's, and the decision to resume what it holds, unpack a bundle into it, or start afresh.
+ */
+export function stateDirPart(options: {
+  stateDir?: string;
+  store?: string;
+  persist?: boolean;
+  load?: string;
+  forkUrl?: string;
+  pool?: string;
+  onProgress?: ProgressListener;
+}): StackPart<StateDir> {
+  return definePart("state dir", async (onStop) => {
+    const progress = options.onProgress;
+    const ownsStateDir = options.stateDir === undefined;
+    const stateDir = path.resolve(options.stateDir ?? (await mkdtemp(path.join(tmpdir(), TEMP_STATE_DIR_PREFIX))));
+    const manifestPath = path.join(stateDir, "manifest.json");
+    const stackInfoPath = path.join(stateDir, "stack.json");
+    const chainStateFile = path.join(stateDir, "chain-state.json");
+    const storePath = options.store ?? path.join(stateDir, "queue.sqlite");
+
+    if (liveStateDirs.has(stateDir)) {
+      throw new StackAlreadyRunningError(`a stack is already running from ${stateDir} in this process; stop it, or choose another stateDir`);
+    }
+    liveStateDirs.add(stateDir);
+    onStop(async () => liveStateDirs.delete(stateDir));
+    if (ownsStateDir) onStop(() => rm(stateDir, { recursive: true, force: true }));
+
+    // Stacks of killed test workers: their temp dirs (and any anvil that outlived them) go now.
+    const swept = ownsStateDir ? sweepAbandonedTempStacks().catch(() => []) : Promise.resolve([]);
+    // First reclaim what a killed run left (its graceful stop is what writes its chain state), then decide.
+    const leftover = await timed(progress, "check state dir", () => reclaimStateDir(stateDir), (r) =>
+      r.found ? (r.stoppedAnvilPids.length > 0 ? `stopped anvil pid ${r.stoppedAnvilPids.join(", ")} left by a killed run` : "removed a stale process record") : undefined,
+    );
+    const owner = await currentOwner();
+    await writeProcessRecord(stateDir, { owner, anvil: null });
+    onStop(() => rm(processRecordPath(stateDir), { force: true }));
+    let loadedFork = false;
+    const resume = options.load
+      ? await timed(progress, "unpack bundle", async () => {
+          if (options.forkUrl !== undefined || options.pool !== undefined) throw new BundleError("a bundle holds its whole chain (a fork's too): load it without a fork URL or a pinned Pool");
+          if ((await exists(manifestPath)) || (await exists(chainStateFile))) throw new BundleError(`${stateDir} already holds a stack: load a bundle into an empty state dir`);
+          loadedFork = (await unpackBundle(options.load as string, { chainState: chainStateFile, manifest: manifestPath, store: storePath })).mode === "fork";
+          return true;
+        })
+      : await decideStart({ stateDir, persist: options.persist === true, manifestPath, chainStateFile, store: options.store === undefined ? storePath : undefined });
+    return {
+      stateDir,
+      manifestPath,
+      stackInfoPath,
+      chainStateFile,
+      storePath,
+      owner,
+      leftover,
+      resume,
+      loadedFork,
+      swept,
+      recordAnvil: (anvil) => writeProcessRecord(stateDir, { owner, anvil }),
+    };
+  });
+}
+
+/** `<state-dir>/stack.json`, written once the stack is up (and removed when it stops): its facts for other tools. */
+export function stackInfoPart(
+  options: { pool?: string; persist?: boolean },
+  args: { dir: StateDir; upstream: { fork: ForkPoint | null }; chain: StackChain; manifest: DeploymentConfig; faults: { url: string }; queueUrl: string },
+): StackPart<StackInfo> {
+  return definePart("stack info", async (onStop) => {
+    const { stateDir, manifestPath, stackInfoPath, chainStateFile, owner, swept } = args.dir;
+    const { fork } = args.upstream;
+    const { chain, manifest, faults, queueUrl } = args;
+    const { relayer, deployer } = chain;
+    const accounts = chain.devAccounts;
+    const info = StackInfo.parse({
+      version: 1,
+      mode: fork ? "fork" : "local",
+      pool: options.pool === undefined ? "deployed" : "pinned",
+      chainId: manifest.chainId,
+      rpcUrl: chain.rpcUrl,
+      faultRpcUrl: faults.url,
+      queueUrl,
+      fork: fork ? { url: fork.displayUrl, blockNumber: Number(fork.blockNumber), blockHash: fork.blockHash } : null,
+      stateDir,
+      manifestPath,
+      chainState: options.persist ? chainStateFile : null,
+      poolAddress: manifest.poolAddress,
+      relayer: { address: relayer.address },
+      devAccounts: accounts.map((a) => ({ ...a, role: a === deployer ? "deployer" : "dev" })),
+      processes: { owner, anvil: { pid: chain.pid, marker: chain.marker } },
+      startedAt: new Date().toISOString(),
+    });
+    await writeFileAtomic(stackInfoPath, `${JSON.stringify(info, null, 2)}\n`);
+    onStop(() => rm(stackInfoPath, { force: true }));
+    await swept;
+    return info;
+  });
+}
+
+/**
+ * Resume a persisted stack, or start afresh? Decided after the leftover was reclaimed. A store is
+ * deleted only when no chain will be loaded for it; files that contradict each other are refused,
+ * never repaired by redeploying.
+ */
+async function decideStart(args: { stateDir: string; persist: boolean; manifestPath: string; chainStateFile: string; store: string | undefined }): Promise<boolean> {
+  const [savedChain, savedManifest] = await Promise.all([exists(args.chainStateFile), exists(args.manifestPath)]);
+  if (!args.persist && savedChain) {
+    throw new PersistedStateError(`${args.stateDir} holds a persisted stack (chain-state.json): start it with --persist, or choose another --state-dir`);
+  }
+  if (args.persist && savedChain && savedManifest) return true;
+  if (args.persist && savedManifest) {
+    throw new PersistedStateError(`${args.stateDir} holds a manifest but no saved chain (chain-state.json): its operations cannot be resumed; remove ${args.stateDir} to start afresh`);
+  }
+  // A fresh chain: a chain saved before any manifest was written never served anything, and operations
+  // stored by an earlier run belong to a chain that is gone.
+  await rm(args.chainStateFile, { force: true });
+  if (args.store !== undefined) await Promise.all(["", "-wal", "-shm"].map((suffix) => rm(`${args.store}${suffix}`, { force: true })));
+  return false;
+}
+
+async function exists(file: string): Promise<boolean> {
+  return access(file).then(
+    () => true,
+    () => false,
+  );
+}
