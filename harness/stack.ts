@@ -43,6 +43,8 @@ import { StackInfo } from "./stack-info.ts";
 import { startRpcFaultProxy, type RpcFaultSpec, type RpcFaultState } from "./rpc-faults.ts";
 import { deploymentSwitch, type DeploymentSwitch, type ServedDeployment } from "./deployment-switch.ts";
 import { jsonRpc } from "./json-rpc.ts";
+import { checkPortsFree } from "./ports.ts";
+import { stateDirUndo } from "./state-dir-undo.ts";
 import { mnemonicToAccount, privateKeyToAccount } from "viem/accounts";
 
 export interface DevStackOptions {
@@ -223,19 +225,28 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     throw new StackAlreadyRunningError(`a stack is already running from ${stateDir} in this process; stop it, or choose another stateDir`);
   }
   liveStateDirs.add(stateDir);
-  const cleanups: Array<() => Promise<unknown>> = [async () => liveStateDirs.delete(stateDir)];
-  const stopAll = async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
+  const cleanups: Array<() => Promise<unknown>> = [];
+  // A failed start also undoes what it wrote (onFailure), after its processes are stopped.
+  const onFailure: Array<() => Promise<unknown>> = [];
+  const stopAll = async (thenUndo: Array<() => Promise<unknown>> = []) => {
+    for (const cleanup of [...cleanups.splice(0).reverse(), ...thenUndo.splice(0).reverse()]) await cleanup().catch(() => {});
+    liveStateDirs.delete(stateDir);
   };
   if (ownsStateDir) cleanups.push(() => rm(stateDir, { recursive: true, force: true }));
 
   try {
+    // What the state dir holds before anything is written: a failed start leaves it so.
+    const undoWrites = ownsStateDir ? undefined : await stateDirUndo(stateDir);
     // Stacks of killed test workers: their temp dirs (and any anvil that outlived them) go now.
     const swept = ownsStateDir ? sweepAbandonedTempStacks().catch(() => []) : Promise.resolve([]);
     // First reclaim what a killed run left (its graceful stop is what writes its chain state), then decide.
     const leftover = await timed(progress, "check state dir", () => reclaimStateDir(stateDir), (r) =>
       r.found ? (r.stoppedAnvilPids.length > 0 ? `stopped anvil pid ${r.stoppedAnvilPids.join(", ")} left by a killed run` : "removed a stale process record") : undefined,
     );
+    // No other stack runs from it now: what this start writes there is its own to undo.
+    if (undoWrites) onFailure.push(undoWrites);
+    // Both ports before anything is started or written (a leftover's anvil, stopped above, may have held one).
+    await checkPortsFree(host, { chain: options.chainPort ?? 0, queue: options.queuePort ?? 0 });
     const owner = await currentOwner();
     await writeProcessRecord(stateDir, { owner, anvil: null });
     cleanups.push(() => rm(processRecordPath(stateDir), { force: true }));
@@ -365,6 +376,8 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       logger: options.logger ?? { level: "info", stream: runtimeLog },
     } satisfies Omit<QueueRuntimeOptions, "manifest">;
     const { app, deployments, traceOperation } = await timed(progress, "start queue runtime", async () => {
+      // A store this start creates is its own to remove if it fails (a state dir it found keeps its files).
+      if (storePath !== ":memory:" && !(await exists(storePath))) onFailure.push(() => removeStore(storePath));
       const runtime = await buildQueueRuntime({ ...runtimeOptions, manifest: manifestBytes(manifest), relayerPrivateKey: relayer.privateKey, store: storePath });
       cleanups.push(() => runtime.close());
       const deployments: DeploymentSwitch = deploymentSwitch({
@@ -507,7 +520,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     };
     return stack;
   } catch (error) {
-    await stopAll();
+    await stopAll(onFailure);
     throw error;
   }
 }
@@ -529,8 +542,13 @@ async function decideStart(args: { stateDir: string; persist: boolean; manifestP
   // A fresh chain: a chain saved before any manifest was written never served anything, and operations
   // stored by an earlier run belong to a chain that is gone.
   await rm(args.chainStateFile, { force: true });
-  if (args.store !== undefined) await Promise.all(["", "-wal", "-shm"].map((suffix) => rm(`${args.store}${suffix}`, { force: true })));
+  if (args.store !== undefined) await removeStore(args.store);
   return false;
+}
+
+/** An operation store's files: the database and SQLite's write-ahead log and its index. */
+function removeStore(store: string): Promise<unknown> {
+  return Promise.all(["", "-wal", "-shm"].map((suffix) => rm(`${store}${suffix}`, { force: true })));
 }
 
 async function exists(file: string): Promise<boolean> {

@@ -2,6 +2,7 @@
 import { parseArgs } from "node:util";
 import { formatEther } from "viem";
 import { startDevStack, type DevStack } from "../harness/stack.ts";
+import { PortInUseError } from "../harness/ports.ts";
 import { checkCorsOrigins } from "../src/cors.ts";
 import { redactText } from "../src/redact.ts";
 
@@ -154,7 +155,12 @@ setInterval(() => process.ppid !== parent && void shutdown("parent exited"), 500
 
 /** Why the start failed, in the CLI's words: a port in use says which, and what to do. */
 function startFailure(error: Error & { code?: string }, forkUrl: string | undefined): string {
-  // The queue runtime's listen() fails with EADDRINUSE; anvil says so in its own words.
+  // Both ports are checked before anything starts; one taken after the check fails where it is bound:
+  // the queue runtime's listen() with EADDRINUSE, anvil in its own words.
+  if (error instanceof PortInUseError) {
+    const flag = error.role === "chain" ? "--chain-port" : "--queue-port";
+    return `port ${error.port} (${flag}) is in use: stop what holds it (another stack?), or pass ${flag} 0 for any free port`;
+  }
   if (error.code === "EADDRINUSE") {
     return `port ${queuePort} (--queue-port) is in use: stop what holds it (another stack?), or pass --queue-port 0 for any free port`;
   }
