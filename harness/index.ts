@@ -1,6 +1,6 @@
 // The harness's public API: what test suites and scripts import.
 export { startDevStack, PersistedStateError, type DevStack, type DevStackOptions, type StackDiagnostics } from "./stack.ts";
-export { startChain, ChainStartError, CHAIN_ID, type Chain, type DevAccount } from "./chain.ts";
+export { startChain, ChainStartError, AnvilExitedError, CHAIN_ID, type Chain, type DevAccount } from "./chain.ts";
 export { PortInUseError } from "./ports.ts";
 export { ForkUpstreamError, resolveForkPoint, type ForkPoint } from "./fork.ts";
 export { PinError } from "./pin.ts";

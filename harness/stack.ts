@@ -233,6 +233,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     liveStateDirs.delete(stateDir);
   };
   if (ownsStateDir) cleanups.push(() => rm(stateDir, { recursive: true, force: true }));
+  let startedChain: Chain | undefined;
 
   try {
     // What the state dir holds before anything is written: a failed start leaves it so.
@@ -292,6 +293,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
         onProcess: (anvil) => writeProcessRecord(stateDir, { owner, anvil }),
       }),
     );
+    startedChain = chain;
     // The chain is written only once it is known good (deployed, or checked against the manifest): until
     // then anvil is stopped without its dump, and a refused start leaves the saved files as they were.
     let chainGood = !options.persist;
@@ -520,8 +522,10 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     };
     return stack;
   } catch (error) {
+    // A step that failed because anvil died says so, rather than as the RPC's "connection refused".
+    const exited = await startedChain?.exitError("during the stack's start-up", error);
     await stopAll(onFailure);
-    throw error;
+    throw exited ?? error;
   }
 }
 

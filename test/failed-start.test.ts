@@ -1,13 +1,15 @@
+import { readFileSync } from "node:fs";
 import { access, readdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { PortInUseError, startDevStack, type DevStackOptions, type StepEvent } from "../harness/index.ts";
+import { AnvilExitedError, PortInUseError, startDevStack, type DevStackOptions, type StepEvent } from "../harness/index.ts";
 import { freePort, holdPort } from "./support/ports.ts";
-import { anvilsWith } from "./support/processes.ts";
+import { alive, anvilsWith } from "./support/processes.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
 
 // A start that fails leaves nothing running and the state dir as it found it: one it made is gone, one
-// that existed holds what it held. A busy port is found before anything starts.
+// that existed holds what it held. A busy port is found before anything starts; anvil dying during
+// start-up is named as such.
 const tempDir = withTempDirs();
 const exists = (file: string) => access(file).then(() => true, () => false);
 
@@ -74,6 +76,30 @@ describe("a start that fails", () => {
       expect((error as NodeJS.ErrnoException).code).toBe("EADDRINUSE");
       expect(steps).toContain("write manifest");
       expect(await anvilsWith(stateDir)).toEqual([]);
+    }
+    expect(await exists(madeByStart)).toBe(false);
+    expect(await readdir(existing)).toEqual(["notes.txt"]);
+  });
+
+  it("because anvil was killed during start-up: an AnvilExitedError says so, with its signal and last lines", async () => {
+    const { fresh, existing, madeByStart } = await stateDirs();
+    for (const stateDir of [fresh, existing]) {
+      let killed: number | undefined;
+      // SIGKILL by the PID the stack records, once anvil is up: the next steps need it.
+      const { error, steps } = await failedStart({ stateDir }, (event) => {
+        if (event.step !== "start anvil") return;
+        killed = (JSON.parse(readFileSync(path.join(stateDir, "processes.json"), "utf8")) as { anvil: { pid: number } }).anvil.pid;
+        process.kill(killed, "SIGKILL");
+      });
+      expect(steps).toContain("start anvil");
+      expect(killed).toBeGreaterThan(0);
+      expect(error).toBeInstanceOf(AnvilExitedError);
+      expect(error).toMatchObject({ name: "AnvilExitedError", pid: killed, signal: "SIGKILL", exitCode: null });
+      expect(error.message).toMatch(new RegExp(`^anvil \\(pid ${killed}\\) exited during the stack's start-up \\(killed by SIGKILL\\); its last lines:\\n`));
+      expect(error.message).toContain("Listening on 127.0.0.1:");
+      expect(error.message).not.toContain("ECONNREFUSED");
+      expect((error as AnvilExitedError).lastLines.length).toBeGreaterThan(0);
+      expect(alive(killed as number)).toBe(false);
     }
     expect(await exists(madeByStart)).toBe(false);
     expect(await readdir(existing)).toEqual(["notes.txt"]);
