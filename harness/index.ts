@@ -2,6 +2,7 @@
 export { startDevStack, PersistedStateError, type DevStack, type DevStackOptions, type StackDiagnostics } from "./stack.ts";
 export { startChain, ChainStartError, AnvilExitedError, CHAIN_ID, type Chain, type DevAccount } from "./chain.ts";
 export { PortInUseError } from "./ports.ts";
+export { AllowedHostError } from "./allowed-hosts.ts";
 export { ForkUpstreamError, resolveForkPoint, type ForkPoint } from "./fork.ts";
 export { PinError } from "./pin.ts";
 export { SnapshotError, type StackSnapshot } from "./snapshot.ts";

@@ -43,6 +43,7 @@ import { StackInfo } from "./stack-info.ts";
 import { startRpcFaultProxy, type RpcFaultSpec, type RpcFaultState } from "./rpc-faults.ts";
 import { deploymentSwitch, type DeploymentSwitch, type ServedDeployment } from "./deployment-switch.ts";
 import { jsonRpc } from "./json-rpc.ts";
+import { allowedHostsFor } from "./allowed-hosts.ts";
 import { checkPortsFree } from "./ports.ts";
 import { stateDirUndo } from "./state-dir-undo.ts";
 import { mnemonicToAccount, privateKeyToAccount } from "viem/accounts";
@@ -83,6 +84,12 @@ export interface DevStackOptions {
    * needed). Without forkUrl or pool; a bundle of another format version, or a damaged one, is refused (BundleError).
    */
   load?: string;
+  /**
+   * Host names the dev routes (/api/dev/*) also answer to, besides localhost, *.localhost, 127.0.0.0/8,
+   * [::1] and the bound address: a name (devbox.local), an IP address, or ".name" for a name and its
+   * subdomains. Any other Host is refused with 403 host_not_allowed (DNS rebinding protection).
+   */
+  allowedHosts?: readonly string[];
   /** Relayer behaviour (confirmations, fee cap, timings); defaults suit a dev chain. */
   relay?: Partial<RelaySettings>;
   /**
@@ -215,6 +222,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
   if (options.persist && (ownsStateDir || options.forkUrl !== undefined)) {
     throw new Error("persist saves a local stack in its state dir: it needs a stateDir and no fork (a fork is reproduced by its pinned block)");
   }
+  const allowedHosts = allowedHostsFor(host, options.allowedHosts);
   const stateDir = path.resolve(options.stateDir ?? (await mkdtemp(path.join(tmpdir(), TEMP_STATE_DIR_PREFIX))));
   const manifestPath = path.join(stateDir, "manifest.json");
   const stackInfoPath = path.join(stateDir, "stack.json");
@@ -412,6 +420,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
         });
       };
       await registerDevRoutes(runtime, {
+        allowedHosts,
         rpcUrl: chain.rpcUrl,
         relayer: relayer.address,
         control: relayControl(runtime),

@@ -2,6 +2,7 @@
 import { parseArgs } from "node:util";
 import { formatEther } from "viem";
 import { startDevStack, type DevStack } from "../harness/stack.ts";
+import { checkAllowedHosts } from "../harness/allowed-hosts.ts";
 import { PortInUseError } from "../harness/ports.ts";
 import { checkCorsOrigins } from "../src/cors.ts";
 import { redactText } from "../src/redact.ts";
@@ -40,6 +41,8 @@ Options:
   --host <ip>                 interface to bind (default 127.0.0.1)
   --confirmations <n>         blocks before a relayed operation is confirmed (default 1)
   --cors-origin <origin>      also let this browser origin call the queue (repeatable; any localhost port always may)
+  --allowed-host <name>       also answer the dev routes (/api/dev/*) under this Host name (repeatable; .name for its
+                              subdomains too); localhost, 127.0.0.0/8, [::1] and --host always may (DNS rebinding protection)
   --json                      print one JSON line (stack.json) when ready, nothing else on stdout
   --verbose                   log every queue request
   -h, --help                  show this help
@@ -70,6 +73,7 @@ function parseCommandLine() {
         host: { type: "string", default: "127.0.0.1" },
         confirmations: { type: "string", default: "1" },
         "cors-origin": { type: "string", multiple: true },
+        "allowed-host": { type: "string", multiple: true },
         json: { type: "boolean", default: false },
         persist: { type: "boolean", default: false },
         load: { type: "string" },
@@ -132,6 +136,12 @@ try {
 } catch (error) {
   usageError(`--cors-origin: ${(error as Error).message}`);
 }
+const allowedHosts = values["allowed-host"] ?? [];
+try {
+  checkAllowedHosts(allowedHosts);
+} catch (error) {
+  usageError(`--allowed-host: ${(error as Error).message}`);
+}
 
 // Progress and the summary go to stderr under --json, so stdout carries exactly one JSON line.
 const out = values.json ? process.stderr : process.stdout;
@@ -190,6 +200,7 @@ try {
     logger: values.verbose ? { level: "debug", stream: out } : false,
     relay: { requiredConfirmations: confirmations },
     corsOrigins,
+    allowedHosts,
     onProgress: ({ step, detail, ms }) => out.write(`  ${step.padEnd(22)} ${`${ms.toFixed(0)} ms`.padStart(8)}${detail ? `  ${detail}` : ""}\n`),
   });
 } catch (error) {

@@ -4,6 +4,7 @@ import path from "node:path";
 import { execa, type ResultPromise } from "execa";
 import { afterEach, describe, expect, it } from "vitest";
 import { StackInfo } from "../harness/stack-info.ts";
+import { requestWithHost } from "./support/forged-host.ts";
 import { freePort, holdPort } from "./support/ports.ts";
 import { alive, anvilsWith, gone } from "./support/processes.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
@@ -150,7 +151,7 @@ describe("npm run dev-stack", () => {
 
   it("--help lists every option; a port in use is named, with what to do, before anything starts or is written", async () => {
     const help = await execa(process.execPath, [...CLI, "--help"]);
-    for (const option of ["--fork-url", "--fork-block-number", "--pool", "--deployment-block", "--state-dir", "--persist", "--chain-port", "--queue-port", "--host", "--confirmations", "--cors-origin", "--json", "--verbose", "--help"]) {
+    for (const option of ["--fork-url", "--fork-block-number", "--pool", "--deployment-block", "--state-dir", "--persist", "--chain-port", "--queue-port", "--host", "--confirmations", "--cors-origin", "--allowed-host", "--json", "--verbose", "--help"]) {
       expect(help.stdout).toContain(option);
     }
     const holder = await holdPort();
@@ -174,6 +175,18 @@ describe("npm run dev-stack", () => {
     } finally {
       await holder.release();
     }
+  });
+
+  it("--allowed-host: the dev routes also answer under that name; other names are refused", async () => {
+    const run = await launch(await tempStateDir(), ["--allowed-host", "devbox.test"]);
+    const port = new URL(run.info.queueUrl).port;
+    expect((await requestWithHost(`${run.info.queueUrl}/api/dev/faults`, `devbox.test:${port}`)).status).toBe(200);
+    expect((await requestWithHost(`${run.info.queueUrl}/api/dev/faults`, `localhost:${port}`)).status).toBe(200);
+    const refused = await requestWithHost(`${run.info.queueUrl}/api/dev/faults`, `evil.example:${port}`);
+    expect(refused.status).toBe(403);
+    expect(JSON.parse(refused.body)).toMatchObject({ code: "host_not_allowed" });
+    run.child.kill("SIGINT");
+    expect((await run.child).exitCode).toBe(0);
   });
 
   it("refuses a state dir whose stack is still running", async () => {
@@ -202,6 +215,7 @@ describe("npm run dev-stack", () => {
       [["start-it"], "queue-devstack: unexpected argument start-it"],
       [["--confirmations", "0"], "queue-devstack: --confirmations must be at least 1"],
       [["--cors-origin", "app.example"], 'queue-devstack: --cors-origin: CORS origin "app.example" is not an origin: give scheme://host[:port], like https://app.example, or "loopback"'],
+      [["--allowed-host", "http://devbox.test"], 'queue-devstack: --allowed-host: allowed host "http://devbox.test" is not a host name: give a name (devbox.local), an IP address, or .name for a name and its subdomains; no scheme or port'],
     ] as const) {
       const bad = await execa(process.execPath, [...CLI, ...args], { reject: false });
       expect(bad.exitCode, args.join(" ")).toBe(2);
