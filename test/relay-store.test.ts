@@ -1,12 +1,12 @@
-import { mkdtemp } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { execFile } from "node:child_process";
 import path from "node:path";
-import { DatabaseSync } from "node:sqlite";
+import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import type { ObservedHead } from "../src/chain/head.ts";
 import { StatusAnswers } from "../src/relay/status-answer.ts";
-import { SqliteOperationStore, StoreInUseError, StoreMismatchError, type OperationRecord } from "../src/relay/store.ts";
+import { sqlite, SqliteOperationStore, StoreInUseError, StoreMismatchError, type OperationRecord } from "../src/relay/store.ts";
 import { operationView } from "../src/relay/view.ts";
+import { withTempDirs } from "./support/temp-dirs.ts";
 
 // The store on its own (a real SQLite file): atomic claims, durability across reopening, deployment binding.
 function record(id: string, nullifiers: string[], key: string | null = null): OperationRecord {
@@ -17,7 +17,8 @@ function record(id: string, nullifiers: string[], key: string | null = null): Op
     nullifiers, reason: null, attempts: [], minedHash: null, block: null, history: [{ state: "accepted", at }], createdAt: at, updatedAt: at,
   };
 }
-const file = async () => path.join(await mkdtemp(path.join(tmpdir(), "store-")), "queue.sqlite");
+const tempDir = withTempDirs();
+const file = async () => path.join(await tempDir("store-"), "queue.sqlite");
 
 describe("SqliteOperationStore", () => {
   it("claims nullifiers and idempotency keys atomically, and frees nullifiers at the end", async () => {
@@ -81,6 +82,17 @@ describe("SqliteOperationStore", () => {
     store.close();
   });
 
+  it("says nothing of SQLite being experimental when it opens; other experimental warnings still show", async () => {
+    // A process of its own: this one has loaded node:sqlite already, and Node warns once per process.
+    const script = `
+      const { SqliteOperationStore } = await import(${JSON.stringify(new URL("../src/relay/store.ts", import.meta.url).href)});
+      new SqliteOperationStore(":memory:").close();
+      process.emitWarning("another feature is experimental", "ExperimentalWarning");`;
+    const { stderr } = await promisify(execFile)(process.execPath, ["--experimental-strip-types", "--input-type=module", "-e", script]);
+    expect(stderr).toContain("ExperimentalWarning: another feature is experimental");
+    expect(stderr).not.toMatch(/SQLite/);
+  });
+
   it("is used by one runtime at a time", async () => {
     const where = await file();
     const first = new SqliteOperationStore(where);
@@ -129,7 +141,7 @@ describe("SqliteOperationStore", () => {
 
   it("opens a store of the previous version: its keys and nullifiers are indexed at open, idempotently", async () => {
     const where = await file();
-    const old = new DatabaseSync(where);
+    const old = new (sqlite().DatabaseSync)(where);
     old.exec(PREVIOUS_SCHEMA);
     const at = new Date().toISOString();
     const insert = old.prepare(

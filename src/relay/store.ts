@@ -1,6 +1,6 @@
 import { accessSync, closeSync, constants, fsync, mkdirSync, openSync } from "node:fs";
 import path from "node:path";
-import { DatabaseSync, type StatementSync } from "node:sqlite";
+import type { DatabaseSync, StatementSync } from "node:sqlite";
 import type { Hex } from "viem";
 import type { Attempt, FailureReason, HistoryEntry, OperationKind, OperationState } from "./operation.ts";
 import type { RelayRequest } from "./request.ts";
@@ -181,6 +181,32 @@ INSERT OR IGNORE INTO operation_nullifiers (nullifier, operation_id)
   SELECT n.value, o.id FROM operations o, json_each(o.nullifiers) n;
 `;
 
+type Sqlite = typeof import("node:sqlite");
+let sqliteModule: Sqlite | undefined;
+
+/**
+ * node:sqlite, loaded when a store is first opened rather than imported: a static import fails at link
+ * time on a Node without it, before any version check could say so. Loading it warns that SQLite is
+ * experimental, on every start and in every worker: that one warning is dropped, no other.
+ */
+export function sqlite(): Sqlite {
+  if (sqliteModule) return sqliteModule;
+  const emitWarning = process.emitWarning;
+  process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
+    const type = typeof rest[0] === "string" ? rest[0] : (rest[0] as { type?: string } | undefined)?.type;
+    const message = typeof warning === "string" ? warning : warning.message;
+    if (type === "ExperimentalWarning" && message.startsWith("SQLite is an experimental feature")) return;
+    (emitWarning as (...args: unknown[]) => void).call(process, warning, ...rest);
+  }) as typeof process.emitWarning;
+  try {
+    sqliteModule = process.getBuiltinModule?.("node:sqlite") as Sqlite | undefined;
+  } finally {
+    process.emitWarning = emitWarning;
+  }
+  if (!sqliteModule) throw new Error(`the operation store needs node:sqlite (Node >= 22.13); this is Node ${process.versions.node}`);
+  return sqliteModule;
+}
+
 export class StoreInUseError extends Error {
   override name = "StoreInUseError";
 }
@@ -259,7 +285,7 @@ export class SqliteOperationStore implements OperationStore {
 
   constructor(file: string) {
     if (file !== ":memory:") mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-    this.db = new DatabaseSync(file);
+    this.db = new (sqlite().DatabaseSync)(file);
     // WAL: a commit survives the process being killed at any instant, and a power loss once flush()
     // has synced it (NORMAL: SQLite itself syncs only at checkpoints). EXCLUSIVE locking, taken by a
     // first write: one runtime per store, so one writer per relayer key (a second one is refused).
