@@ -343,7 +343,7 @@ export class RelayEngine {
     }
     if (head - receipt.blockNumber + 1n < BigInt(this.deps.settings.requiredConfirmations)) return;
     if (receipt.status === "success") {
-      this.transition(op, "confirmed", undefined, { releaseNullifiers: true });
+      this.transition(op, "confirmed"); // its nullifiers stay claimed: it spent them
     } else {
       this.fail(op, "reverted", await this.minedRevertReason(op, receipt));
     }
@@ -392,10 +392,10 @@ export class RelayEngine {
 
   private fail(op: OperationRecord, state: OperationState, reason: FailureReason): void {
     op.reason = reason;
-    this.transition(op, state, reason.detail, { releaseNullifiers: true });
+    this.transition(op, state, reason.detail); // frees its nullifiers (a failed state)
   }
 
-  private transition(op: OperationRecord, state: OperationState, detail?: string, changes?: { attempt?: StoredAttempt; releaseNullifiers?: boolean }): void {
+  private transition(op: OperationRecord, state: OperationState, detail?: string, changes?: { attempt?: StoredAttempt }): void {
     const at = new Date().toISOString();
     const from = op.state;
     op.state = state;
