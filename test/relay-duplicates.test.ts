@@ -1,10 +1,12 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import { decodeFunctionData, type Hex } from "viem";
 import { poolAbi, toRelayRequest } from "../harness/client/index.ts";
 import type { Operation } from "../src/relay/operation.ts";
 import type { RelayRequest } from "../src/relay/request.ts";
 import { admissionHooks } from "../src/relay/runtime.ts";
-import { provenSend } from "./support/pool.ts";
+import { clients, RELAYER_KEY } from "./support/chain.ts";
+import { GAS, provenSend } from "./support/pool.ts";
 import { withQueueStack, type QueueStack } from "./support/queue-stack.ts";
 import { rpc } from "./support/rpc.ts";
 import { pollUntil, relayerNonce } from "./support/runtime-process.ts";
@@ -12,8 +14,9 @@ import { pollUntil, relayerNonce } from "./support/runtime-process.ts";
 // Copies of one relay, whatever their timing, put exactly one transaction on chain, and every refusal
 // caused by our own operation names it. Real stack, real proofs; the stack's runtime runs in this
 // process, so a test can hold an admission between its chain checks and its insert.
+const RESIMULATE_AFTER_MS = 1_000;
 let s: QueueStack;
-withQueueStack({ relay: { stuckAfterMs: 60_000 } }, (started) => (s = started));
+withQueueStack({ relay: { stuckAfterMs: 60_000, resimulateAfterMs: RESIMULATE_AFTER_MS } }, (started) => (s = started));
 afterEach(() => void (admissionHooks.afterChecks = undefined));
 
 /** From now on, every admission whose checks pass is held before its insert, until `release()`. */
@@ -95,6 +98,29 @@ describe("a copy whose checks passed before its twin was mined, stored after the
     expect(await unkeyed).toMatchObject({ status: 409, body: { code: "nullifier_spent", operationId: first.body.id } });
     expect(await keyed).toMatchObject({ status: 202, body: { id: first.body.id, state: "confirmed" } });
     expect(await minedWith(body.publicInputs.inputNullifiers, from)).toHaveLength(1);
+  });
+});
+
+describe("an admission held past resimulateAfterMs while its nullifiers are spent by a transaction the store does not know", () => {
+  it("is accepted, and checked again before signing: rejected, nothing broadcast", async () => {
+    const body = await proven();
+    const relayer = clients(s.stack.rpcUrl, RELAYER_KEY);
+    const hold = holdAdmissions();
+    const late = send(body);
+    await hold.reached(1);
+    const readBy = Date.now(); // its reads were made before this
+    hold.stop();
+    // The relayer key used outside the runtime (the fee is the sender's, so only it can send this body).
+    const hash = await relayer.wallet.writeContract({ address: s.pool.deployment.poolAddress, abi: poolAbi, functionName: "transact", args: [body.proof, body.publicInputs, body.extData] as never, gas: GAS });
+    expect((await relayer.public.waitForTransactionReceipt({ hash })).status).toBe("success");
+    const nonceBefore = await relayerNonce(s.stack);
+    await sleep(Math.max(0, readBy + RESIMULATE_AFTER_MS - Date.now()) + 50); // its reads are now older than resimulateAfterMs
+    hold.release();
+    const accepted = await late;
+    expect(accepted.status).toBe(202); // the store knows nothing of that transaction
+    const op = await ended(accepted.body.id);
+    expect(op, JSON.stringify(op.history)).toMatchObject({ state: "rejected", reason: { code: "nullifier_spent" }, transactions: [] });
+    expect(await relayerNonce(s.stack)).toBe(nonceBefore);
   });
 });
 

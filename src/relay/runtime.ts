@@ -135,6 +135,8 @@ export class Relayer {
     const stored = () => (idempotencyKey === undefined ? undefined : this.storedFor(idempotencyKey, requestHash));
     const before = stored();
     if (before) return before;
+    // No later than the checks' chain reads: the engine measures their age from here.
+    const checkedAt = Date.now();
     try {
       await steps.decide();
     } catch (error) {
@@ -177,7 +179,7 @@ export class Relayer {
       return inserted.existing;
     }
     await this.store.flush(); // a 202 is a promise: on disk before it is made
-    this.engine.enqueue(op.id);
+    this.engine.enqueue(op.id, checkedAt);
     return op;
   }
 
