@@ -25,7 +25,7 @@ interface DevDeps {
   /** Which deployment the queue URL serves. */
   deployments: DeploymentSwitch;
   /** The stack's repro bundle, taken now (stack.save's bytes). */
-  bundle: () => Promise<Buffer>;
+  bundle: () => Promise<Uint8Array>;
 }
 
 /** anvil's refusal of a control is the chain's answer, not a bug: a 503 problem, not a 500. */
@@ -157,7 +157,7 @@ const devRoutes: FastifyPluginAsyncZod<DevDeps> = async (app, deps) => {
       response: { 200: z.any().meta({ description: "the bundle (application/gzip)" }), default: Problem },
     },
     handler: async (_request, reply) => {
-      let bytes: Buffer;
+      let bytes: Uint8Array;
       try {
         bytes = await deps.bundle();
       } catch (error) {
