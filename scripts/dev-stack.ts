@@ -212,14 +212,20 @@ try {
 if (stopping) await new Promise(() => {}); // a signal arrived during start-up; shutdown() exits
 
 const s = stack;
-const balance = await fetch(s.rpcUrl, {
-  method: "POST",
-  headers: { "content-type": "application/json" },
-  body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_getBalance", params: [s.accounts[0]?.address, "latest"] }),
-})
-  .then((r) => r.json() as Promise<{ result: string }>)
-  .then((r) => `${formatEther(BigInt(r.result))} ETH`)
-  .catch(() => "?");
+// Every dev account starts with anvil's 10000 ETH, and the deployer has since paid the fixtures' gas
+// (in the genesis, or live on a fork): the figure for all is another account's, the deployer's its own.
+const etherOf = (address: string | undefined) =>
+  fetch(s.rpcUrl, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_getBalance", params: [address, "latest"] }),
+  })
+    .then((r) => r.json() as Promise<{ result: string }>)
+    .then((r) => BigInt(r.result))
+    .catch(() => undefined);
+const [each, deployer] = await Promise.all([etherOf(s.accounts[1]?.address), etherOf(s.accounts[0]?.address)]);
+const balance = each === undefined ? "?" : `${formatEther(each)} ETH`;
+const deployerPaid = deployer !== undefined && deployer !== each ? `, ${Number(formatEther(deployer)).toFixed(2)} ETH left after paying their gas` : "";
 
 out.write(`
 queue-devstack ready in ${(performance.now() / 1000).toFixed(2)} s (since the process started)
@@ -236,7 +242,7 @@ queue-devstack ready in ${(performance.now() / 1000).toFixed(2)} s (since the pr
 
 Funded dev accounts (${balance} each, plus 1,000,000 of each asset on a fresh chain).
 DEV ONLY: these are anvil's publicly known test keys. Never send real funds to them.
-${s.info.devAccounts.map((a) => `  ${a.address}  ${a.privateKey}${a.role === "deployer" ? "  (deployed the fixtures)" : ""}`).join("\n")}
+${s.info.devAccounts.map((a) => `  ${a.address}  ${a.privateKey}${a.role === "deployer" ? `  (deployed the fixtures${deployerPaid})` : ""}`).join("\n")}
 
 Ctrl-C stops everything.
 `);
