@@ -7,7 +7,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
-    // queue-devstack's own globalSetup (as a user's config names it: "queue-devstack/vitest/global-setup").
-    globalSetup: ["harness/vitest/global-setup/index.ts"],
+    // First, the run's own TMPDIR, which must be empty at the end (every test removes what it made);
+    // then queue-devstack's own globalSetup (as a user's config names it: "queue-devstack/vitest/global-setup").
+    globalSetup: ["test/support/run-tmpdir.ts", "harness/vitest/global-setup/index.ts"],
   },
 });

@@ -6,10 +6,10 @@ import type { RelaySettings } from "../src/relay/settings.ts";
 import { relayControl } from "../src/relay/control.ts";
 import { StackParts, timed, type ProgressListener } from "./part/index.ts";
 import { stackInfoPart, stateDirPart, StackInfo, type LeftoverReport } from "./state-dir/index.ts";
-import { chainPart, faultsPart, forkUpstreamPart, saverPart, type DevAccount, type ForkPoint, type RpcFaultSpec, type RpcFaultState } from "./chain/index.ts";
+import { chainPart, faultsPart, forkUpstreamPart, saverPart, type DevAccount, type ForkPoint, type RpcFaultSpec, type RpcFaultState, type StackChain } from "./chain/index.ts";
 import { contractsPart, deploymentPart } from "./deployment/index.ts";
 import { runtimePart } from "./runtime/index.ts";
-import { actionControls, devRoutesPart, saveBundle, snapshotsPart, type ActionControls, type ServedDeployment, type StackSnapshot, type Trace } from "./dev/index.ts";
+import { actionControls, allowedHostsFor, devRoutesPart, saveBundle, snapshotsPart, type ActionControls, type ServedDeployment, type StackSnapshot, type Trace } from "./dev/index.ts";
 
 export interface DevStackOptions {
   /** Interface for anvil and the queue runtime. Loopback by default. */
@@ -47,6 +47,12 @@ export interface DevStackOptions {
    * needed). Without forkUrl or pool; a bundle of another format version, or a damaged one, is refused (BundleError).
    */
   load?: string;
+  /**
+   * Host names the dev routes (/api/dev/*) also answer to, besides localhost, *.localhost, 127.0.0.0/8,
+   * [::1] and the bound address: a name (devbox.local), an IP address, or ".name" for a name and its
+   * subdomains. Any other Host is refused with 403 host_not_allowed (DNS rebinding protection).
+   */
+  allowedHosts?: readonly string[];
   /** Relayer behaviour (confirmations, fee cap, timings); defaults suit a dev chain. */
   relay?: Partial<RelaySettings>;
   /**
@@ -157,22 +163,26 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
   if (options.persist && (ownsStateDir || options.forkUrl !== undefined)) {
     throw new Error("persist saves a local stack in its state dir: it needs a stateDir and no fork (a fork is reproduced by its pinned block)");
   }
+  const allowedHosts = allowedHostsFor(host, options.allowedHosts);
 
   // The parts, in the order they start; each takes what the ones before it gave. A failed start stops
-  // those started so far, and stop() stops them all, in reverse.
+  // those started so far, in reverse, then undoes what they wrote (the state dir left as it was found);
+  // stop() stops them all, in reverse.
   const parts = new StackParts();
+  let startedChain: StackChain | undefined;
   try {
-    const dir = await parts.start(stateDirPart(options));
+    const dir = await parts.start(stateDirPart(options, { host }));
     const upstream = await parts.start(forkUpstreamPart(options));
     const contracts = await parts.start(contractsPart(options, { newLocalChain: !upstream.fork && !dir.resume }));
     const chain = await parts.start(chainPart(options, { host, dir, upstream, genesisState: contracts.genesisState }));
+    startedChain = chain;
     const saver = await parts.start(saverPart(options, { chain, file: dir.chainStateFile }));
     const { manifest } = await parts.start(deploymentPart(options, { dir, upstream, contracts, chain, saver }));
     const faults = await parts.start(faultsPart({ chain, manifest }));
     // One step: the runtime, its dev routes registered before it listens, listening.
     const { runtime, dev, queueUrl } = await timed(progress, "start queue runtime", async () => {
-      const runtime = await parts.start(runtimePart(options, { host, chain, faults, fork: upstream.fork !== null, manifest, store: dir.storePath }));
-      const dev = await parts.start(devRoutesPart({ runtime, chain, contracts, manifest, manifestPath: dir.manifestPath, faults, fork: upstream.capture }));
+      const runtime = await parts.start(runtimePart(options, { host, chain, faults, fork: upstream.fork !== null, manifest, dir }));
+      const dev = await parts.start(devRoutesPart({ runtime, chain, contracts, manifest, manifestPath: dir.manifestPath, faults, fork: upstream.capture, allowedHosts }));
       return { runtime, dev, queueUrl: await runtime.listen() };
     });
     const info = await parts.start(stackInfoPart(options, { dir, upstream, chain, manifest, faults, queueUrl }));
@@ -230,8 +240,10 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     };
     return stack;
   } catch (error) {
-    await parts.stop();
-    throw error;
+    // A step that failed because anvil died says so, rather than as the RPC's "connection refused".
+    const exited = await startedChain?.exitError("during the stack's start-up", error);
+    await parts.failedStart();
+    throw exited ?? error;
   }
 }
 

@@ -21,14 +21,17 @@ async function stackOnce(entry: string[]): Promise<number> {
   const stateDir = await mkdtemp(path.join(tmpdir(), "bench-stack-"));
   const started = performance.now();
   const child = execa(process.execPath, [...entry, "--json", "--chain-port", "0", "--queue-port", "0", "--state-dir", stateDir], { reject: false });
-  const elapsed = await new Promise<number>((resolve, reject) => {
-    child.stdout?.on("data", () => resolve(performance.now() - started));
-    void child.then((r) => reject(new Error(`the CLI exited ${r.exitCode}: ${r.stderr}`)));
-  });
-  child.kill("SIGINT");
-  await child;
-  await rm(stateDir, { recursive: true, force: true });
-  return elapsed;
+  try {
+    return await new Promise<number>((resolve, reject) => {
+      child.stdout?.on("data", () => resolve(performance.now() - started));
+      void child.then((r) => reject(new Error(`the CLI exited ${r.exitCode}: ${r.stderr}`)));
+    });
+  } finally {
+    // Also when the CLI failed: its state dir goes, as every run's does.
+    child.kill("SIGINT");
+    await child;
+    await rm(stateDir, { recursive: true, force: true });
+  }
 }
 
 async function anvilOnce(): Promise<number> {

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 import { parseArgs } from "node:util";
 import { formatEther } from "viem";
-import { startDevStack, type DevStack } from "../harness/index.ts";
+import { PortInUseError, startDevStack, type DevStack } from "../harness/index.ts";
+import { checkAllowedHosts } from "../harness/dev/index.ts";
 import { checkCorsOrigins } from "../src/cors.ts";
 import { redactText } from "../src/redact.ts";
 
@@ -39,6 +40,8 @@ Options:
   --host <ip>                 interface to bind (default 127.0.0.1)
   --confirmations <n>         blocks before a relayed operation is confirmed (default 1)
   --cors-origin <origin>      also let this browser origin call the queue (repeatable; any localhost port always may)
+  --allowed-host <name>       also answer the dev routes (/api/dev/*) under this Host name (repeatable; .name for its
+                              subdomains too); localhost, 127.0.0.0/8, [::1] and --host always may (DNS rebinding protection)
   --json                      print one JSON line (stack.json) when ready, nothing else on stdout
   --verbose                   log every queue request
   -h, --help                  show this help
@@ -69,6 +72,7 @@ function parseCommandLine() {
         host: { type: "string", default: "127.0.0.1" },
         confirmations: { type: "string", default: "1" },
         "cors-origin": { type: "string", multiple: true },
+        "allowed-host": { type: "string", multiple: true },
         json: { type: "boolean", default: false },
         persist: { type: "boolean", default: false },
         load: { type: "string" },
@@ -131,6 +135,12 @@ try {
 } catch (error) {
   usageError(`--cors-origin: ${(error as Error).message}`);
 }
+const allowedHosts = values["allowed-host"] ?? [];
+try {
+  checkAllowedHosts(allowedHosts);
+} catch (error) {
+  usageError(`--allowed-host: ${(error as Error).message}`);
+}
 
 // Progress and the summary go to stderr under --json, so stdout carries exactly one JSON line.
 const out = values.json ? process.stderr : process.stdout;
@@ -154,7 +164,12 @@ setInterval(() => process.ppid !== parent && void shutdown("parent exited"), 500
 
 /** Why the start failed, in the CLI's words: a port in use says which, and what to do. */
 function startFailure(error: Error & { code?: string }, forkUrl: string | undefined): string {
-  // The queue runtime's listen() fails with EADDRINUSE; anvil says so in its own words.
+  // Both ports are checked before anything starts; one taken after the check fails where it is bound:
+  // the queue runtime's listen() with EADDRINUSE, anvil in its own words.
+  if (error instanceof PortInUseError) {
+    const flag = error.role === "chain" ? "--chain-port" : "--queue-port";
+    return `port ${error.port} (${flag}) is in use: stop what holds it (another stack?), or pass ${flag} 0 for any free port`;
+  }
   if (error.code === "EADDRINUSE") {
     return `port ${queuePort} (--queue-port) is in use: stop what holds it (another stack?), or pass --queue-port 0 for any free port`;
   }
@@ -184,6 +199,7 @@ try {
     logger: values.verbose ? { level: "debug", stream: out } : false,
     relay: { requiredConfirmations: confirmations },
     corsOrigins,
+    allowedHosts,
     onProgress: ({ step, detail, ms }) => out.write(`  ${step.padEnd(22)} ${`${ms.toFixed(0)} ms`.padStart(8)}${detail ? `  ${detail}` : ""}\n`),
   });
 } catch (error) {
@@ -195,14 +211,20 @@ try {
 if (stopping) await new Promise(() => {}); // a signal arrived during start-up; shutdown() exits
 
 const s = stack;
-const balance = await fetch(s.rpcUrl, {
-  method: "POST",
-  headers: { "content-type": "application/json" },
-  body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_getBalance", params: [s.accounts[0]?.address, "latest"] }),
-})
-  .then((r) => r.json() as Promise<{ result: string }>)
-  .then((r) => `${formatEther(BigInt(r.result))} ETH`)
-  .catch(() => "?");
+// Every dev account starts with anvil's 10000 ETH, and the deployer has since paid the fixtures' gas
+// (in the genesis, or live on a fork): the figure for all is another account's, the deployer's its own.
+const etherOf = (address: string | undefined) =>
+  fetch(s.rpcUrl, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_getBalance", params: [address, "latest"] }),
+  })
+    .then((r) => r.json() as Promise<{ result: string }>)
+    .then((r) => BigInt(r.result))
+    .catch(() => undefined);
+const [each, deployer] = await Promise.all([etherOf(s.accounts[1]?.address), etherOf(s.accounts[0]?.address)]);
+const balance = each === undefined ? "?" : `${formatEther(each)} ETH`;
+const deployerPaid = deployer !== undefined && deployer !== each ? `, ${Number(formatEther(deployer)).toFixed(2)} ETH left after paying their gas` : "";
 
 out.write(`
 queue-devstack ready in ${(performance.now() / 1000).toFixed(2)} s (since the process started)
@@ -219,7 +241,7 @@ queue-devstack ready in ${(performance.now() / 1000).toFixed(2)} s (since the pr
 
 Funded dev accounts (${balance} each, plus 1,000,000 of each asset on a fresh chain).
 DEV ONLY: these are anvil's publicly known test keys. Never send real funds to them.
-${s.info.devAccounts.map((a) => `  ${a.address}  ${a.privateKey}${a.role === "deployer" ? "  (deployed the fixtures)" : ""}`).join("\n")}
+${s.info.devAccounts.map((a) => `  ${a.address}  ${a.privateKey}${a.role === "deployer" ? `  (deployed the fixtures${deployerPaid})` : ""}`).join("\n")}
 
 Ctrl-C stops everything.
 `);

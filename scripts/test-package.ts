@@ -1,17 +1,26 @@
 // The package as another project uses it: `npm pack` here, the tarball installed into a new project
-// outside the repository, and there, with nothing of this repository on hand: the README's example
-// files (code blocks that name a file) type-checked by the consumer's strict tsc and run with plain
-// Node and with vitest, and `npx queue-devstack --json` stopped with Ctrl-C, leaving no process.
-// A file missing from the package fails here. Run by `npm test`.
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+// outside the repository, made as `npm init -y` makes one (CommonJS), and there, with nothing of this
+// repository on hand:
+// - the public types under the consumer's strict tsc without @types/node (the client's need nothing;
+//   the rest no Node global of ours), then the README's example files (code blocks that name a file)
+//   type-checked as the reader's project, with @types/node and no `types` entry;
+// - those files run with plain Node and with vitest, whose output carries no warning about its config;
+// - every entry point, the CLI and the README's vitest project under an older Node, if the machine
+//   has one: the one-line refusal, no stack trace;
+// - `npx queue-devstack --json` stopped with Ctrl-C, leaving no process, its summary as the README shows it.
+// A file missing from the package fails here. Run by `npm test`. Everything made here, the consumer's
+// own temp folders included (its TMPDIR), is under one temp folder, removed whether it passes or fails.
+import { access, mkdir, mkdtemp, readFile, readdir, realpath, rm, writeFile } from "node:fs/promises";
+import { homedir, tmpdir } from "node:os";
 import path from "node:path";
-import { execa, type Options } from "execa";
+import { execa, type Options, type Result } from "execa";
 import { listProcesses } from "../harness/process/index.ts";
+import { MINIMUM_NODE, unsupportedNode } from "../src/node-version-guard.ts";
 
 const repo = path.resolve(import.meta.dirname, "..");
 const work = await mkdtemp(path.join(tmpdir(), "queue-devstack-consumer-"));
 const project = path.join(work, "project");
+const consumerTmp = path.join(work, "tmp");
 const version = async (pkg: string) => (JSON.parse(await readFile(path.join(repo, "node_modules", pkg, "package.json"), "utf8")) as { version: string }).version;
 
 async function step<T>(name: string, run: () => Promise<T>): Promise<T> {
@@ -26,47 +35,174 @@ async function step<T>(name: string, run: () => Promise<T>): Promise<T> {
   }
 }
 
-const inProject = (file: string, args: string[], options: Options = {}) => execa(file, args, { cwd: project, all: true, ...options });
+/** Process groups started here (detached) and still running: a failed step may leave one. */
+const running = new Set<number>();
+const inProject = (file: string, args: string[], options: Options = {}) => {
+  const child = execa(file, args, { cwd: project, all: true, ...options, env: { TMPDIR: consumerTmp, ...options.env } });
+  const pid = child.pid;
+  if (options.detached && pid !== undefined) {
+    running.add(pid);
+    void child.finally(() => running.delete(pid)).catch(() => {});
+  }
+  return child;
+};
+
+/** An execa output as text (its type is wide once options are passed through). */
+const text = (output: unknown): string => (typeof output === "string" ? output : "");
+
+const readme = await readFile(path.join(repo, "README.md"), "utf8");
 
 /** The README's code blocks whose info string names a file (```ts example.test.ts), by file name. */
-async function readmeFiles(): Promise<Map<string, string>> {
-  const readme = await readFile(path.join(repo, "README.md"), "utf8");
+function readmeFiles(): Map<string, string> {
   const files = new Map<string, string>();
   for (const match of readme.matchAll(/^```\w+ ([\w.-]+)\n([\s\S]*?)^```$/gm)) files.set(match[1] as string, match[2] as string);
   return files;
 }
 
+/** The entry points a consumer can import, from the installed package's exports. */
+async function entryPoints(): Promise<string[]> {
+  const manifest = JSON.parse(await readFile(path.join(project, "node_modules", "queue-devstack", "package.json"), "utf8")) as { exports: Record<string, unknown> };
+  return Object.keys(manifest.exports)
+    .filter((key) => !key.endsWith(".json"))
+    .map((key) => (key === "." ? "queue-devstack" : `queue-devstack/${key.slice(2)}`));
+}
+
+const byVersion = (a: string, b: string) => {
+  const [x, y] = [a.split(".").map(Number), b.split(".").map(Number)];
+  for (let i = 0; i < 3; i++) if ((x[i] ?? 0) !== (y[i] ?? 0)) return (x[i] ?? 0) - (y[i] ?? 0);
+  return 0;
+};
+
+/**
+ * The newest Node on this machine older than the package's minimum: every `node` on PATH, in the usual
+ * system folders and in nvm's, or the one QUEUE_DEVSTACK_OLDER_NODE names. Undefined, with why, if none.
+ */
+async function findOlderNode(): Promise<{ file: string; version: string } | { none: string }> {
+  const named = process.env.QUEUE_DEVSTACK_OLDER_NODE;
+  const nvm = path.join(process.env.NVM_DIR ?? path.join(homedir(), ".nvm"), "versions", "node");
+  const dirs = [...(process.env.PATH ?? "").split(path.delimiter), "/usr/local/bin", "/usr/bin", "/bin", "/opt/homebrew/bin"];
+  for (const installed of await readdir(nvm).catch(() => [] as string[])) dirs.push(path.join(nvm, installed, "bin"));
+  const seen = new Set<string>();
+  const older: Array<{ file: string; version: string }> = [];
+  for (const candidate of named ? [named] : dirs.filter(Boolean).map((dir) => path.join(dir, "node"))) {
+    const file = await realpath(candidate).catch(() => undefined);
+    if (file === undefined || seen.has(file)) continue;
+    seen.add(file);
+    const { exitCode, stdout } = await execa(file, ["-p", "process.versions.node"], { reject: false, timeout: 10_000 });
+    if (exitCode === 0 && unsupportedNode(stdout.trim()) !== undefined) older.push({ file, version: stdout.trim() });
+  }
+  if (named && older.length === 0) throw new Error(`QUEUE_DEVSTACK_OLDER_NODE=${named} is not a Node older than ${MINIMUM_NODE}`);
+  const newest = older.sort((a, b) => byVersion(b.version, a.version))[0];
+  return newest ?? { none: `no Node older than ${MINIMUM_NODE} on this machine (${seen.size} node binaries looked at: PATH, /usr/local/bin, /usr/bin, /bin, /opt/homebrew/bin, nvm's; QUEUE_DEVSTACK_OLDER_NODE names one)` };
+}
+
+/** The older Node's answer must be the guard's one line and an exit, with no stack trace. */
+function refusedInOneLine(label: string, result: Result, expected: string): void {
+  const { exitCode } = result;
+  const [stdout, stderr] = [text(result.stdout), text(result.stderr)];
+  if (exitCode !== 1 || stdout !== "" || stderr.trim() !== expected) {
+    throw new Error(`${label}: expected exit 1 and one line on stderr\n  ${expected}\ngot exit ${exitCode}, stdout:\n${stdout}\nstderr:\n${stderr}`);
+  }
+}
+
 try {
   process.stdout.write(`consumer project in ${project}\n`);
-  const tarball = await step("npm pack (builds dist/)", async () => {
-    const { stdout } = await execa("npm", ["pack", "--pack-destination", work, "--silent"], { cwd: repo });
-    return path.join(work, stdout.trim().split("\n").at(-1) as string);
+  await mkdir(project, { recursive: true });
+  await mkdir(consumerTmp);
+  await step("npm run build (dist/)", () => execa("npm", ["run", "build", "--silent"], { cwd: repo }));
+  const tarball = await step("npm pack", async () => {
+    const { stdout } = await execa("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", work], { cwd: repo });
+    const [packed] = JSON.parse(stdout) as Array<{ filename: string; size: number; unpackedSize: number; entryCount: number }>;
+    if (!packed) throw new Error(`npm pack said: ${stdout}`);
+    const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
+    process.stdout.write(`       the tarball: ${mb(packed.size)} (${mb(packed.unpackedSize)} unpacked, ${packed.entryCount} files)\n`);
+    return path.join(work, packed.filename);
   });
 
-  await step("npm install the tarball into a new project", async () => {
-    await execa("mkdir", ["-p", project]);
-    await writeFile(path.join(project, "package.json"), `${JSON.stringify({ name: "consumer", private: true, type: "module" }, null, 2)}\n`);
-    const devDependencies = [tarball, `vitest@${await version("vitest")}`, `typescript@${await version("typescript")}`, `@types/node@${await version("@types/node")}`];
+  await step("npm init -y, then npm install the tarball (with vitest and typescript) into it", async () => {
+    // As the README's reader starts: npm's defaults (today "type": "commonjs"), nothing added.
+    await inProject("npm", ["init", "-y"]);
+    const devDependencies = [tarball, `vitest@${await version("vitest")}`, `typescript@${await version("typescript")}`];
     await inProject("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error", "-D", ...devDependencies]);
   });
+  const entries = await entryPoints();
 
-  const files = await readmeFiles();
+  await step("the public types without @types/node (strict, nodenext): the client's need nothing, ours no Node global", async () => {
+    if (await access(path.join(project, "node_modules", "@types", "node")).then(() => true, () => false)) {
+      throw new Error("@types/node is installed already (by a dependency?): this check would prove nothing");
+    }
+    const tsc = (file: string) => inProject("npx", ["tsc", "--module", "nodenext", "--strict", "--noEmit", file], { reject: false });
+    const importAll = (names: string[]) => `${names.map((name, i) => `import * as e${i} from ${JSON.stringify(name)};`).join("\n")}\nexport { ${names.map((_, i) => `e${i}`).join(", ")} };\n`;
+    await writeFile(path.join(project, "client-types.ts"), importAll(["queue-devstack/client", "queue-devstack/vitest/global-setup"]));
+    await writeFile(path.join(project, "all-types.ts"), importAll(entries));
+    const client = await tsc("client-types.ts");
+    if (client.exitCode !== 0) throw new Error(`queue-devstack/client's types need more than the package brings:\n${client.stdout}`);
+    // The other entry points need Node's types (the README says so) where they import node: modules,
+    // as Fastify's and vitest's types do; but none of our declarations may lean on Node's ambient
+    // globals (Buffer, NodeJS, process: "Cannot find name"), which a type-only import cannot show.
+    const all = await tsc("all-types.ts");
+    const globals = text(all.stdout)
+      .split("\n")
+      .filter((line) => line.startsWith("node_modules/queue-devstack/") && /error TS(2304|2503|2580|2591):/.test(line));
+    if (globals.length > 0) throw new Error(`the package's own .d.ts use Node's globals:\n${globals.join("\n")}`);
+    await rm(path.join(project, "client-types.ts"));
+    await rm(path.join(project, "all-types.ts"));
+  });
+  await step("npm install @types/node (as the README's TypeScript note says)", async () => {
+    await inProject("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error", "-D", `@types/node@${await version("@types/node")}`]);
+  });
+
+  const files = readmeFiles();
   for (const name of ["example.test.ts", "stack.test.ts", "plain.mjs", "client.mjs", "actions.mjs"]) {
     if (!files.has(name)) throw new Error(`README.md has no code block for ${name}`);
   }
   await step(`write the README's files (${[...files.keys()].join(", ")})`, async () => {
     for (const [name, text] of files) await writeFile(path.join(project, name), text);
-    // What `tsc --init` gives a new project, strict: our .d.ts must hold up under it.
-    const tsconfig = { compilerOptions: { target: "ES2023", module: "NodeNext", moduleResolution: "NodeNext", strict: true, noEmit: true, types: ["node"] }, include: ["*.ts"] };
+    // What a reader writes: strict, nodenext, no `types` entry (every installed @types package counts).
+    const tsconfig = { compilerOptions: { module: "nodenext", strict: true, noEmit: true } };
     await writeFile(path.join(project, "tsconfig.json"), `${JSON.stringify(tsconfig, null, 2)}\n`);
   });
 
-  await step("tsc --noEmit (strict) in the consumer", () => inProject("npx", ["tsc", "-p", "."]));
+  await step("tsc -p . (strict, nodenext) in the consumer", () => inProject("npx", ["tsc", "-p", "."]));
   await step("node plain.mjs (plain Node, compiled package)", () => inProject(process.execPath, ["plain.mjs"]));
   await step("node client.mjs (queue-devstack/client: proof files and a real proof)", () => inProject(process.execPath, ["client.mjs"]));
   await step("node actions.mjs (quote, action and finalize with the client library)", () => inProject(process.execPath, ["actions.mjs"]));
   // Two workers: each runs a file on its own stack, and stack.test.ts resets it for every test.
-  await step("npx vitest run (the README's example tests, 2 workers)", () => inProject("npx", ["vitest", "run", "--maxWorkers=2"], { env: { CI: "1" } }));
+  await step("npx vitest run (the README's example tests, 2 workers), with no warning about its config", async () => {
+    const all = text((await inProject("npx", ["vitest", "run", "--maxWorkers=2"], { env: { CI: "1" } })).all);
+    // Vite's, for an ESM config file in a CommonJS package ("type": "commonjs" from npm init -y).
+    const warning = all.split("\n").filter((line) => /loaded as CommonJS|Vite config uses features/.test(line));
+    if (warning.length > 0) throw new Error(`vitest warned about the README's config:\n${warning.join("\n")}`);
+  });
+
+  const older = await findOlderNode();
+  if ("none" in older) {
+    process.stdout.write(`  skip every entry point under an older Node: ${older.none}\n`);
+  } else {
+    const expected = unsupportedNode(older.version) as string;
+    await step(`every entry point under Node ${older.version} (${older.file}): the one-line refusal`, async () => {
+      for (const entry of entries) {
+        refusedInOneLine(`import "${entry}"`, await inProject(older.file, ["--input-type=module", "--eval", `import ${JSON.stringify(entry)};`], { reject: false, all: false }), expected);
+      }
+      const bin = path.join(project, "node_modules", ".bin", "queue-devstack");
+      refusedInOneLine("queue-devstack --help", await inProject(older.file, [bin, "--help"], { reject: false, all: false }), expected);
+    });
+    await step(`vitest run of the README's project under Node ${older.version}: the one-line refusal, no stack trace`, async () => {
+      const vitest = path.join(project, "node_modules", "vitest", "vitest.mjs");
+      const run = await inProject(older.file, [vitest, "run"], { reject: false, env: { CI: "1" } });
+      const traces = text(run.all).split("\n").filter((line) => /^\s+(at |❯ )|Error\b/.test(line));
+      if (run.exitCode === 0 || !text(run.stderr).split("\n").includes(expected) || traces.length > 0) {
+        throw new Error(`expected a failed run saying\n  ${expected}\nand no stack trace; got exit ${run.exitCode}:\n${text(run.all)}`);
+      }
+    });
+  }
+
+  // The summary's lines the README shows verbatim: the dev accounts' balance, and the deployer's.
+  const summaryLines = [/^Funded dev accounts .*$/m, /^ {2}0x\w+ {2}0x\w+ {2}\(deployed the fixtures.*\)$/m].map((pattern) => {
+    const line = pattern.exec(readme)?.[0];
+    if (line === undefined) throw new Error(`README.md's summary has no line matching ${pattern}`);
+    return line;
+  });
 
   // Ctrl-C in a terminal signals the whole foreground process group: each run is its own group here.
   async function startCli(file: string, args: string[]) {
@@ -83,9 +219,12 @@ try {
     if (left.length > 0) throw new Error(`left running: ${left.map((p) => `${p.pid} ${p.args}`).join("; ")}`);
     return result;
   }
-  await step("queue-devstack --json (the installed bin), then Ctrl-C: exit 0, no process left", async () => {
+  await step("queue-devstack --json (the installed bin), then Ctrl-C: exit 0, no process left, the summary as the README shows it", async () => {
     const result = await startCli(path.join(project, "node_modules", ".bin", "queue-devstack"), []);
     if (result.exitCode !== 0) throw new Error(`Ctrl-C: exit code ${result.exitCode} (${result.signal ?? "no signal"}), expected 0\n${result.stderr}`);
+    const printed = text(result.stderr).split("\n");
+    const missing = summaryLines.filter((line) => !printed.includes(line));
+    if (missing.length > 0) throw new Error(`the README shows summary lines the CLI did not print:\n${missing.join("\n")}\nit printed:\n${text(result.stderr)}`);
   });
   await step("npx queue-devstack --json, then Ctrl-C: no process left (npx itself reports the interrupt)", async () => {
     await startCli("npx", ["queue-devstack"]);
@@ -94,7 +233,7 @@ try {
     // Not a README file: a test that starts the worker's stack, says where its anvil is, and hangs.
     const dir = path.join(project, "interrupt");
     const infoFile = path.join(dir, "stack.json");
-    await execa("mkdir", ["-p", dir]);
+    await mkdir(dir);
     await writeFile(
       path.join(dir, "hang.test.ts"),
       [
@@ -125,14 +264,23 @@ try {
         if (left.length > 0) throw new Error(`left running: ${left.map((p) => `${p.pid} ${p.args}`).join("; ")}`);
         break;
       }
-      if (Date.now() > deadline) throw new Error(`the test never started its stack: ${(await run).stdout}`);
+      if (Date.now() > deadline) throw new Error("the test never started its stack");
       await new Promise((r) => setTimeout(r, 100));
     }
   });
   process.stdout.write("the installed package works\n");
-  await rm(work, { recursive: true, force: true });
 } catch (error) {
   const { all, message } = error as { all?: string; message: string };
-  process.stderr.write(`${all ?? message}\n(consumer project left in ${project})\n`);
+  process.stderr.write(`${all ?? message}\n`);
   process.exitCode = 1;
+} finally {
+  // A failed step may have left a run going: stop the process groups started here, by their PIDs.
+  for (const pid of running) {
+    try {
+      process.kill(-pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+  await rm(work, { recursive: true, force: true });
 }

@@ -4,6 +4,7 @@ import { z } from "zod";
 /** Stable problem codes (the `code` member) and their HTTP status. Clients switch on `code`. */
 export const PROBLEM_STATUS = {
   invalid_request: 400,
+  host_not_allowed: 403,
   route_not_found: 404,
   block_not_found: 404,
   artifact_not_found: 404,
@@ -67,6 +68,7 @@ export const PROBLEM_CONTENT_TYPE = "application/problem+json";
 
 const TITLES: Record<ProblemCode, string> = {
   invalid_request: "Invalid request",
+  host_not_allowed: "Host name not allowed",
   route_not_found: "No such route",
   block_not_found: "Block not found",
   artifact_not_found: "Proof artifact not found",

@@ -1,3 +1,4 @@
+import "./node-version-guard.ts"; // first: one line on an older Node, before anything needing 22 runs
 import { createHash } from "node:crypto";
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from "fastify";
 import { serializerCompiler, type ZodTypeProvider } from "fastify-type-provider-zod";
@@ -34,7 +35,7 @@ import { redactText, redactUrl } from "./redact.ts";
 
 export interface QueueRuntimeOptions {
   /** The manifest file's bytes (what GET /config serves). */
-  manifest: Buffer;
+  manifest: Uint8Array;
   /** The chain the runtime reads and writes. May carry credentials: it is never served or logged. */
   rpcUrl: string;
   /** The RPC clients and wallets are told to use (networks route). Defaults to rpcUrl without credentials. */
@@ -98,10 +99,10 @@ export class ManifestInvalidError extends Error {
 }
 
 /** Parses and validates manifest bytes; the error lists every problem found. */
-export function parseManifest(bytes: Buffer): DeploymentConfig {
+export function parseManifest(bytes: Uint8Array): DeploymentConfig {
   let json: unknown;
   try {
-    json = JSON.parse(bytes.toString("utf8"));
+    json = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8"));
   } catch (error) {
     throw new ManifestInvalidError(`manifest is not JSON: ${(error as Error).message}`);
   }
@@ -117,7 +118,9 @@ export function parseManifest(bytes: Buffer): DeploymentConfig {
  * against the chain first and refuses to start on any mismatch.
  */
 export async function buildQueueRuntime(options: QueueRuntimeOptions): Promise<FastifyInstance> {
-  const config = parseManifest(options.manifest);
+  // A copy: the bytes served and the config parsed from them stay one, whatever the caller does with its array.
+  const manifest = Buffer.from(options.manifest);
+  const config = parseManifest(manifest);
   if (options.corsOrigins !== undefined) checkCorsOrigins(options.corsOrigins); // before any chain call
   const account = options.relayerPrivateKey === undefined ? null : privateKeyToAccount(options.relayerPrivateKey);
   if ((account?.address ?? null) !== config.relayFees.relayer) {
@@ -134,8 +137,8 @@ export async function buildQueueRuntime(options: QueueRuntimeOptions): Promise<F
   const publicRpcUrl = options.publicRpcUrl ?? redactUrl(options.rpcUrl);
   const context: RuntimeContext = {
     config,
-    configBytes: options.manifest,
-    configEtag: `"${createHash("sha256").update(options.manifest).digest("base64url")}"`,
+    configBytes: manifest,
+    configEtag: `"${createHash("sha256").update(manifest).digest("base64url")}"`,
     chain,
     chainTimeoutMs,
     artifacts,

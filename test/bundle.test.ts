@@ -1,5 +1,4 @@
-import { copyFile, mkdtemp, readFile, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { copyFile, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { execa } from "execa";
@@ -9,11 +8,15 @@ import { BundleError, startDevStack } from "../harness/index.ts";
 import { closeProvers, createQueueClient, poolAbi, reviewedFrom } from "../harness/client/index.ts";
 import { poolFixture, provenSend } from "./support/pool.ts";
 import { rpc } from "./support/rpc.ts";
+import { withStacks } from "./support/stacks.ts";
+import { withTempDirs } from "./support/temp-dirs.ts";
 
 // Repro bundles: a local stack saved to one file and brought back elsewhere, operations included.
+const tempDir = withTempDirs();
+const startStack = withStacks();
 let dir: string;
 beforeAll(async () => {
-  dir = await mkdtemp(path.join(tmpdir(), "devstack-bundle-"));
+  dir = await tempDir("devstack-bundle-");
 });
 afterAll(async () => {
   await closeProvers();
@@ -23,7 +26,7 @@ const head = (url: string) => rpc<{ number: Hex; hash: Hex }>(url, "eth_getBlock
 
 describe("repro bundles", () => {
   it("save -> load elsewhere: the same blocks, Pool, roots, balances and operations; one in flight resumes", async () => {
-    const first = await startDevStack();
+    const first = await startStack();
     const pool = await poolFixture(first);
     const queue = createQueueClient({ baseUrl: first.queueUrl, reviewed: reviewedFrom(first.manifest) });
     const config = await queue.beforePrepare();
@@ -47,10 +50,10 @@ describe("repro bundles", () => {
     await first.stop();
 
     // Elsewhere: a copy of the file, a fresh state dir.
-    const moved = path.join(await mkdtemp(path.join(tmpdir(), "devstack-elsewhere-")), "copy.qdbundle");
+    const moved = path.join(await tempDir("devstack-elsewhere-"), "copy.qdbundle");
     await copyFile(file, moved);
     const t1 = performance.now();
-    const second = await startDevStack({ load: moved });
+    const second = await startStack({ load: moved });
     const loadMs = performance.now() - t1;
     try {
       console.log(`bundle ${bytes} bytes; save ${saveMs.toFixed(0)} ms, load (stack ready) ${loadMs.toFixed(0)} ms`);
@@ -71,7 +74,7 @@ describe("repro bundles", () => {
   });
 
   it("the CLI saves a running stack (save) and starts from the bundle (--load), serving the saved manifest", async () => {
-    const stack = await startDevStack();
+    const stack = await startStack();
     const file = path.join(dir, "cli.qdbundle");
     const manifest = await readFile(stack.manifestPath, "utf8");
     try {
@@ -81,7 +84,7 @@ describe("repro bundles", () => {
     } finally {
       await stack.stop();
     }
-    const stateDir = await mkdtemp(path.join(tmpdir(), "devstack-cli-load-"));
+    const stateDir = await tempDir("devstack-cli-load-");
     const cli = execa(process.execPath, ["--experimental-strip-types", "--no-warnings", "scripts/dev-stack.ts", "--load", file, "--state-dir", stateDir, "--json", "--chain-port", "0", "--queue-port", "0"], { reject: false });
     try {
       const info = await new Promise<{ queueUrl: string }>((resolve, reject) => {
@@ -98,7 +101,7 @@ describe("repro bundles", () => {
 
   it("refuses a damaged bundle, another format version, or a non-empty state dir, before anvil starts", async () => {
     const stateDir = path.join(dir, "persisted");
-    const stack = await startDevStack({ stateDir, persist: true });
+    const stack = await startStack({ stateDir, persist: true });
     const good = path.join(dir, "good.qdbundle");
     try {
       await stack.save(good);

@@ -1,12 +1,15 @@
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { createConnection, createServer } from "node:net";
-import { tmpdir } from "node:os";
+import { readdir, readFile, writeFile } from "node:fs/promises";
+import { createConnection } from "node:net";
 import path from "node:path";
 import { execa, type ResultPromise } from "execa";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { StackInfo } from "../harness/state-dir/index.ts";
+import { requestWithHost } from "./support/forged-host.ts";
+import { freePort, holdPort } from "./support/ports.ts";
 import { alive, anvilsWith, gone } from "./support/processes.ts";
+import { withTempDirs } from "./support/temp-dirs.ts";
 
+const tempDir = withTempDirs();
 const CLI = ["--experimental-strip-types", "scripts/dev-stack.ts"];
 const running: ResultPromise[] = [];
 const anvils: number[] = [];
@@ -54,15 +57,6 @@ async function launch(stateDir: string, extra: string[] = [], env: Record<string
   return { ...run, info };
 }
 
-/** A port that is free now (the test then binds it twice in a row, as the default ports are). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const { port } = server.address() as { port: number };
-  await new Promise((r) => server.close(r));
-  return port;
-}
-
 const portOpen = (url: string) =>
   new Promise<boolean>((resolve) => {
     const { hostname, port } = new URL(url);
@@ -71,13 +65,7 @@ const portOpen = (url: string) =>
     socket.once("error", () => resolve(false));
   });
 
-const tempDirs: string[] = [];
-afterAll(() => Promise.all(tempDirs.map((d) => rm(d, { recursive: true, force: true }))));
-const tempStateDir = async () => {
-  const dir = await mkdtemp(path.join(tmpdir(), "devstack-cli-"));
-  tempDirs.push(dir);
-  return dir;
-};
+const tempStateDir = () => tempDir("devstack-cli-");
 
 describe("npm run dev-stack", () => {
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
@@ -161,27 +149,44 @@ describe("npm run dev-stack", () => {
     expect(run.stderr()).toContain('"url":"/api/queue/config"');
   });
 
-  it("--help lists every option; a port in use is named, with what to do", async () => {
+  it("--help lists every option; a port in use is named, with what to do, before anything starts or is written", async () => {
     const help = await execa(process.execPath, [...CLI, "--help"]);
-    for (const option of ["--fork-url", "--fork-block-number", "--pool", "--deployment-block", "--state-dir", "--persist", "--chain-port", "--queue-port", "--host", "--confirmations", "--json", "--verbose", "--help"]) {
+    for (const option of ["--fork-url", "--fork-block-number", "--pool", "--deployment-block", "--state-dir", "--persist", "--chain-port", "--queue-port", "--host", "--confirmations", "--cors-origin", "--allowed-host", "--json", "--verbose", "--help"]) {
       expect(help.stdout).toContain(option);
     }
-    const holder = createServer();
-    await new Promise<void>((r) => holder.listen(0, "127.0.0.1", r));
-    const taken = (holder.address() as { port: number }).port;
+    const holder = await holdPort();
     try {
       for (const flag of ["--chain-port", "--queue-port"]) {
-        const stateDir = await tempStateDir();
-        const other = flag === "--chain-port" ? "--queue-port" : "--chain-port";
-        const run = await execa(process.execPath, [...CLI, "--state-dir", stateDir, flag, String(taken), other, "0"], { reject: false });
-        expect(run.exitCode).toBe(1);
-        expect(run.stderr).toContain(`queue-devstack: port ${taken} (${flag}) is in use: stop what holds it (another stack?), or pass ${flag} 0 for any free port`);
-        await expect(readFile(path.join(stateDir, "manifest.json"))).rejects.toThrow(/ENOENT/); // nothing half-written
-        expect(await anvilsWith(stateDir)).toEqual([]);
+        // A new state dir, and one that holds a file of the user's.
+        const parent = await tempStateDir();
+        const fresh = path.join(parent, "new", "state");
+        await writeFile(path.join(parent, "notes.txt"), "mine");
+        for (const stateDir of [fresh, parent]) {
+          const other = flag === "--chain-port" ? "--queue-port" : "--chain-port";
+          const run = await execa(process.execPath, [...CLI, "--state-dir", stateDir, flag, String(holder.port), other, "0"], { reject: false });
+          expect(run.exitCode).toBe(1);
+          expect(run.stderr).toContain(`queue-devstack: port ${holder.port} (${flag}) is in use: stop what holds it (another stack?), or pass ${flag} 0 for any free port`);
+          expect(run.stdout).not.toContain("start anvil");
+          expect(await anvilsWith(stateDir)).toEqual([]);
+        }
+        // The state dir as it was found: the new one not made, the other with the user's file only.
+        expect(await readdir(parent)).toEqual(["notes.txt"]);
       }
     } finally {
-      holder.close();
+      await holder.release();
     }
+  });
+
+  it("--allowed-host: the dev routes also answer under that name; other names are refused", async () => {
+    const run = await launch(await tempStateDir(), ["--allowed-host", "devbox.test"]);
+    const port = new URL(run.info.queueUrl).port;
+    expect((await requestWithHost(`${run.info.queueUrl}/api/dev/faults`, `devbox.test:${port}`)).status).toBe(200);
+    expect((await requestWithHost(`${run.info.queueUrl}/api/dev/faults`, `localhost:${port}`)).status).toBe(200);
+    const refused = await requestWithHost(`${run.info.queueUrl}/api/dev/faults`, `evil.example:${port}`);
+    expect(refused.status).toBe(403);
+    expect(JSON.parse(refused.body)).toMatchObject({ code: "host_not_allowed" });
+    run.child.kill("SIGINT");
+    expect((await run.child).exitCode).toBe(0);
   });
 
   it("refuses a state dir whose stack is still running", async () => {
@@ -210,6 +215,7 @@ describe("npm run dev-stack", () => {
       [["start-it"], "queue-devstack: unexpected argument start-it"],
       [["--confirmations", "0"], "queue-devstack: --confirmations must be at least 1"],
       [["--cors-origin", "app.example"], 'queue-devstack: --cors-origin: CORS origin "app.example" is not an origin: give scheme://host[:port], like https://app.example, or "loopback"'],
+      [["--allowed-host", "http://devbox.test"], 'queue-devstack: --allowed-host: allowed host "http://devbox.test" is not a host name: give a name (devbox.local), an IP address, or .name for a name and its subdomains; no scheme or port'],
     ] as const) {
       const bad = await execa(process.execPath, [...CLI, ...args], { reject: false });
       expect(bad.exitCode, args.join(" ")).toBe(2);

@@ -1,8 +1,10 @@
-import { cp, mkdtemp, rm, appendFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { cp, rm, appendFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { FIXTURES_DIR, inspectFixtures } from "../harness/deployment/index.ts";
+import { withTempDirs } from "./support/temp-dirs.ts";
+
+const tempDir = withTempDirs();
 
 describe("compiled fixtures", () => {
   it("the committed compiled.json is current with the sources (run npm run build:contracts if not)", async () => {
@@ -10,7 +12,7 @@ describe("compiled fixtures", () => {
   });
 
   it("stale or missing output is detected, not used", async () => {
-    const dir = await mkdtemp(path.join(tmpdir(), "fixtures-"));
+    const dir = await tempDir("fixtures-");
     for (const entry of ["contracts", "hardhat.config.ts", "compiled.json"]) {
       await cp(path.join(FIXTURES_DIR, entry), path.join(dir, entry), { recursive: true });
     }

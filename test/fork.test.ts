@@ -1,10 +1,10 @@
-import { mkdtemp, readFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createAnvil } from "@viem/anvil";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { keccak256, type Hex } from "viem";
-import { ForkUpstreamError, PinError, startDevStack, type DevStack } from "../harness/index.ts";
+import { ForkUpstreamError, PinError, startDevStack, type DevStack, type DevStackOptions } from "../harness/index.ts";
 import { anvilBinaryPath } from "../harness/chain/index.ts";
 import { anvilsWith } from "./support/processes.ts";
 import { hex, rpc } from "./support/rpc.ts";
@@ -12,24 +12,36 @@ import { poolFixture, provenSend } from "./support/pool.ts";
 import { createChainClient } from "../src/chain/client.ts";
 import { closeProvers, createQueueClient, poolAbi, reviewedFrom } from "../harness/client/index.ts";
 
+// Fork caches and state dirs of this file: removed after it, whether its tests passed or not.
+const tempDirs: string[] = [];
+const tempDir = async (prefix: string) => {
+  const dir = await mkdtemp(path.join(tmpdir(), prefix));
+  tempDirs.push(dir);
+  return dir;
+};
 // A local stack plays Sepolia: an anvil with chain id 11155111 holding a deployed Pool. Nothing here
 // touches a public RPC.
 let upstream: DevStack;
+let forkCache: string;
 beforeAll(async () => {
+  forkCache = await tempDir("devstack-fork-cache-");
   upstream = await startDevStack();
   // Some history after the Pool's deployment, as on a real network.
   await rpc(upstream.rpcUrl, "anvil_mine", [hex(20)]);
 });
 afterAll(async () => {
   await upstream?.stop();
+  await Promise.all(tempDirs.map((dir) => rm(dir, { recursive: true, force: true })));
 });
+// A fork keeps the upstream's answers in this file's folder, never in the user's cache (~/.cache).
+const startFork = (options: DevStackOptions) => startDevStack({ forkCacheDir: forkCache, ...options });
 
 const blockHash = async (url: string, n: number | bigint) => (await rpc<{ hash: Hex }>(url, "eth_getBlockByNumber", [hex(n), false])).hash;
 
 describe("fork mode", () => {
   it("forks the upstream at its latest block, pinned, and deploys the fixtures on the fork", async () => {
     const head = Number(await rpc<string>(upstream.rpcUrl, "eth_blockNumber"));
-    const fork = await startDevStack({ forkUrl: upstream.rpcUrl });
+    const fork = await startFork({ forkUrl: upstream.rpcUrl });
     try {
       expect(fork.mode).toBe("fork");
       expect(fork.info.pool).toBe("deployed");
@@ -53,7 +65,7 @@ describe("fork mode", () => {
 
   it("forks at a given block", async () => {
     const at = upstream.manifest.deploymentBlock - 1;
-    const fork = await startDevStack({ forkUrl: upstream.rpcUrl, forkBlockNumber: at });
+    const fork = await startFork({ forkUrl: upstream.rpcUrl, forkBlockNumber: at });
     try {
       expect(fork.info.fork?.blockNumber).toBe(at);
       expect(fork.info.fork?.blockHash).toBe(await blockHash(upstream.rpcUrl, at));
@@ -66,7 +78,7 @@ describe("fork mode", () => {
   });
 
   it("replays a fork at a pinned block without the network: the upstream's immutable answers were kept", async () => {
-    const forkCacheDir = await mkdtemp(path.join(tmpdir(), "devstack-fork-cache-"));
+    const forkCacheDir = await tempDir("devstack-fork-cache-");
     const own = await startDevStack();
     const url = own.rpcUrl;
     let first: { pool: string; hash: string | undefined; block: number };
@@ -97,7 +109,7 @@ describe("fork mode", () => {
   it("never shows or writes the fork URL's credentials", async () => {
     const port = new URL(upstream.rpcUrl).port;
     const secretUrl = `http://alice:hunter2pass@127.0.0.1:${port}/?apikey=sk_live_0123456789abcdef`;
-    const fork = await startDevStack({ forkUrl: secretUrl });
+    const fork = await startFork({ forkUrl: secretUrl });
     try {
       const written = (await readFile(fork.stackInfoPath, "utf8")) + (await readFile(fork.manifestPath, "utf8"));
       for (const secret of ["hunter2pass", "alice", "sk_live_0123456789abcdef"]) {
@@ -113,7 +125,7 @@ describe("fork mode", () => {
 
 describe("pin mode", () => {
   it("pins a Pool deployed on the upstream: nothing deployed, its deployment block found on the chain", async () => {
-    const pinned = await startDevStack({ forkUrl: upstream.rpcUrl, pool: upstream.manifest.poolAddress });
+    const pinned = await startFork({ forkUrl: upstream.rpcUrl, pool: upstream.manifest.poolAddress });
     try {
       const m = pinned.manifest;
       expect(pinned.info.pool).toBe("pinned");
@@ -132,7 +144,7 @@ describe("pin mode", () => {
   });
 
   it("a fork stack's bundle loads without the upstream: the forked state it touched, the fork block's hash, the same Pool; a relay in flight resumes", async () => {
-    const forkCacheDir = await mkdtemp(path.join(tmpdir(), "devstack-fork-cache-"));
+    const forkCacheDir = await tempDir("devstack-fork-cache-");
     const pinned = await startDevStack({ forkUrl: upstream.rpcUrl, pool: upstream.manifest.poolAddress, forkCacheDir });
     const file = path.join(forkCacheDir, "fork.qdbundle");
     let saved: { manifest: string; head: { number: Hex; hash: Hex }; forkBlock: number; root: bigint; opId: string };
@@ -172,19 +184,49 @@ describe("pin mode", () => {
     }
   });
 
+  it("a pinned fork starts again with its upstream stopped and serves the same configuration bytes", async () => {
+    // Its own upstream, to stop. The Pool's routes were approved on it: the manifest's route discovery
+    // reads their events (eth_getLogs) from the upstream, for the forked range.
+    const own = await startDevStack();
+    const forkCacheDir = await tempDir("devstack-fork-cache-");
+    let options: DevStackOptions;
+    let first: string;
+    try {
+      await rpc(own.rpcUrl, "anvil_mine", [hex(3)]);
+      const head = Number(await rpc<string>(own.rpcUrl, "eth_blockNumber"));
+      options = { forkUrl: own.rpcUrl, forkBlockNumber: head, forkCacheDir, pool: own.manifest.poolAddress };
+      const pinned = await startDevStack(options);
+      try {
+        first = await (await fetch(`${pinned.queueUrl}/api/queue/config`)).text();
+        expect(pinned.manifest.routes.filter((route) => route.action === "external")).not.toEqual([]);
+      } finally {
+        await pinned.stop();
+      }
+    } finally {
+      await own.stop(); // the upstream is gone
+    }
+    const replay = await startDevStack(options);
+    try {
+      expect(replay.info.pool).toBe("pinned");
+      expect(await (await fetch(`${replay.queueUrl}/api/queue/config`)).text()).toBe(first);
+    } finally {
+      await replay.stop();
+    }
+  });
+
   it("checks a given deployment block", async () => {
     const pool = upstream.manifest.poolAddress;
     const n = upstream.manifest.deploymentBlock;
-    const pinned = await startDevStack({ forkUrl: upstream.rpcUrl, pool, deploymentBlock: n });
+    const pinned = await startFork({ forkUrl: upstream.rpcUrl, pool, deploymentBlock: n });
     expect(pinned.manifest.deploymentBlock).toBe(n);
     await pinned.stop();
-    await expect(startDevStack({ forkUrl: upstream.rpcUrl, pool, deploymentBlock: n + 1 })).rejects.toThrow(/already had code at block/);
-    await expect(startDevStack({ forkUrl: upstream.rpcUrl, pool, deploymentBlock: n - 1 })).rejects.toThrow(/no code at --deployment-block/);
+    await expect(startFork({ forkUrl: upstream.rpcUrl, pool, deploymentBlock: n + 1 })).rejects.toThrow(/already had code at block/);
+    await expect(startFork({ forkUrl: upstream.rpcUrl, pool, deploymentBlock: n - 1 })).rejects.toThrow(/no code at --deployment-block/);
   });
 
   it("refuses an address without code, with nothing left running", async () => {
-    const stateDir = await mkdtemp(path.join(tmpdir(), "devstack-pin-"));
-    const attempt = startDevStack({ forkUrl: upstream.rpcUrl, pool: "0x000000000000000000000000000000000000dEaD", stateDir });
+    const stateDir = await tempDir("devstack-pin-");
+    const attempt = startFork({ forkUrl: upstream.rpcUrl, pool: "0x000000000000000000000000000000000000dEaD", stateDir });
     await expect(attempt).rejects.toBeInstanceOf(PinError);
     await expect(attempt).rejects.toThrow(/no contract code at 0x000000000000000000000000000000000000dEaD/);
     expect(await anvilsWith(stateDir)).toEqual([]);
@@ -193,8 +235,8 @@ describe("pin mode", () => {
 
 describe("a bad upstream", () => {
   it("unreachable: a clear error naming the redacted URL, and no process left", async () => {
-    const stateDir = await mkdtemp(path.join(tmpdir(), "devstack-bad-"));
-    const attempt = startDevStack({ forkUrl: "http://127.0.0.1:9/v3/0123456789abcdef0123", stateDir });
+    const stateDir = await tempDir("devstack-bad-");
+    const attempt = startFork({ forkUrl: "http://127.0.0.1:9/v3/0123456789abcdef0123", stateDir });
     await expect(attempt).rejects.toBeInstanceOf(ForkUpstreamError);
     const message = (await attempt.catch((e: Error) => e.message)) as string;
     expect(message).toContain("http://127.0.0.1:9/v3/***");
@@ -207,8 +249,8 @@ describe("a bad upstream", () => {
     await other.start();
     try {
       const port = /Listening on \S+:(\d+)/.exec(other.logs.join(""))?.[1];
-      const stateDir = await mkdtemp(path.join(tmpdir(), "devstack-bad-"));
-      await expect(startDevStack({ forkUrl: `http://127.0.0.1:${port}`, stateDir })).rejects.toThrow(/is chain 1, not Sepolia \(11155111\)/);
+      const stateDir = await tempDir("devstack-bad-");
+      await expect(startFork({ forkUrl: `http://127.0.0.1:${port}`, stateDir })).rejects.toThrow(/is chain 1, not Sepolia \(11155111\)/);
       expect(await anvilsWith(stateDir)).toEqual([]);
     } finally {
       await other.stop();

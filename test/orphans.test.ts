@@ -1,10 +1,10 @@
-import { access, mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { access, readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { execa, type ResultPromise } from "execa";
 import { afterEach, describe, expect, it } from "vitest";
 import { startDevStack } from "../harness/index.ts";
 import { alive, gone } from "./support/processes.ts";
+import { withTempDirs } from "./support/temp-dirs.ts";
 
 // anvil must not outlive the process that started it, however that process dies: killed outright, or
 // a vitest run interrupted while a test holds a stack.
@@ -13,14 +13,18 @@ interface Started {
   stateDir: string;
   marker: string;
 }
+const tempDir = withTempDirs();
 const children: ResultPromise[] = [];
 const pids: number[] = [];
+/** State dirs of stacks whose owner was killed: nobody stops them, so the test removes them. */
+const abandoned: string[] = [];
 afterEach(async () => {
   for (const child of children.splice(0)) {
     child.kill("SIGKILL");
     await child.catch(() => {});
   }
   for (const pid of pids.splice(0)) if (alive(pid)) process.kill(pid, "SIGKILL");
+  await Promise.all(abandoned.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
 });
 
 const exists = (file: string) => access(file).then(() => true, () => false);
@@ -35,6 +39,7 @@ describe("a stack whose owner dies", () => {
       void child.then((r) => reject(new Error(`owner exited ${r.exitCode}: ${r.stderr}`)));
     });
     pids.push(started.chainPid);
+    abandoned.push(started.stateDir);
     expect(alive(started.chainPid)).toBe(true);
 
     child.kill("SIGKILL");
@@ -54,7 +59,7 @@ describe("a stack whose owner dies", () => {
     ["forks pool, startDevStack in the test", "test/fixtures/owner-killed/vitest.config.ts"],
     ["threads pool, the vitest integration's worker stack", "test/fixtures/owner-killed/vitest.threads.config.ts"],
   ])("a vitest run interrupted (SIGINT) while a test holds a stack leaves no anvil (%s)", async (_, config) => {
-    const infoFile = path.join(await mkdtemp(path.join(tmpdir(), "devstack-interrupt-")), "stack.json");
+    const infoFile = path.join(await tempDir("devstack-interrupt-"), "stack.json");
     const vitest = execa(process.execPath, ["node_modules/vitest/vitest.mjs", "run", "--config", config], {
       reject: false,
       env: { STACK_INFO_FILE: infoFile, CI: "1" },
@@ -69,12 +74,12 @@ describe("a stack whose owner dies", () => {
     }
     const started = JSON.parse(await readFile(infoFile, "utf8")) as Started;
     pids.push(started.chainPid);
+    abandoned.push(started.stateDir);
     expect(alive(started.chainPid)).toBe(true);
 
     vitest.kill("SIGINT");
     const result = await vitest;
     expect(result.exitCode).not.toBe(0);
     expect(await gone(started.chainPid, 5_000)).toBe(true);
-    await rm(path.dirname(infoFile), { recursive: true, force: true });
   });
 });

@@ -1,27 +1,25 @@
-import { access, mkdtemp, readFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { access, readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { erc20Abi, parseAbi, type Hex } from "viem";
-import { startDevStack, type DevStack } from "../harness/index.ts";
+import { startDevStack } from "../harness/index.ts";
 import { closeProvers, createAccountKeys, createQueueClient, recipientOf, reviewedFrom } from "../harness/client/index.ts";
 import { clients } from "./support/chain.ts";
 import { poolFixture } from "./support/pool.ts";
 import { hex, rpc } from "./support/rpc.ts";
+import { withStacks } from "./support/stacks.ts";
+import { withTempDirs } from "./support/temp-dirs.ts";
 
 // Save a stack and reload it, as a developer reproducing a bug would: same blocks, same Pool, same
 // manifest, same relayed operations.
-const stacks: DevStack[] = [];
-afterAll(async () => {
-  await closeProvers();
-  await Promise.all(stacks.map((s) => s.stop()));
-});
+const tempDir = withTempDirs();
+const startStack = withStacks();
+afterAll(closeProvers);
 
 describe("a persisted stack", () => {
   it("is saved on stop and resumed on start", async () => {
-    const stateDir = await mkdtemp(path.join(tmpdir(), "devstack-persist-"));
-    const first = await startDevStack({ stateDir, persist: true });
-    stacks.push(first);
+    const stateDir = await tempDir("devstack-persist-");
+    const first = await startStack({ stateDir, persist: true });
     expect(first.info.chainState).toBe(path.join(stateDir, "chain-state.json"));
 
     // Some history: a relayed private send and a token mint to the Pool.
@@ -44,8 +42,7 @@ describe("a persisted stack", () => {
     await first.stop();
     await access(path.join(stateDir, "chain-state.json"));
 
-    const second = await startDevStack({ stateDir, persist: true });
-    stacks.push(second);
+    const second = await startStack({ stateDir, persist: true });
     expect((await readFile(second.manifestPath)).equals(manifest)).toBe(true);
     expect((await rpc<{ hash: string }>(second.rpcUrl, "eth_getBlockByNumber", [hex(head), false])).hash).toBe(headHash);
     const client2 = clients(second.rpcUrl, second.accounts[3]?.privateKey as Hex).public;

@@ -1,6 +1,5 @@
 import { createHash } from "node:crypto";
-import { cp, mkdtemp, readFile, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { cp, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import * as snarkjs from "snarkjs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -11,7 +10,9 @@ import { startDevStack, type DevStack } from "../harness/index.ts";
 import { ArtifactIntegrityError, closeProvers, fetchProofFiles, hashExtData, poolAbi, randomFieldElement, reviewedFrom } from "../harness/client/index.ts";
 import { buildQueueRuntime } from "../src/server.ts";
 import { clients, RELAYER_KEY } from "./support/chain.ts";
+import { withTempDirs } from "./support/temp-dirs.ts";
 
+const tempDir = withTempDirs();
 let stack: DevStack;
 beforeAll(async () => {
   stack = await startDevStack();
@@ -92,7 +93,7 @@ describe("the queue serves the proof files", () => {
   });
 
   it("the runtime refuses to start when a file differs from the manifest", async () => {
-    const dir = await mkdtemp(path.join(tmpdir(), "artifacts-"));
+    const dir = await tempDir("artifacts-");
     await cp(CIRCUIT_BUILD_DIR, dir, { recursive: true });
     const wasm = path.join(dir, "joinsplit.wasm");
     const bytes = await readFile(wasm);

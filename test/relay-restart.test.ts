@@ -1,5 +1,3 @@
-import { mkdtemp } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import path from "node:path";
 import type { ResultPromise } from "execa";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -8,22 +6,20 @@ import { closeProvers, createAccountKeys, recipientOf, toRelayRequest } from "..
 import type { Operation } from "../src/relay/operation.ts";
 import { poolFixture } from "./support/pool.ts";
 import { rpc } from "./support/rpc.ts";
-import { startRuntimeProcess } from "./support/runtime-process.ts";
+import { withRuntimeProcesses } from "./support/runtime-process.ts";
 
 // The runtime as its own process with a durable store, killed with SIGKILL mid-flight and started again.
 let stack: DevStack;
 let pool: Awaited<ReturnType<typeof poolFixture>>;
-const running: ResultPromise[] = [];
+// Each runtime is SIGKILLed after its test; the stores' folder is removed after the file.
+const runtimes = withRuntimeProcesses("queue-store-");
 
 beforeAll(async () => {
   stack = await startDevStack();
   pool = await poolFixture(stack);
 }, 120_000);
 afterEach(async () => {
-  for (const child of running.splice(0)) {
-    child.kill("SIGKILL");
-    await child.catch(() => {});
-  }
+  await runtimes.kill();
   await rpc(stack.rpcUrl, "evm_setAutomine", [true]);
 });
 afterAll(async () => {
@@ -32,9 +28,7 @@ afterAll(async () => {
 });
 
 async function startRuntime(store: string): Promise<{ url: string; child: ResultPromise }> {
-  const runtime = await startRuntimeProcess(stack, ["--store", store, "--stuck-after-ms", "60000"]);
-  running.push(runtime.child);
-  return runtime;
+  return runtimes.start(stack, ["--store", store, "--stuck-after-ms", "60000"]);
 }
 
 async function request() {
@@ -63,7 +57,7 @@ const submit = async (url: string, body: unknown) =>
 
 describe("a runtime killed with SIGKILL and started again", () => {
   it("finds a broadcast operation, re-broadcasts the same transaction when the node lost it, and sends nothing twice", async () => {
-    const store = path.join(await mkdtemp(path.join(tmpdir(), "queue-store-")), "queue.sqlite");
+    const store = path.join(runtimes.dir, "broadcast.sqlite");
     const body = await request();
     const nonceBefore = await nonce();
     await rpc(stack.rpcUrl, "evm_setAutomine", [false]);
@@ -97,7 +91,7 @@ describe("a runtime killed with SIGKILL and started again", () => {
   });
 
   it("finds an operation accepted just before the kill, and processes it once", async () => {
-    const store = path.join(await mkdtemp(path.join(tmpdir(), "queue-store-")), "queue.sqlite");
+    const store = path.join(runtimes.dir, "accepted.sqlite");
     const bodies = [await request(), await request()];
     const nonceBefore = await nonce();
     await rpc(stack.rpcUrl, "evm_setAutomine", [false]);

@@ -1,12 +1,13 @@
-import { mkdtemp } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { execFile } from "node:child_process";
 import path from "node:path";
-import { DatabaseSync } from "node:sqlite";
+import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import type { ObservedHead } from "../src/chain/head.ts";
+import type { OperationState } from "../src/relay/operation.ts";
 import { StatusAnswers } from "../src/relay/status-answer.ts";
-import { SqliteOperationStore, StoreInUseError, StoreMismatchError, type OperationRecord } from "../src/relay/store.ts";
+import { sqlite, SqliteOperationStore, StoreInUseError, StoreMismatchError, type OperationRecord, type OperationStore } from "../src/relay/store.ts";
 import { operationView } from "../src/relay/view.ts";
+import { withTempDirs } from "./support/temp-dirs.ts";
 
 // The store on its own (a real SQLite file): atomic claims, durability across reopening, deployment binding.
 function record(id: string, nullifiers: string[], key: string | null = null): OperationRecord {
@@ -17,22 +18,34 @@ function record(id: string, nullifiers: string[], key: string | null = null): Op
     nullifiers, reason: null, attempts: [], minedHash: null, block: null, history: [{ state: "accepted", at }], createdAt: at, updatedAt: at,
   };
 }
-const file = async () => path.join(await mkdtemp(path.join(tmpdir(), "store-")), "queue.sqlite");
+const tempDir = withTempDirs();
+const file = async () => path.join(await tempDir("store-"), "queue.sqlite");
+const moveTo = (store: OperationStore, id: string, state: OperationState) => store.save({ ...(store.get(id) as OperationRecord), state });
 
 describe("SqliteOperationStore", () => {
-  it("claims nullifiers and idempotency keys atomically, and frees nullifiers at the end", async () => {
+  it("claims nullifiers and idempotency keys atomically; a nullifier stays claimed through confirmation, and only a failure frees it", async () => {
     const store = new SqliteOperationStore(await file());
     expect(store.insert(record("a", ["1", "2"], "k"))).toEqual({ ok: true });
-    expect(store.insert(record("b", ["2", "3"]))).toEqual({ ok: false, conflict: "nullifier", nullifier: "2", operationId: "a" });
+    expect(store.insert(record("b", ["2", "3"]))).toEqual({ ok: false, conflict: "nullifier", nullifier: "2", operationId: "a", state: "accepted" });
     const replay = store.insert(record("c", ["9"], "k"));
     expect(replay).toMatchObject({ ok: false, conflict: "idempotency", existing: { id: "a" } });
     expect(store.get("b")).toBeUndefined(); // nothing half-written
     expect(store.countLive()).toBe(1);
-    const a = store.get("a") as OperationRecord;
-    a.state = "confirmed";
-    store.save(a, { releaseNullifiers: true });
-    expect(store.insert(record("b", ["2", "3"]))).toEqual({ ok: true });
-    expect(store.countLive()).toBe(1);
+    // Mined and confirmed: it spent them, so a copy checked before that cannot be stored after it.
+    moveTo(store, "a", "included");
+    moveTo(store, "a", "confirmed");
+    expect(store.insert(record("b", ["2", "3"]))).toEqual({ ok: false, conflict: "nullifier", nullifier: "2", operationId: "a", state: "confirmed" });
+    expect(store.claim("1")).toEqual({ operationId: "a", state: "confirmed" });
+    expect(store.liveHolder("1")).toBeUndefined(); // claimed, not in flight
+    expect(store.countLive()).toBe(0);
+    // A failed operation frees its nullifiers: a retry of them is a new operation.
+    expect(store.insert(record("d", ["4"]))).toEqual({ ok: true });
+    for (const failed of ["rejected", "expired", "reverted"] as const) {
+      moveTo(store, "d", failed);
+      expect(store.claim("4")).toBeUndefined();
+    }
+    expect(store.insert(record("e", ["4", "5"]))).toEqual({ ok: true });
+    expect(store.liveHolder("4")).toBe("e");
     store.close();
   });
 
@@ -81,6 +94,17 @@ describe("SqliteOperationStore", () => {
     store.close();
   });
 
+  it("says nothing of SQLite being experimental when it opens; other experimental warnings still show", async () => {
+    // A process of its own: this one has loaded node:sqlite already, and Node warns once per process.
+    const script = `
+      const { SqliteOperationStore } = await import(${JSON.stringify(new URL("../src/relay/store.ts", import.meta.url).href)});
+      new SqliteOperationStore(":memory:").close();
+      process.emitWarning("another feature is experimental", "ExperimentalWarning");`;
+    const { stderr } = await promisify(execFile)(process.execPath, ["--experimental-strip-types", "--input-type=module", "-e", script]);
+    expect(stderr).toContain("ExperimentalWarning: another feature is experimental");
+    expect(stderr).not.toMatch(/SQLite/);
+  });
+
   it("is used by one runtime at a time", async () => {
     const where = await file();
     const first = new SqliteOperationStore(where);
@@ -113,24 +137,20 @@ describe("SqliteOperationStore", () => {
     expect(store.twin("hash-a")?.id).toBe("a");
     expect(store.twin("hash-nope")).toBeUndefined();
     expect(store.spender("1")).toBeUndefined(); // live, not mined
-    const a = store.get("a") as OperationRecord;
-    a.state = "confirmed";
-    store.save(a, { releaseNullifiers: true });
+    moveTo(store, "a", "confirmed");
     expect(store.twin("hash-a")?.id).toBe("a"); // confirmed: still the operation of that request
-    expect(store.spender("1")).toBe("a"); // after the nullifiers were released
+    expect(store.spender("1")).toBe("a");
     expect(store.spender("2")).toBe("a");
-    const b = store.get("b") as OperationRecord;
-    b.state = "expired";
-    store.save(b, { releaseNullifiers: true });
+    moveTo(store, "b", "expired");
     expect(store.twin("hash-b")).toBeUndefined(); // failed: not an answer to a new request
     expect(store.spender("9")).toBeUndefined();
     store.close();
   });
 
-  it("opens a store of the previous version: its keys and nullifiers are indexed at open, idempotently", async () => {
+  it("opens a store of version 1: its keys and nullifiers are indexed at open, idempotently", async () => {
     const where = await file();
-    const old = new DatabaseSync(where);
-    old.exec(PREVIOUS_SCHEMA);
+    const old = new (sqlite().DatabaseSync)(where);
+    old.exec(VERSION_1_SCHEMA);
     const at = new Date().toISOString();
     const insert = old.prepare(
       "INSERT INTO operations (id, kind, state, idempotency_key, request_hash, request, nullifiers, history, created_at, updated_at) VALUES (?, 'send', ?, ?, ?, '{}', ?, '[]', ?, ?)",
@@ -150,10 +170,34 @@ describe("SqliteOperationStore", () => {
       store.close();
     }
   });
+
+  it("opens a store of version 2, whose confirmed operations had freed their nullifiers: they are claimed again", async () => {
+    const where = await file();
+    const old = new (sqlite().DatabaseSync)(where);
+    old.exec(`${VERSION_1_SCHEMA}${VERSION_2_TABLES} PRAGMA user_version = 2;`);
+    const at = new Date().toISOString();
+    const insert = old.prepare("INSERT INTO operations (id, kind, state, request_hash, request, nullifiers, history, created_at, updated_at) VALUES (?, 'send', ?, ?, '{}', ?, '[]', ?, ?)");
+    const index = old.prepare("INSERT INTO operation_nullifiers (nullifier, operation_id) VALUES (?, ?)");
+    for (const [id, state, nullifiers] of [["confirmed", "confirmed", ["5", "6"]], ["live", "submitted", ["7"]], ["failed", "rejected", ["8"]]] as const) {
+      insert.run(id, state, `hash-${id}`, JSON.stringify(nullifiers), at, at);
+      for (const n of nullifiers) index.run(n, id);
+    }
+    old.prepare("INSERT INTO live_nullifiers (nullifier, operation_id) VALUES ('7', 'live')").run(); // the confirmed one's were deleted
+    old.close();
+
+    for (let open = 0; open < 2; open++) {
+      const store = new SqliteOperationStore(where);
+      expect(store.insert(record(`copy-${open}`, ["6"]))).toEqual({ ok: false, conflict: "nullifier", nullifier: "6", operationId: "confirmed", state: "confirmed" });
+      expect(store.insert(record(`live-${open}`, ["7"]))).toEqual({ ok: false, conflict: "nullifier", nullifier: "7", operationId: "live", state: "submitted" });
+      expect(store.liveHolder("7")).toBe("live");
+      expect(store.claim("8")).toBeUndefined();
+      store.close();
+    }
+  });
 });
 
 /** The store's schema before idempotency keys and nullifiers got their own tables. */
-const PREVIOUS_SCHEMA = `
+const VERSION_1_SCHEMA = `
 CREATE TABLE IF NOT EXISTS operations (
   id TEXT PRIMARY KEY, kind TEXT NOT NULL, state TEXT NOT NULL, idempotency_key TEXT UNIQUE, request_hash TEXT NOT NULL,
   request TEXT NOT NULL, nullifiers TEXT NOT NULL, reason TEXT, mined_hash TEXT, block TEXT, history TEXT NOT NULL,
@@ -167,4 +211,12 @@ CREATE TABLE IF NOT EXISTS attempts (
 );
 CREATE INDEX IF NOT EXISTS attempts_operation ON attempts(operation_id);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+`;
+
+/** What version 2 added: a table of keys, and every operation's nullifiers indexed. */
+const VERSION_2_TABLES = `
+CREATE TABLE IF NOT EXISTS idempotency_keys (key TEXT PRIMARY KEY, operation_id TEXT NOT NULL, created_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS operation_nullifiers (nullifier TEXT NOT NULL, operation_id TEXT NOT NULL, PRIMARY KEY (nullifier, operation_id));
+CREATE INDEX IF NOT EXISTS operations_request_hash ON operations(request_hash);
+CREATE TABLE IF NOT EXISTS quotes (id TEXT PRIMARY KEY, quote TEXT NOT NULL, expires_at INTEGER NOT NULL, created_at TEXT NOT NULL);
 `;

@@ -1,5 +1,4 @@
-import { copyFile, mkdtemp, readFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { copyFile, readFile } from "node:fs/promises";
 import path from "node:path";
 import { execa, type ResultPromise } from "execa";
 import { afterAll, describe, expect, it } from "vitest";
@@ -8,9 +7,11 @@ import { closeProvers, createQueueClient, reviewedFrom } from "../harness/client
 import type { StackInfo } from "../harness/state-dir/index.ts";
 import { parseManifest } from "../src/server.ts";
 import { poolFixture, provenSend } from "./support/pool.ts";
+import { withTempDirs } from "./support/temp-dirs.ts";
 
 // Issue 12's story, as a new user would go through it with the CLI: a stack with a reverted and a stuck
 // operation is saved, loaded elsewhere from a copy of the file, the revert is traced, the stuck one resumes.
+const tempDir = withTempDirs();
 const CLI = ["--experimental-strip-types", "--no-warnings", "scripts/dev-stack.ts"];
 const running: ResultPromise[] = [];
 afterAll(async () => {
@@ -35,7 +36,7 @@ const command = (...args: string[]) => execa(process.execPath, [...CLI, ...args]
 
 describe("a repro, handed over as one file", () => {
   it("reverted and stuck operations saved, loaded elsewhere, the revert traced, the stuck one resumed", async () => {
-    const here = await mkdtemp(path.join(tmpdir(), "devstack-story-"));
+    const here = await tempDir("devstack-story-");
     const first = await startCli(["--state-dir", here]);
     const ctl = (...args: string[]) => command("ctl", ...args, "--state-dir", here);
     // The client side, through what the CLI printed.
@@ -60,7 +61,7 @@ describe("a repro, handed over as one file", () => {
     expect((await first.cli).exitCode).toBe(0);
 
     // Elsewhere: a copy of the file, an empty state dir.
-    const there = await mkdtemp(path.join(tmpdir(), "devstack-story-elsewhere-"));
+    const there = await tempDir("devstack-story-elsewhere-");
     await copyFile(file, path.join(there, "from-a-colleague.qdbundle"));
     const second = await startCli(["--load", path.join(there, "from-a-colleague.qdbundle"), "--state-dir", path.join(there, "stack")]);
     const trace = await command("trace", reverted.id, "--state-dir", path.join(there, "stack"));

@@ -1,4 +1,5 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { createConnection } from "node:net";
 import path from "node:path";
 import { createAnvil } from "@viem/anvil";
 import { getAddress, type Hex } from "viem";
@@ -53,11 +54,41 @@ export interface Chain {
   recentLogs(): string[];
   /** Stops anvil: gracefully (SIGTERM: it writes --dump-state), or with `graceful: false` at once, writing nothing. */
   stop(options?: { graceful?: boolean }): Promise<void>;
+  /**
+   * Why a step that needed anvil failed, when the reason is that anvil is gone: an AnvilExitedError if
+   * it exited on its own (or is exiting: its port refuses connections), undefined while it runs.
+   */
+  exitError(during: string, cause?: unknown): Promise<AnvilExitedError | undefined>;
 }
 
 export class ChainStartError extends Error {
   override name = "ChainStartError";
 }
+
+/**
+ * anvil exited on its own after it had started (killed, crashed, out of memory): said in these words,
+ * with how it ended and its last lines, rather than as the RPC's "connection refused" that follows.
+ */
+export class AnvilExitedError extends Error {
+  override name = "AnvilExitedError";
+  readonly pid: number | undefined;
+  readonly exitCode: number | null;
+  readonly signal: string | null;
+  readonly lastLines: string[];
+
+  constructor(args: { pid: number | undefined; exitCode: number | null; signal: string | null; lastLines: string[]; during: string }, options?: ErrorOptions) {
+    const how = args.signal !== null ? `killed by ${args.signal}` : `exit code ${args.exitCode ?? "unknown"}`;
+    const lines = args.lastLines.length > 0 ? `; its last lines:\n${args.lastLines.map((l) => `  ${l}`).join("\n")}` : "; it printed nothing";
+    super(`anvil${args.pid === undefined ? "" : ` (pid ${args.pid})`} exited ${args.during} (${how})${lines}`, options);
+    this.pid = args.pid;
+    this.exitCode = args.exitCode;
+    this.signal = args.signal;
+    this.lastLines = args.lastLines;
+  }
+}
+
+/** How many of anvil's last lines an AnvilExitedError carries. */
+const EXIT_LINES = 10;
 
 /** Starts anvil (local, or forking an upstream at a pinned block) with chain id 11155111. */
 export async function startChain(options: ChainOptions): Promise<Chain> {
@@ -89,12 +120,30 @@ export async function startChain(options: ChainOptions): Promise<Chain> {
       return [guarded.file, guarded.args, execaOptions];
     },
   });
-  let exited = false;
-  const exit = new Promise<void>((resolve) => anvil.on("exit", () => ((exited = true), resolve())));
+  let exited: { code: number | null; signal: string | null } | undefined;
+  const exit = new Promise<void>((resolve) =>
+    anvil.on("exit", (code?: number, signal?: string) => {
+      exited = { code: code ?? null, signal: signal ?? null };
+      resolve();
+    }),
+  );
   let pid: number | undefined;
+  let port = options.port;
+  let stopping = false;
+  const recentLogs = () => anvil.logs.join("").split("\n").filter((line) => line.trim() !== "").slice(-40);
+  const exitError = async (during: string, cause?: unknown): Promise<AnvilExitedError | undefined> => {
+    if (stopping) return undefined;
+    // A refused connection means anvil closed its socket: it is exiting, and its exit is reported soon.
+    if (!exited && port !== 0 && (await refusesConnections(options.host, port))) await Promise.race([exit, new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
+    const status = exited as { code: number | null; signal: string | null } | undefined;
+    if (!status) return undefined;
+    const lastLines = recentLogs().slice(-EXIT_LINES).map((line) => redactText(line, options.fork?.url));
+    return new AnvilExitedError({ pid, exitCode: status.code, signal: status.signal, lastLines, during }, { cause });
+  };
   // Stopped by PID rather than @viem/anvil's stop(), which waits for a "close" already past when anvil
   // died on its own, and leaves a 10 s timer that keeps the owner's process alive after the stop.
   const stop = async ({ graceful = true } = {}): Promise<void> => {
+    stopping = true;
     if (exited) return;
     if (pid === undefined) return anvil.stop();
     process.kill(pid, graceful ? "SIGTERM" : "SIGKILL");
@@ -112,9 +161,9 @@ export async function startChain(options: ChainOptions): Promise<Chain> {
     throw new ChainStartError(redactText(`anvil did not start: ${(error as Error).message}${log ? ` (${log})` : ""}`, options.fork?.url));
   }
   try {
+    port = listeningPort(anvil.logs.join(""));
     pid = await findAnvilPid(marker);
     await options.onProcess?.({ marker, pid });
-    const port = listeningPort(anvil.logs.join(""));
     const out = JSON.parse(await readFile(marker, "utf8")) as { available_accounts: Hex[]; private_keys: Hex[] };
     const accounts = out.available_accounts.map((address, i) => ({ address: getAddress(address), privateKey: out.private_keys[i] as Hex }));
     return {
@@ -124,15 +173,26 @@ export async function startChain(options: ChainOptions): Promise<Chain> {
       binary,
       marker,
       accounts,
-      recentLogs: () => anvil.logs.join("").split("\n").filter((line) => line.trim() !== "").slice(-40),
+      recentLogs,
       stop,
+      exitError,
     };
   } catch (error) {
+    const gone = await exitError("while it was starting", error);
     await stop({ graceful: false });
-    throw error;
+    throw gone ?? error;
   } finally {
     await rm(runDir, { recursive: true, force: true });
   }
+}
+
+/** Whether a TCP connection to host:port is refused (nothing listens there). */
+function refusesConnections(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host, port });
+    socket.once("connect", () => (socket.destroy(), resolve(false)));
+    socket.once("error", (error: NodeJS.ErrnoException) => resolve(error.code === "ECONNREFUSED"));
+  });
 }
 
 function listeningPort(logs: string): number {

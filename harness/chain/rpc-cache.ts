@@ -5,10 +5,10 @@ import path from "node:path";
 
 /**
  * The fork's RPC cache: answers of the fork upstream that can never change — state read at an explicit
- * block number or hash, blocks, mined transactions and receipts, the chain id — kept in a file per
- * upstream, so a second run of a fork at the same pinned block needs no network for what it already
- * read. The upstream is always asked first (a reset upstream never gets stale answers); the cache
- * answers only when it cannot be reached. Answers about "latest" (or any moving tag) are never kept.
+ * block number or hash, blocks, mined transactions and receipts, the logs of past blocks, the chain id —
+ * kept in a file per upstream, so a second run of a fork at the same pinned block needs no network for
+ * what it already read. The upstream is always asked first (a reset upstream never gets stale answers);
+ * the cache answers only when it cannot be reached. Answers about "latest" (or any moving tag) are never kept.
  */
 export const DEFAULT_FORK_CACHE_DIR = path.join(process.env.XDG_CACHE_HOME || path.join(homedir(), ".cache"), "queue-devstack", "fork-rpc");
 
@@ -34,11 +34,66 @@ interface Call {
 
 /** A call whose answer cannot change: an immutable method with no moving block tag anywhere in its params. */
 function cacheable(call: Call): boolean {
+  if (call.method === "eth_getLogs") return logsFilter(call) !== null;
   if (!IMMUTABLE.has(call.method)) return false;
   return !JSON.stringify(call.params ?? []).split('"').some((token) => MOVING_TAGS.has(token));
 }
 
-const keyOf = (call: Call) => JSON.stringify([call.method, call.params ?? []]);
+interface LogsFilter {
+  address?: string | string[];
+  topics?: Array<string | string[] | null>;
+  fromBlock?: string;
+  toBlock?: string;
+  blockHash?: string;
+}
+
+const HEX_NUMBER = /^0x[0-9a-fA-F]+$/;
+
+/**
+ * An eth_getLogs filter over past blocks only: one block hash, or a range of explicit numbers (never a
+ * tag, nor a missing bound, which means "latest"). anvil asks the upstream for the forked part of any
+ * query this way: up to the fork block, by number.
+ */
+function logsFilter(call: Call): LogsFilter | null {
+  const [filter, ...rest] = call.params ?? [];
+  if (rest.length > 0 || typeof filter !== "object" || filter === null) return null;
+  const f = filter as LogsFilter;
+  if (typeof f.blockHash === "string") return f.fromBlock === undefined && f.toBlock === undefined ? f : null;
+  return typeof f.fromBlock === "string" && HEX_NUMBER.test(f.fromBlock) && typeof f.toBlock === "string" && HEX_NUMBER.test(f.toBlock) ? f : null;
+}
+
+/**
+ * A filter's key, the same for every way of writing it: anvil lists a topic's alternatives in no fixed
+ * order (a set, from one run to the next), and numbers and addresses may be written in either case.
+ */
+function logsKey(filter: LogsFilter): unknown {
+  const lower = (value: string | string[] | null | undefined) => (Array.isArray(value) ? [...new Set(value.map((v) => v.toLowerCase()))].sort() : (value?.toLowerCase() ?? null));
+  const topics = (filter.topics ?? []).map(lower);
+  while (topics.length > 0 && topics.at(-1) === null) topics.pop(); // a trailing null matches anything, as no topic at all
+  return filter.blockHash !== undefined
+    ? { address: lower(filter.address), topics, blockHash: filter.blockHash.toLowerCase() }
+    : { address: lower(filter.address), topics, fromBlock: BigInt(filter.fromBlock as string).toString(), toBlock: BigInt(filter.toBlock as string).toString() };
+}
+
+const keyOf = (call: Call) => {
+  const filter = call.method === "eth_getLogs" ? logsFilter(call) : null;
+  return JSON.stringify([call.method, filter ? [logsKey(filter)] : (call.params ?? [])]);
+};
+
+/** A block the upstream has answered for (by number, with or without its transactions): it exists there. */
+function holdsBlock(entries: Map<string, unknown>, number: bigint): boolean {
+  const hex = `0x${number.toString(16)}`;
+  return [false, true].some((full) => entries.has(keyOf({ method: "eth_getBlockByNumber", params: [hex, full] })));
+}
+
+/**
+ * A range's logs are final once its last block exists upstream: asked past the upstream's head, it would
+ * answer the logs so far, and more later. anvil asks for the fork block itself before any logs.
+ */
+function settled(call: Call, entries: Map<string, unknown>): boolean {
+  const filter = call.method === "eth_getLogs" ? logsFilter(call) : null;
+  return filter === null || filter.blockHash !== undefined || holdsBlock(entries, BigInt(filter.toBlock as string));
+}
 
 /**
  * anvil reads an account either whole (eth_getAccountInfo) or in parts (balance, nonce, code), and may
@@ -95,7 +150,7 @@ export async function openRpcCache(dir: string, displayUrl: string): Promise<Rpc
     isCacheable: cacheable,
     get: (call) => (cacheable(call) ? (entries.get(keyOf(call)) ?? accountPart(call, entries)) : undefined),
     put(call, result) {
-      if (!cacheable(call) || result === null || result === undefined) return;
+      if (!cacheable(call) || result === null || result === undefined || !settled(call, entries)) return;
       entries.set(keyOf(call), result);
       dirty = true;
       timer ??= setTimeout(() => {

@@ -32,7 +32,8 @@ function deriveKey(shared: Buffer, ephemeralPublic: Buffer, recipientPublic: Buf
   return Buffer.from(hkdfSync("sha256", shared, Buffer.concat([ephemeralPublic, recipientPublic]), INFO, 32));
 }
 
-export function encryptTo(recipientPublicKey: Hex, plaintext: Buffer): Hex {
+// Uint8Array, not Buffer, in what is exported: the public types need no @types/node.
+export function encryptTo(recipientPublicKey: Hex, plaintext: Uint8Array): Hex {
   const ephemeral = generateEncryptionKeyPair();
   const recipient = Buffer.from(recipientPublicKey.slice(2), "hex");
   const ephemeralPublic = Buffer.from(ephemeral.publicKey.slice(2), "hex");
@@ -44,7 +45,7 @@ export function encryptTo(recipientPublicKey: Hex, plaintext: Buffer): Hex {
 }
 
 /** Opens a ciphertext with our keys; null when it was not encrypted to us (or was tampered with). */
-export function decryptWith(keys: EncryptionKeyPair, ciphertext: Hex): Buffer | null {
+export function decryptWith(keys: EncryptionKeyPair, ciphertext: Hex): Uint8Array | null {
   const data = Buffer.from(ciphertext.slice(2), "hex");
   if (data.length < 60) return null;
   const ephemeralPublic = data.subarray(0, 32);

@@ -1,5 +1,6 @@
 // The client's part of the protocol, for tests and app developers. Secrets (spending keys, note
 // openings, blindings) stay in these objects; what leaves is PreparedTransaction: proof and public fields.
+import "../../src/node-version-guard.ts"; // first: one line on an older Node, before anything needing 22 runs
 export { FIELD_SIZE, randomFieldElement, toField } from "./field.ts";
 export { createAccountKeys, recipientOf, type AccountKeys, type RecipientKeys } from "./keys.ts";
 export { generateEncryptionKeyPair, encryptTo, decryptWith, type EncryptionKeyPair } from "./encryption.ts";

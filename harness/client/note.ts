@@ -1,5 +1,5 @@
 import { poseidon2, poseidon3, poseidon4 } from "poseidon-lite";
-import { getAddress, type Address, type Hex } from "viem";
+import { bytesToHex, getAddress, type Address, type Hex } from "viem";
 import { decryptWith, encryptTo } from "./encryption.ts";
 import type { AccountKeys } from "./keys.ts";
 
@@ -38,9 +38,9 @@ export function decryptNote(keys: AccountKeys, ciphertext: Hex, commitment: bigi
   const plaintext = decryptWith(keys.encryption, ciphertext);
   if (plaintext === null || plaintext.length !== 84) return null;
   const note: Note = {
-    amount: BigInt(`0x${plaintext.subarray(0, 32).toString("hex")}`),
-    blinding: BigInt(`0x${plaintext.subarray(32, 64).toString("hex")}`),
-    asset: getAddress(`0x${plaintext.subarray(64, 84).toString("hex")}`),
+    amount: BigInt(bytesToHex(plaintext.subarray(0, 32))),
+    blinding: BigInt(bytesToHex(plaintext.subarray(32, 64))),
+    asset: getAddress(bytesToHex(plaintext.subarray(64, 84))),
     ownerPublicKey: keys.notePublicKey,
   };
   return commitmentOf(note) === commitment ? note : null;

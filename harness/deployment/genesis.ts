@@ -6,7 +6,7 @@ import path from "node:path";
 import { gunzipSync } from "node:zlib";
 import { z } from "zod";
 import { createChainClient } from "../../src/chain/client.ts";
-import { startChain, type DevAccount } from "../chain/index.ts";
+import { startChain, type Chain, type DevAccount } from "../chain/index.ts";
 import { DEV_ASSETS, DEV_TOKEN_GRANT, deployFixtures } from "./deploy.ts";
 import { FIXTURES_DIR, type CompiledFixtures } from "./fixtures.ts";
 import { FROM_SOURCE } from "./package-root.ts";
@@ -60,8 +60,9 @@ export async function loadGenesis(fixtures: CompiledFixtures, levels: number): P
 /** Deploys the fixtures on a fresh anvil at fixed timestamps and writes its state as the genesis. */
 export async function buildGenesis(fixtures: CompiledFixtures, levels: number): Promise<Genesis> {
   const stateDir = await mkdtemp(path.join(tmpdir(), "queue-devstack-genesis-"));
-  const chain = await startChain({ host: "127.0.0.1", port: 0, stateDir, timestamp: GENESIS_TIMESTAMP });
+  let chain: Chain | undefined;
   try {
+    chain = await startChain({ host: "127.0.0.1", port: 0, stateDir, timestamp: GENESIS_TIMESTAMP });
     const client = createChainClient(chain.rpcUrl);
     const deployer = chain.accounts[0] as DevAccount;
     const deployment = await deployFixtures({
@@ -86,7 +87,7 @@ export async function buildGenesis(fixtures: CompiledFixtures, levels: number): 
     await writeFile(GENESIS_PATH, `${JSON.stringify(genesis, null, 2)}\n`);
     return genesis;
   } finally {
-    await chain.stop();
+    await chain?.stop();
     await rm(stateDir, { recursive: true, force: true });
   }
 }

@@ -57,7 +57,8 @@ export async function saveBundle(args: BundleSource & { file: string }): Promise
 }
 
 /** The bundle's bytes, taken with the relayer paused so chain and store describe the same moment. */
-export async function bundleBytes(args: BundleSource): Promise<Buffer> {
+// Uint8Array (a Buffer in fact): bundle.d.ts is public, and its types need no @types/node.
+export async function bundleBytes(args: BundleSource): Promise<Uint8Array> {
   if (!args.control) throw new BundleError("this stack's runtime has no relayer: nothing to save its operations from");
   const scratch = await mkdtemp(path.join(tmpdir(), "queue-devstack-bundle-"));
   try {

@@ -7,6 +7,7 @@ import { JsonRpcError, jsonRpc } from "../chain/index.ts";
 import type { RpcFaultProxy } from "../chain/index.ts";
 import type { DeploymentSwitch } from "./deployment-switch.ts";
 import type { Trace } from "./trace.ts";
+import { hostAllowed, hostnameOf, type AllowedHosts } from "./allowed-hosts.ts";
 
 /** The dev controls' prefix: present in a dev stack only, never in an operator's runtime (src/ has none). */
 export const DEV_PREFIX = "/api/dev";
@@ -24,7 +25,7 @@ interface DevDeps {
   /** Which deployment the queue URL serves. */
   deployments: DeploymentSwitch;
   /** The stack's repro bundle, taken now (stack.save's bytes). */
-  bundle: () => Promise<Buffer>;
+  bundle: () => Promise<Uint8Array>;
 }
 
 /** anvil's refusal of a control is the chain's answer, not a bug: a 503 problem, not a 500. */
@@ -38,7 +39,7 @@ const head = async (url: string) => {
   return { number: Number(block.number), timestamp: Number(block.timestamp) };
 };
 const Head = z.strictObject({ number: z.int(), timestamp: z.int() }).meta({ description: "the chain's head after the control" });
-const dev = (summary: string, description: string) => ({ tags: ["development only"], summary: `Development only: ${summary}`, description: `${description} Present in a dev stack only (never in an operator's runtime), and only for loopback clients.` });
+const dev = (summary: string, description: string) => ({ tags: ["development only"], summary: `Development only: ${summary}`, description: `${description} Present in a dev stack only (never in an operator's runtime), and only for loopback clients under a loopback or allowed Host name (403 host_not_allowed otherwise).` });
 
 /**
  * Dev controls over HTTP, for client developers testing what their code does when the chain or the
@@ -156,7 +157,7 @@ const devRoutes: FastifyPluginAsyncZod<DevDeps> = async (app, deps) => {
       response: { 200: z.any().meta({ description: "the bundle (application/gzip)" }), default: Problem },
     },
     handler: async (_request, reply) => {
-      let bytes: Buffer;
+      let bytes: Uint8Array;
       try {
         bytes = await deps.bundle();
       } catch (error) {
@@ -251,12 +252,31 @@ const configRoutes: FastifyPluginAsyncZod<DevDeps> = async (app, deps) => {
   });
 };
 
-export async function registerDevRoutes(app: FastifyInstance, deps: DevDeps): Promise<void> {
+/**
+ * The scope every dev-only route is registered in (the controls below, and any dev page): loopback
+ * clients only, and only under an allowed Host name. Hooks of an encapsulated plugin run for the
+ * routes registered inside it, whatever their path.
+ */
+export async function registerDevOnly(app: FastifyInstance, hosts: AllowedHosts, routes: (dev: FastifyInstance) => Promise<void>): Promise<void> {
   await app.register(async (dev: FastifyInstance) => {
-    // Not for anyone who can reach a non-loopback bind: they see no such routes.
     dev.addHook("onRequest", async (request) => {
+      // Not for anyone who can reach a non-loopback bind: they see no such routes.
       if (!LOOPBACK.test(request.ip)) throw new ProblemError("route_not_found", `no route ${request.method} ${request.url.split("?")[0]}`);
+      // A loopback client under a name it does not own: a page on a domain rebound to 127.0.0.1.
+      const hostname = hostnameOf(request.headers.host);
+      if (hostname === undefined || !hostAllowed(hostname, hosts)) {
+        throw new ProblemError(
+          "host_not_allowed",
+          `the dev routes answer only under localhost, a loopback address or the stack's own address (DNS rebinding protection)${hostname === undefined ? "" : `; to allow ${hostname}, start the stack with --allowed-host ${hostname} (allowedHosts)`}`,
+        );
+      }
     });
+    await routes(dev);
+  });
+}
+
+export async function registerDevRoutes(app: FastifyInstance, deps: DevDeps & { allowedHosts: AllowedHosts }): Promise<void> {
+  await registerDevOnly(app, deps.allowedHosts, async (dev) => {
     await dev.register(devRoutes as never, deps);
     await dev.register(faultRoutes as never, deps);
     await dev.register(configRoutes as never, deps);

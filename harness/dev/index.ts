@@ -1,5 +1,6 @@
 // Dev tools on a running stack: the dev routes (/api/dev) and what they control (fixture actions, the
-// deployment switch), traces, repro bundles, and snapshots of chain and operation store together.
+// deployment switch), traces, repro bundles, snapshots of chain and operation store together, and the
+// Host names the dev routes answer to (DNS rebinding protection).
 // Parts: dev routes, snapshots.
 export { devRoutesPart, snapshotsPart, type DevRoutes, type SnapshotControls } from "./parts.ts";
 export { actionControls, type ActionControls } from "./action-controls.ts";
@@ -7,3 +8,4 @@ export type { DeploymentSwitch, ServedDeployment } from "./deployment-switch.ts"
 export { traceOf, type Trace, type TracedCall } from "./trace.ts";
 export { BundleError, saveBundle, unpackBundle } from "./bundle.ts";
 export { SnapshotError, type StackSnapshot } from "./snapshot.ts";
+export { allowedHostsFor, checkAllowedHosts, hostAllowed, hostnameOf, AllowedHostError, type AllowedHosts } from "./allowed-hosts.ts";

@@ -9,6 +9,7 @@ import { definePart, type StackPart } from "../part/index.ts";
 import type { StackRuntime } from "../runtime/index.ts";
 import { bundleBytes } from "./bundle.ts";
 import { deploymentSwitch, type DeploymentSwitch } from "./deployment-switch.ts";
+import type { AllowedHosts } from "./allowed-hosts.ts";
 import { DEV_PREFIX, registerDevRoutes } from "./dev-routes.ts";
 import { createSnapshots, type StackSnapshot } from "./snapshot.ts";
 import { traceOf, type Trace } from "./trace.ts";
@@ -39,6 +40,8 @@ export function devRoutesPart(args: {
   manifestPath: string;
   faults: RpcFaultProxy;
   fork: ForkCapture | null;
+  /** The Host names the dev routes answer to, besides loopback ones (DNS rebinding protection). */
+  allowedHosts: AllowedHosts;
 }): StackPart<DevRoutes> {
   return definePart("dev routes", async (onStop) => {
     const { chain, manifest, manifestPath, faults } = args;
@@ -75,6 +78,7 @@ export function devRoutesPart(args: {
       });
     };
     await registerDevRoutes(runtime, {
+      allowedHosts: args.allowedHosts,
       rpcUrl: chain.rpcUrl,
       relayer: relayer.address,
       control: relayControl(runtime),

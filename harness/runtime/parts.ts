@@ -29,7 +29,15 @@ export function runtimePart(
     corsOrigins?: readonly string[];
     runtime?: Pick<QueueRuntimeOptions, "chainTimeoutMs" | "requestTimeoutMs" | "headersTimeoutMs" | "quotes" | "rateLimit">;
   },
-  args: { host: string; chain: { rpcUrl: string; relayer: DevAccount }; faults: { url: string }; fork: boolean; manifest: DeploymentConfig; store: string },
+  args: {
+    host: string;
+    chain: { rpcUrl: string; relayer: DevAccount };
+    faults: { url: string };
+    fork: boolean;
+    manifest: DeploymentConfig;
+    /** The operation store's path; a store the start creates is the state dir's to remove if the start fails. */
+    dir: { storePath: string; claimStoreIfNew(): Promise<void> };
+  },
 ): StackPart<StackRuntime> {
   return definePart("runtime", async (onStop) => {
     const { host, chain, faults, fork, manifest } = args;
@@ -53,7 +61,8 @@ export function runtimePart(
     } satisfies Omit<QueueRuntimeOptions, "manifest">;
     const build: StackRuntime["build"] = (deployment) =>
       buildQueueRuntime({ ...runtimeOptions, manifest: manifestBytes(deployment.manifest), relayerPrivateKey: deployment.relayerPrivateKey, store: deployment.store });
-    const runtime = await build({ manifest, relayerPrivateKey: chain.relayer.privateKey, store: args.store });
+    await args.dir.claimStoreIfNew();
+    const runtime = await build({ manifest, relayerPrivateKey: chain.relayer.privateKey, store: args.dir.storePath });
     onStop(() => runtime.close());
     return {
       app: runtime,

@@ -1,5 +1,6 @@
 // A stack's state dir: its process record, what a killed run left there (or in an abandoned temp dir)
-// reclaimed, the decision to resume what it holds, and stack.json. Parts: state dir, stack info.
+// reclaimed, the decision to resume what it holds, what a failed start wrote there undone, and
+// stack.json. Parts: state dir, stack info.
 export { stateDirPart, stackInfoPart, type StateDir } from "./parts.ts";
-export { StackAlreadyRunningError, sweepAbandonedTempStacks, type LeftoverReport } from "./leftovers.ts";
+export { StackAlreadyRunningError, sweepAbandonedTempStacks, readProcessRecord, TEMP_STATE_DIR_PREFIX, type LeftoverReport } from "./leftovers.ts";
 export { StackInfo } from "./stack-info.ts";

@@ -2,7 +2,7 @@ import { access, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
-import type { ForkPoint, StackChain } from "../chain/index.ts";
+import { checkPortsFree, type ForkPoint, type StackChain } from "../chain/index.ts";
 import { PersistedStateError, writeFileAtomic } from "../deployment/index.ts";
 import { BundleError, unpackBundle } from "../dev/index.ts";
 import { definePart, timed, type ProgressListener, type StackPart } from "../part/index.ts";
@@ -18,6 +18,7 @@ import {
   type ProcessRecord,
 } from "./leftovers.ts";
 import { StackInfo } from "./stack-info.ts";
+import { stateDirUndo } from "./state-dir-undo.ts";
 
 /** State dirs of the stacks running in this process (stack.json alone cannot tell them apart: same PID). */
 const liveStateDirs = new Set<string>();
@@ -39,22 +40,34 @@ export interface StateDir {
   swept: Promise<unknown>;
   /** Records anvil (its marker, then its PID) in the process record. */
   recordAnvil(anvil: ProcessRecord["anvil"]): Promise<void>;
+  /**
+   * Called just before the runtime opens the operation store: a store this start creates is its own to
+   * remove if the start fails (one it found keeps its files).
+   */
+  claimStoreIfNew(): Promise<void>;
 }
 
 /**
- * The state dir (a fresh temp dir unless one was given): reclaimed from a killed run, recorded as this
- * process's, and the decision to resume what it holds, unpack a bundle into it, or start afresh.
+ * The state dir (a fresh temp dir unless one was given): reclaimed from a killed run, the stack's ports
+ * checked before anything is started or written, recorded as this process's, and the decision to resume
+ * what it holds, unpack a bundle into it, or start afresh. A failed start leaves it as it found it: one
+ * it made is removed, in one that existed only what the start added (the operation store included).
  */
-export function stateDirPart(options: {
-  stateDir?: string;
-  store?: string;
-  persist?: boolean;
-  load?: string;
-  forkUrl?: string;
-  pool?: string;
-  onProgress?: ProgressListener;
-}): StackPart<StateDir> {
-  return definePart("state dir", async (onStop) => {
+export function stateDirPart(
+  options: {
+    stateDir?: string;
+    store?: string;
+    persist?: boolean;
+    load?: string;
+    forkUrl?: string;
+    pool?: string;
+    chainPort?: number;
+    queuePort?: number;
+    onProgress?: ProgressListener;
+  },
+  args: { host: string },
+): StackPart<StateDir> {
+  return definePart("state dir", async (onStop, { onFailedStart, onReleased }) => {
     const progress = options.onProgress;
     const ownsStateDir = options.stateDir === undefined;
     const stateDir = path.resolve(options.stateDir ?? (await mkdtemp(path.join(tmpdir(), TEMP_STATE_DIR_PREFIX))));
@@ -67,15 +80,23 @@ export function stateDirPart(options: {
       throw new StackAlreadyRunningError(`a stack is already running from ${stateDir} in this process; stop it, or choose another stateDir`);
     }
     liveStateDirs.add(stateDir);
-    onStop(async () => liveStateDirs.delete(stateDir));
+    // Released last: after a failed start, only once what it wrote here is undone.
+    onReleased(async () => liveStateDirs.delete(stateDir));
     if (ownsStateDir) onStop(() => rm(stateDir, { recursive: true, force: true }));
 
+    // What the state dir holds before anything is written: a failed start leaves it so.
+    const undoWrites = ownsStateDir ? undefined : await stateDirUndo(stateDir);
     // Stacks of killed test workers: their temp dirs (and any anvil that outlived them) go now.
     const swept = ownsStateDir ? sweepAbandonedTempStacks().catch(() => []) : Promise.resolve([]);
     // First reclaim what a killed run left (its graceful stop is what writes its chain state), then decide.
     const leftover = await timed(progress, "check state dir", () => reclaimStateDir(stateDir), (r) =>
       r.found ? (r.stoppedAnvilPids.length > 0 ? `stopped anvil pid ${r.stoppedAnvilPids.join(", ")} left by a killed run` : "removed a stale process record") : undefined,
     );
+    // No other stack runs from it now: what this start writes there is its own to undo (after a failed
+    // start, once every part has stopped).
+    if (undoWrites) onFailedStart(undoWrites);
+    // Both ports before anything is started or written (a leftover's anvil, stopped above, may have held one).
+    await checkPortsFree(args.host, { chain: options.chainPort ?? 0, queue: options.queuePort ?? 0 });
     const owner = await currentOwner();
     await writeProcessRecord(stateDir, { owner, anvil: null });
     onStop(() => rm(processRecordPath(stateDir), { force: true }));
@@ -100,6 +121,9 @@ export function stateDirPart(options: {
       loadedFork,
       swept,
       recordAnvil: (anvil) => writeProcessRecord(stateDir, { owner, anvil }),
+      async claimStoreIfNew() {
+        if (storePath !== ":memory:" && !(await exists(storePath))) onFailedStart(() => removeStore(storePath));
+      },
     };
   });
 }
@@ -157,8 +181,13 @@ async function decideStart(args: { stateDir: string; persist: boolean; manifestP
   // A fresh chain: a chain saved before any manifest was written never served anything, and operations
   // stored by an earlier run belong to a chain that is gone.
   await rm(args.chainStateFile, { force: true });
-  if (args.store !== undefined) await Promise.all(["", "-wal", "-shm"].map((suffix) => rm(`${args.store}${suffix}`, { force: true })));
+  if (args.store !== undefined) await removeStore(args.store);
   return false;
+}
+
+/** An operation store's files: the database and SQLite's write-ahead log and its index. */
+function removeStore(store: string): Promise<unknown> {
+  return Promise.all(["", "-wal", "-shm"].map((suffix) => rm(`${store}${suffix}`, { force: true })));
 }
 
 async function exists(file: string): Promise<boolean> {

@@ -1,3 +1,4 @@
+import "../../src/node-version-guard.ts"; // first: one line on an older Node, before anything needing 22 runs
 import { test as base, type TestAPI } from "vitest";
 import { createPublicClient, createTestClient, createWalletClient, http, type Chain, type PublicClient, type TestClient, type WalletClient, type Account, type Transport } from "viem";
 import { privateKeyToAccount } from "viem/accounts";

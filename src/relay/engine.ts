@@ -49,6 +49,8 @@ export class RelayEngine {
   private readonly deps: EngineDeps;
   private writer: Promise<unknown> = Promise.resolve();
   private readonly queued = new Set<string>();
+  /** When each newly admitted operation's admission read the chain (epoch ms): taken by its first prepare. */
+  private readonly checkedAt = new Map<string, number>();
   /** Operations whose nonce looked used by another transaction on the last tick. */
   private readonly suspects = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
@@ -95,6 +97,7 @@ export class RelayEngine {
     await Promise.all(this.sending);
     this.queued.clear();
     this.suspects.clear();
+    this.checkedAt.clear(); // the chain may be reverted: read it again
   }
 
   /** What the health route reports: running, paused or stopped, and ms since the last good watcher tick. */
@@ -109,9 +112,15 @@ export class RelayEngine {
     this.schedule(0);
   }
 
-  enqueue(id: string): void {
+  /**
+   * `checkedAt` (epoch ms): no later than the admission's reads of root, nullifiers and simulation. While
+   * they are younger than resimulateAfterMs they are not read again; an operation enqueued without it
+   * (by the watcher, after a restart or a pause) is always checked again.
+   */
+  enqueue(id: string, checkedAt?: number): void {
     // While paused, an accepted operation waits in the store: the first tick after resume() finds it.
     if (this.queued.has(id) || this.stopped || this.paused) return;
+    if (checkedAt !== undefined) this.checkedAt.set(id, checkedAt);
     this.queued.add(id);
     // The checks run outside the writer, side by side with other operations' steps; only nonce, signing,
     // persisting and broadcasting are one at a time.
@@ -173,12 +182,17 @@ export class RelayEngine {
   /** The re-checks that can go stale and the relayer's readiness, read side by side, before the writer's turn. */
   private async prepare(id: string): Promise<Prepared | null> {
     const { store, checks } = this.deps;
+    // Once: a later prepare of it (not ready yet, say) reads the chain again.
+    const checkedAt = this.checkedAt.get(id);
+    this.checkedAt.delete(id);
     const op = store.get(id);
     if (!op || TERMINAL_STATES.has(op.state) || op.attempts.length > 0) return null;
-    const recent = Date.now() - Date.parse(op.createdAt) < this.deps.settings.resimulateAfterMs;
+    // Measured from the admission's reads, not from its acceptance: an admission held between the two
+    // (a busy process) may have read the chain before a twin of it was mined.
+    const recent = checkedAt !== undefined && Date.now() - checkedAt < this.deps.settings.resimulateAfterMs;
     const [ready, fresh, pending] = await Promise.allSettled([
       checkRelayerReady(checks),
-      // Admitted moments ago: its admission read root, nullifiers and simulation just now.
+      // Its admission read root, nullifiers and simulation moments ago.
       recent ? undefined : ("reservationId" in op.request ? checkReservation(checks, op.request) : checkRootAndNullifiers(checks, op.request)).then(() => simulate(checks, op.request)),
       this.deps.chain.getTransactionCount({ address: this.deps.account.address, blockTag: "pending" }),
     ]);
@@ -343,7 +357,7 @@ export class RelayEngine {
     }
     if (head - receipt.blockNumber + 1n < BigInt(this.deps.settings.requiredConfirmations)) return;
     if (receipt.status === "success") {
-      this.transition(op, "confirmed", undefined, { releaseNullifiers: true });
+      this.transition(op, "confirmed"); // its nullifiers stay claimed: it spent them
     } else {
       this.fail(op, "reverted", await this.minedRevertReason(op, receipt));
     }
@@ -392,10 +406,10 @@ export class RelayEngine {
 
   private fail(op: OperationRecord, state: OperationState, reason: FailureReason): void {
     op.reason = reason;
-    this.transition(op, state, reason.detail, { releaseNullifiers: true });
+    this.transition(op, state, reason.detail); // frees its nullifiers (a failed state)
   }
 
-  private transition(op: OperationRecord, state: OperationState, detail?: string, changes?: { attempt?: StoredAttempt; releaseNullifiers?: boolean }): void {
+  private transition(op: OperationRecord, state: OperationState, detail?: string, changes?: { attempt?: StoredAttempt }): void {
     const at = new Date().toISOString();
     const from = op.state;
     op.state = state;

@@ -23,7 +23,7 @@ import { RelayEngine, type EngineEvents } from "./engine.ts";
 import { checkActionQuote } from "../actions/check-action.ts";
 import { ReservationTracker } from "../actions/reservation-tracker.ts";
 import { checkReservation, reservationClaim } from "../actions/finalize.ts";
-import type { OperationKind } from "./operation.ts";
+import { TERMINAL_STATES, type OperationKind } from "./operation.ts";
 import type { FinalizeRequest, RelayRequest } from "./request.ts";
 import type { RelaySettings } from "./settings.ts";
 import type { OperationRecord, OperationStore } from "./store.ts";
@@ -89,6 +89,7 @@ export class Relayer {
         await withinDeadline(this.checkOnChain(request), this.chainTimeoutMs);
       },
       explain: (error) => this.explained(error, request),
+      spentBy: nullifierSpent,
     });
   }
 
@@ -109,7 +110,12 @@ export class Relayer {
           this.chainTimeoutMs,
         );
       },
-      explain: (error) => chainUnavailable(error),
+      // Finalized by one of ours: named, as a spent nullifier is.
+      explain: (error) => {
+        const ours = error instanceof ProblemError && error.code === "already_finalized" ? this.store.claim(claims[0] as string) : undefined;
+        return ours ? alreadyFinalized(request, ours.operationId) : chainUnavailable(error);
+      },
+      spentBy: (_claim, operationId) => alreadyFinalized(request, operationId),
     });
   }
 
@@ -118,12 +124,19 @@ export class Relayer {
     request: RelayRequest | FinalizeRequest,
     claims: string[],
     idempotencyKey: string | undefined,
-    steps: { decide: () => Promise<void>; explain: (error: unknown) => ProblemError },
+    steps: {
+      decide: () => Promise<void>;
+      explain: (error: unknown) => ProblemError;
+      /** The refusal when one of our operations has spent a claim (mined it, confirmed). */
+      spentBy: (claim: string, operationId: string) => ProblemError;
+    },
   ): Promise<OperationRecord> {
     const requestHash = createHash("sha256").update(canonicalJson({ kind, request })).digest("hex");
     const stored = () => (idempotencyKey === undefined ? undefined : this.storedFor(idempotencyKey, requestHash));
     const before = stored();
     if (before) return before;
+    // No later than the checks' chain reads: the engine measures their age from here.
+    const checkedAt = Date.now();
     try {
       await steps.decide();
     } catch (error) {
@@ -133,6 +146,7 @@ export class Relayer {
       if (meanwhile) return meanwhile;
       throw steps.explain(error);
     }
+    if (admissionHooks.afterChecks) await admissionHooks.afterChecks();
 
     const now = new Date().toISOString();
     const op: OperationRecord = {
@@ -151,42 +165,42 @@ export class Relayer {
       createdAt: now,
       updatedAt: now,
     };
-    // The checks above awaited the chain: a concurrent twin may have been stored meanwhile. The insert
-    // is the atomic decision.
+    // The checks above awaited the chain: a concurrent twin may have been stored meanwhile, and even
+    // mined and confirmed (its claims outlive it). The insert is the atomic decision.
     const inserted = this.store.insert(op);
     if (!inserted.ok) {
       if (inserted.conflict === "nullifier") {
         const twin = stored(); // a keyed copy that lost the race to an identical one answers the winner
         if (twin) return twin;
+        if (TERMINAL_STATES.has(inserted.state)) throw steps.spentBy(inserted.nullifier, inserted.operationId);
         throw nullifierInFlight(inserted.nullifier, inserted.operationId);
       }
       if (inserted.existing.requestHash !== requestHash) throw this.keyReused(idempotencyKey as string, inserted.existing);
       return inserted.existing;
     }
     await this.store.flush(); // a 202 is a promise: on disk before it is made
-    this.engine.enqueue(op.id);
+    this.engine.enqueue(op.id, checkedAt);
     return op;
   }
 
   /**
    * A refusal as the client should hear it. A twin of ours stored and mined while this request was
    * checked makes the chain say "spent" (or the simulation revert): while it is live, the request's
-   * nullifiers are in flight with it; once mined, they were spent by it. Either way it is named.
+   * nullifiers are in flight with it; once confirmed, they were spent by it. Either way it is named.
    */
   private explained(error: unknown, request: RelayRequest): ProblemError {
     const raced =
       error instanceof ProblemError &&
       (error.code === "nullifier_spent" || (error.code === "simulation_failed" && (error.extensions.revert as { name?: string } | undefined)?.name === "NullifierSpent"));
     if (!raced) return chainUnavailable(error);
-    for (const nullifier of request.publicInputs.inputNullifiers) {
-      const holder = this.store.liveHolder(nullifier);
-      if (holder) return nullifierInFlight(nullifier, holder);
-    }
-    for (const nullifier of request.publicInputs.inputNullifiers) {
-      const spender = this.store.spender(nullifier);
-      if (spender) return nullifierSpent(nullifier, spender);
-    }
-    return error;
+    const claims = request.publicInputs.inputNullifiers.flatMap((nullifier) => {
+      const claim = this.store.claim(nullifier);
+      return claim ? [{ nullifier, ...claim }] : [];
+    });
+    const live = claims.find((c) => !TERMINAL_STATES.has(c.state));
+    if (live) return nullifierInFlight(live.nullifier, live.operationId);
+    const [spent] = claims;
+    return spent ? nullifierSpent(spent.nullifier, spent.operationId) : error;
   }
 
   /** The checks that read the chain. Reads only: past the deadline they run on, and nothing comes of them. */
@@ -225,6 +239,16 @@ export class Relayer {
       extensions: { operationId: existing.id },
     });
   }
+}
+
+/**
+ * Tests only: awaited, when set, by every admission between its chain checks and its insert (a test
+ * holds one there while a twin of it is mined). Never set by the runtime itself.
+ */
+export const admissionHooks: { afterChecks?: () => Promise<void> } = {};
+
+function alreadyFinalized(request: FinalizeRequest, operationId: string): ProblemError {
+  return new ProblemError("already_finalized", `reservation ${request.reservationId} is already finalized, by operation ${operationId}`, { extensions: { operationId } });
 }
 
 /** JSON with sorted keys: the same request always hashes the same. */

@@ -20,8 +20,8 @@ export interface RelaySettings {
   maxWaitMs: number;
   /**
    * Before signing, the relayer's funds and fees are read again; the root, nullifiers and the whole
-   * transaction's simulation only when the admission's are older than this (a simulation runs the
-   * verifier's pairing: under load, the relay's costliest read).
+   * transaction's simulation only when the admission's reads of them are older than this, or unknown
+   * (after a restart). A simulation runs the verifier's pairing: under load, the relay's costliest read.
    */
   resimulateAfterMs: number;
   /** Timeout of each of the engine's own chain calls (reads, broadcasts); requests have their own (chainTimeoutMs). */

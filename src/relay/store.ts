@@ -1,8 +1,8 @@
 import { accessSync, closeSync, constants, fsync, mkdirSync, openSync } from "node:fs";
 import path from "node:path";
-import { DatabaseSync, type StatementSync } from "node:sqlite";
+import type { DatabaseSync, StatementSync } from "node:sqlite";
 import type { Hex } from "viem";
-import type { Attempt, FailureReason, HistoryEntry, OperationKind, OperationState } from "./operation.ts";
+import { TERMINAL_STATES, type Attempt, type FailureReason, type HistoryEntry, type OperationKind, type OperationState } from "./operation.ts";
 import type { RelayRequest } from "./request.ts";
 import type { FinalizeRequest } from "./request.ts";
 
@@ -32,7 +32,13 @@ export interface OperationRecord {
 export type InsertResult =
   | { ok: true }
   | { ok: false; conflict: "idempotency"; existing: OperationRecord }
-  | { ok: false; conflict: "nullifier"; nullifier: string; operationId: string };
+  | { ok: false; conflict: "nullifier"; nullifier: string; operationId: string; state: OperationState };
+
+/** The operation of ours that claims a nullifier, and its state. */
+export interface Claim {
+  operationId: string;
+  state: OperationState;
+}
 
 /**
  * Where operations live. One runtime process owns one store (it is the single writer for its relayer
@@ -41,7 +47,11 @@ export type InsertResult =
  * key so that nonce assignment and signing stay serialized across instances.
  */
 export interface OperationStore {
-  /** Inserts an operation and claims its nullifiers, atomically; or says what it collided with. */
+  /**
+   * Inserts an operation and claims its nullifiers, atomically; or says what it collided with. A
+   * nullifier stays claimed by an operation that is live, included or confirmed: only a failure frees it
+   * (a confirmed one spent it, and a copy checked before that must not be stored after it).
+   */
   insert(record: OperationRecord): InsertResult;
   get(id: string): OperationRecord | undefined;
   /**
@@ -55,16 +65,17 @@ export interface OperationStore {
   bindIdempotencyKey(key: string, operationId: string): OperationRecord;
   /** The operation of an identical request (same kind and body) that has not failed, if any. */
   twin(requestHash: string): OperationRecord | undefined;
+  /** The operation claiming a nullifier (live, included or confirmed), if any. */
+  claim(nullifier: string): Claim | undefined;
   /** The live operation holding a nullifier, if any. */
   liveHolder(nullifier: string): string | undefined;
   /** Our mined operation (included or confirmed) that spends a nullifier, if any. */
   spender(nullifier: string): string | undefined;
   /**
-   * Persists the operation's state, reason, mined hash, block and history, in one transaction with
-   * a new signed attempt (stored before it is broadcast) and/or the release of its nullifiers (when
-   * it reaches a terminal state).
+   * Persists the operation's state, reason, mined hash, block and history, in one transaction with a
+   * new signed attempt (stored before it is broadcast). A failed state frees its nullifiers.
    */
-  save(record: OperationRecord, changes?: { attempt?: StoredAttempt; releaseNullifiers?: boolean }): void;
+  save(record: OperationRecord, changes?: { attempt?: StoredAttempt }): void;
   /**
    * Resolves once every commit so far is on disk (fsync of the WAL, off the main thread; callers at
    * the same moment share one). Commits survive the process being killed as soon as they are made; a
@@ -112,7 +123,7 @@ export interface StoreCheckpoint {
 }
 
 /** The tables that hold operations; `meta` (the deployment binding) is not a checkpoint's business. */
-const OPERATION_TABLES = ["operations", "live_nullifiers", "attempts", "idempotency_keys", "operation_nullifiers", "quotes"] as const;
+const OPERATION_TABLES = ["operations", "attempts", "idempotency_keys", "operation_nullifiers", "quotes"] as const;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS operations (
@@ -131,10 +142,6 @@ CREATE TABLE IF NOT EXISTS operations (
   updated_at TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS operations_state ON operations(state);
-CREATE TABLE IF NOT EXISTS live_nullifiers (
-  nullifier TEXT PRIMARY KEY,
-  operation_id TEXT NOT NULL
-);
 CREATE TABLE IF NOT EXISTS attempts (
   hash TEXT PRIMARY KEY,
   operation_id TEXT NOT NULL,
@@ -171,15 +178,44 @@ CREATE TABLE IF NOT EXISTS quotes (
 /**
  * Version 1 stored an operation's key in operations.idempotency_key (one key per operation) and indexed
  * only live nullifiers. Version 2 has a table of keys (several may name one operation) and indexes the
- * nullifiers of every operation; a version-1 file is brought up to it when it is opened.
+ * nullifiers of every operation. Version 3 drops the table of live nullifiers, which confirmation
+ * emptied: a nullifier's claim is its operation's state (claimed unless it failed). An older file is
+ * brought up to date when it is opened.
  */
-const SCHEMA_VERSION = 2;
-const MIGRATE_TO_2 = `
+const SCHEMA_VERSION = 3;
+const MIGRATE = `
 INSERT OR IGNORE INTO idempotency_keys (key, operation_id, created_at)
   SELECT idempotency_key, id, created_at FROM operations WHERE idempotency_key IS NOT NULL;
 INSERT OR IGNORE INTO operation_nullifiers (nullifier, operation_id)
   SELECT n.value, o.id FROM operations o, json_each(o.nullifiers) n;
+DROP TABLE IF EXISTS live_nullifiers;
 `;
+
+type Sqlite = typeof import("node:sqlite");
+let sqliteModule: Sqlite | undefined;
+
+/**
+ * node:sqlite, loaded when a store is first opened rather than imported: a static import fails at link
+ * time on a Node without it, before any version check could say so. Loading it warns that SQLite is
+ * experimental, on every start and in every worker: that one warning is dropped, no other.
+ */
+export function sqlite(): Sqlite {
+  if (sqliteModule) return sqliteModule;
+  const emitWarning = process.emitWarning;
+  process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
+    const type = typeof rest[0] === "string" ? rest[0] : (rest[0] as { type?: string } | undefined)?.type;
+    const message = typeof warning === "string" ? warning : warning.message;
+    if (type === "ExperimentalWarning" && message.startsWith("SQLite is an experimental feature")) return;
+    (emitWarning as (...args: unknown[]) => void).call(process, warning, ...rest);
+  }) as typeof process.emitWarning;
+  try {
+    sqliteModule = process.getBuiltinModule?.("node:sqlite") as Sqlite | undefined;
+  } finally {
+    process.emitWarning = emitWarning;
+  }
+  if (!sqliteModule) throw new Error(`the operation store needs node:sqlite (Node >= 22.13); this is Node ${process.versions.node}`);
+  return sqliteModule;
+}
 
 export class StoreInUseError extends Error {
   override name = "StoreInUseError";
@@ -259,7 +295,7 @@ export class SqliteOperationStore implements OperationStore {
 
   constructor(file: string) {
     if (file !== ":memory:") mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-    this.db = new DatabaseSync(file);
+    this.db = new (sqlite().DatabaseSync)(file);
     // WAL: a commit survives the process being killed at any instant, and a power loss once flush()
     // has synced it (NORMAL: SQLite itself syncs only at checkpoints). EXCLUSIVE locking, taken by a
     // first write: one runtime per store, so one writer per relayer key (a second one is refused).
@@ -270,7 +306,7 @@ export class SqliteOperationStore implements OperationStore {
       this.transaction(() => {
         const { user_version: version } = this.prepare("PRAGMA user_version").get() as { user_version: number };
         if (version < SCHEMA_VERSION) {
-          this.db.exec(MIGRATE_TO_2);
+          this.db.exec(MIGRATE);
           this.db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
         }
       });
@@ -312,8 +348,8 @@ export class SqliteOperationStore implements OperationStore {
         if (existing) return { ok: false, conflict: "idempotency", existing };
       }
       for (const nullifier of record.nullifiers) {
-        const holder = this.liveHolder(nullifier);
-        if (holder) return { ok: false, conflict: "nullifier", nullifier, operationId: holder };
+        const holder = this.claim(nullifier);
+        if (holder) return { ok: false, conflict: "nullifier", nullifier, ...holder };
       }
       this
         .prepare(
@@ -332,12 +368,8 @@ export class SqliteOperationStore implements OperationStore {
           record.createdAt,
           record.updatedAt,
         );
-      const claim = this.prepare("INSERT INTO live_nullifiers (nullifier, operation_id) VALUES (?, ?)");
       const index = this.prepare("INSERT OR IGNORE INTO operation_nullifiers (nullifier, operation_id) VALUES (?, ?)");
-      for (const nullifier of record.nullifiers) {
-        claim.run(nullifier, record.id);
-        index.run(nullifier, record.id);
-      }
+      for (const nullifier of record.nullifiers) index.run(nullifier, record.id);
       if (record.idempotencyKey !== null) {
         this.prepare("INSERT INTO idempotency_keys (key, operation_id, created_at) VALUES (?, ?, ?)").run(record.idempotencyKey, record.id, record.createdAt);
       }
@@ -427,9 +459,18 @@ export class SqliteOperationStore implements OperationStore {
     return row ? this.get(String(row.id)) : undefined;
   }
 
+  claim(nullifier: string): Claim | undefined {
+    // One, as an insert is refused while another operation claims a nullifier (a store of version 2 may
+    // hold a copy stored after its twin was confirmed: the first is the one that spent it).
+    const row = this
+      .prepare(`SELECT o.id, o.state FROM operation_nullifiers n JOIN operations o ON o.id = n.operation_id WHERE n.nullifier = ? AND o.state NOT IN ${FAILED_STATES} ORDER BY o.created_at, o.rowid LIMIT 1`)
+      .get(nullifier) as Row | undefined;
+    return row ? { operationId: String(row.id), state: row.state as OperationState } : undefined;
+  }
+
   liveHolder(nullifier: string): string | undefined {
-    const row = this.prepare("SELECT operation_id FROM live_nullifiers WHERE nullifier = ?").get(nullifier) as Row | undefined;
-    return row ? String(row.operation_id) : undefined;
+    const claim = this.claim(nullifier);
+    return claim && !TERMINAL_STATES.has(claim.state) ? claim.operationId : undefined;
   }
 
   spender(nullifier: string): string | undefined {
@@ -441,7 +482,7 @@ export class SqliteOperationStore implements OperationStore {
     return row ? String(row.id) : undefined;
   }
 
-  save(record: OperationRecord, changes: { attempt?: StoredAttempt; releaseNullifiers?: boolean } = {}): void {
+  save(record: OperationRecord, changes: { attempt?: StoredAttempt } = {}): void {
     this.transaction(() => {
       const { attempt } = changes;
       if (attempt) {
@@ -459,7 +500,6 @@ export class SqliteOperationStore implements OperationStore {
           record.updatedAt,
           record.id,
         );
-      if (changes.releaseNullifiers) this.prepare("DELETE FROM live_nullifiers WHERE operation_id = ?").run(record.id);
     });
   }
 

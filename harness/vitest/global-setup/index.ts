@@ -1,3 +1,4 @@
+import "../../../src/node-version-guard.ts"; // first: one line on an older Node, before anything needing 22 runs
 import { access, constants } from "node:fs/promises";
 import { anvilBinaryPath } from "../../chain/index.ts";
 import { loadCircuitManifest } from "../../deployment/index.ts";

@@ -1,0 +1,24 @@
+import { mkdir } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { leftBehind, RUN_TMPDIR_PREFIX } from "./support/run-tmpdir.ts";
+import { withTempDirs } from "./support/temp-dirs.ts";
+
+// The suite's own hygiene check (test/support/run-tmpdir.ts, a globalSetup): each run writes its temp
+// folders in a TMPDIR of its own, which must be empty when the run ends.
+const tempDir = withTempDirs();
+
+describe("the run's TMPDIR", () => {
+  it("is the run's own folder, in every worker", () => {
+    expect(path.basename(tmpdir())).toMatch(new RegExp(`^${RUN_TMPDIR_PREFIX}`));
+    expect(process.env.TMPDIR).toBe(tmpdir());
+  });
+
+  it("counts everything left in it but Node's compile cache", async () => {
+    const dir = await tempDir("fake-run-");
+    expect(await leftBehind(dir)).toEqual([]);
+    for (const entry of ["queue-devstack-abc123", "bench-stack-x", "node-compile-cache"]) await mkdir(path.join(dir, entry));
+    expect(await leftBehind(dir)).toEqual(["bench-stack-x", "queue-devstack-abc123"]);
+  });
+});

@@ -1,0 +1,60 @@
+import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { readProcessRecord, TEMP_STATE_DIR_PREFIX } from "../../harness/state-dir/index.ts";
+import { isAlive } from "../../harness/process/index.ts";
+
+/**
+ * vitest globalSetup (this repository's tests only): the run gets a TMPDIR of its own, inherited by
+ * every worker and every process they start (dev-stack, anvil, runtimes), and at the end the run fails
+ * if a test left anything in it. Every test removes what it made, pass or fail; other processes using
+ * /tmp at the same time can neither make this check fail nor hide a leak from it, as they write elsewhere.
+ */
+export const RUN_TMPDIR_PREFIX = "queue-devstack-test-run-";
+
+/** Node's compile cache (npm enables it for itself): a cache reused across runs, not a test's folder. */
+const NOT_A_LEFTOVER = new Set(["node-compile-cache"]);
+
+/** How long the end of the run waits for workers still stopping their stacks. */
+const STOPPING_GRACE_MS = 60_000;
+
+let runDir: string | undefined;
+let outerTmpdir: string | undefined;
+
+export async function setup(): Promise<void> {
+  outerTmpdir = process.env.TMPDIR;
+  runDir = await mkdtemp(path.join(tmpdir(), RUN_TMPDIR_PREFIX));
+  process.env.TMPDIR = runDir;
+}
+
+export async function teardown(): Promise<void> {
+  if (runDir === undefined) return;
+  const dir = runDir;
+  runDir = undefined;
+  if (outerTmpdir === undefined) delete process.env.TMPDIR;
+  else process.env.TMPDIR = outerTmpdir;
+  // vitest tears the global setup down without waiting for workers' worker-scoped fixtures (the
+  // vitest integration's stack) to finish stopping: their stacks remove their own folders moments later.
+  await stacksStopped(dir);
+  const left = await leftBehind(dir);
+  await rm(dir, { recursive: true, force: true });
+  if (left.length > 0) {
+    throw new Error(`the tests left ${left.length} temp folder(s) or file(s) behind (now removed): ${left.join(", ")}. Each test must remove what it made, whether it passes or fails.`);
+  }
+}
+
+/** What a test left in a run's TMPDIR. */
+export async function leftBehind(dir: string): Promise<string[]> {
+  return (await readdir(dir).catch(() => [] as string[])).filter((entry) => !NOT_A_LEFTOVER.has(entry)).sort();
+}
+
+/** Waits (bounded) until no stack in the folder has an owner still running: a worker stopping its stack. */
+async function stacksStopped(dir: string): Promise<void> {
+  const deadline = Date.now() + STOPPING_GRACE_MS;
+  while (Date.now() < deadline) {
+    const entries = (await readdir(dir).catch(() => [] as string[])).filter((entry) => entry.startsWith(TEMP_STATE_DIR_PREFIX));
+    const owners = await Promise.all(entries.map(async (entry) => (await readProcessRecord(path.join(dir, entry)))?.owner.pid));
+    if (!owners.some((pid) => pid !== undefined && pid !== process.pid && isAlive(pid))) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
