@@ -155,12 +155,12 @@ function proofSection(circuit: CircuitManifest, verifier: Address, verifierCodeH
 }
 
 /** The manifest's exact bytes: what the file holds and what GET /api/queue/config serves. */
-export function manifestBytes(config: DeploymentConfig): Buffer {
+export function manifestBytes(config: DeploymentConfig): Uint8Array {
   return Buffer.from(`${JSON.stringify(config, null, 2)}\n`);
 }
 
 /** Writes a file whole or not at all (temp file + rename). */
-export async function writeFileAtomic(file: string, data: Buffer | string): Promise<void> {
+export async function writeFileAtomic(file: string, data: Uint8Array | string): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true });
   const tmp = `${file}.${process.pid}.tmp`;
   await writeFile(tmp, data);
