@@ -63,9 +63,10 @@ function upwardImports(graph: Graph): string[] {
 /**
  * The back doors kept on purpose, each with its reason. The vitest integration takes the queue client
  * alone: the client's door also loads the prover (snarkjs), whose web-worker dependency throws when it
- * is loaded in a worker thread, as in vitest's threads pool.
+ * is loaded in a worker thread, as in vitest's threads pool. The Hardhat plugin likewise: a connection
+ * needs the queue client, not the prover's load time.
  */
-const KNOWN_BACK_DOORS = ["harness/vitest/index.ts -> harness/client/queue-client.ts"];
+const KNOWN_BACK_DOORS = ["harness/vitest/index.ts -> harness/client/queue-client.ts", "harness/hardhat/devstack.ts -> harness/client/queue-client.ts"];
 
 /** Imports of a harness folder's inner file from outside that folder: only its index.ts is a door. */
 function backDoorImports(graph: Graph): string[] {

@@ -1,0 +1,92 @@
+// The Hardhat 3 plugin (queue-devstack/hardhat) in the real Hardhat of node_modules, in-process: a
+// runtime made with the plugin alone, in a temp project folder. The packed tarball with `npx hardhat
+// test` is the consumer test's (scripts/consumer/hardhat.ts).
+import { access, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { createHardhatRuntimeEnvironment } from "hardhat/hre";
+import type { HardhatRuntimeEnvironment } from "hardhat/types/hre";
+import { afterAll, describe, expect, test } from "vitest";
+import queueDevstackPlugin, { DEVSTACK_NETWORK } from "../harness/hardhat/index.ts";
+import { alive, gone } from "./support/processes.ts";
+import { rpc } from "./support/rpc.ts";
+import { withTempDirs } from "./support/temp-dirs.ts";
+
+const tempDir = withTempDirs();
+
+/** A project folder as Hardhat wants one: it takes the nearest package.json's folder as the root. */
+async function project(): Promise<string> {
+  const dir = await tempDir("hardhat-plugin-");
+  await writeFile(path.join(dir, "package.json"), '{ "type": "module" }\n');
+  return dir;
+}
+
+/** What `hardhat test` does at its end: the test hooks' onTestRunDone chain. */
+const endTestRun = (hre: HardhatRuntimeEnvironment) => hre.hooks.runHandlerChain("test", "onTestRunDone", ["nodejs"], async () => {});
+
+describe("queue-devstack/hardhat", () => {
+  let hre: HardhatRuntimeEnvironment | undefined;
+  afterAll(async () => {
+    if (hre) await endTestRun(hre); // stops the stack if a failed test left it running
+  });
+
+  test("network.connect('devstack') starts a stack and carries it; reset undoes a change; the run's end stops it; a new connection starts it again on the same ports", async () => {
+    hre = await createHardhatRuntimeEnvironment({ plugins: [queueDevstackPlugin], devstack: { store: ":memory:" } }, {}, await project());
+    const connection = await hre.network.connect(DEVSTACK_NETWORK);
+    const { devstack, provider } = connection;
+
+    // The connection's provider is the stack's anvil; its accounts are the dev accounts.
+    expect(connection.networkConfig.type).toBe("http");
+    expect(await provider.request({ method: "eth_chainId" })).toBe("0xaa36a7");
+    expect(await rpc(devstack.rpcUrl, "eth_chainId")).toBe("0xaa36a7");
+    const accounts = (await provider.request({ method: "eth_accounts" })) as string[];
+    expect(accounts.map((a) => a.toLowerCase())).toContain(devstack.accounts[1]?.address.toLowerCase());
+    // The manifest, and the typed queue client of the same stack.
+    expect((await provider.request({ method: "eth_getCode", params: [devstack.manifest.poolAddress, "latest"] })) as string).not.toBe("0x");
+    const served = await devstack.queue.beforePrepare();
+    expect(served.poolAddress).toBe(devstack.manifest.poolAddress);
+
+    // A second connection gets the same stack, not a second one.
+    const again = await hre.network.connect(DEVSTACK_NETWORK);
+    expect(again.devstack.stack.chainPid).toBe(devstack.stack.chainPid);
+
+    // reset(): back to the stack as it started.
+    const before = await provider.request({ method: "eth_blockNumber" });
+    await provider.request({ method: "evm_mine", params: [] });
+    expect(await provider.request({ method: "eth_blockNumber" })).not.toBe(before);
+    await devstack.reset();
+    expect(await provider.request({ method: "eth_blockNumber" })).toBe(before);
+
+    // loadFixture: the setup runs once; the next call restores its state.
+    let runs = 0;
+    const mined = async () => {
+      runs++;
+      await provider.request({ method: "evm_mine", params: [] });
+      return provider.request({ method: "eth_blockNumber" });
+    };
+    const first = await devstack.loadFixture(mined);
+    await provider.request({ method: "evm_mine", params: [] });
+    expect(await devstack.loadFixture(mined)).toBe(first);
+    expect(runs).toBe(1);
+    expect(await provider.request({ method: "eth_blockNumber" })).toBe(first);
+
+    // The end of the test run stops the stack: anvil gone, its temp state dir removed.
+    const { chainPid, stateDir } = devstack.stack;
+    await endTestRun(hre);
+    expect(await gone(chainPid)).toBe(true);
+    await expect(access(stateDir)).rejects.toThrow();
+
+    // A later connection starts a stack again, where Hardhat's cached URL points.
+    const restarted = await hre.network.connect(DEVSTACK_NETWORK);
+    expect(restarted.devstack.stack.chainPid).not.toBe(chainPid);
+    expect(alive(restarted.devstack.stack.chainPid)).toBe(true);
+    expect(restarted.devstack.rpcUrl).toBe(devstack.rpcUrl);
+    expect(await restarted.provider.request({ method: "eth_chainId" })).toBe("0xaa36a7");
+  }, 120_000);
+
+  test("a connection to another network says where the stack is, and starts none", async () => {
+    const other = await createHardhatRuntimeEnvironment({ plugins: [queueDevstackPlugin] }, {}, await project());
+    const connection = await other.network.connect();
+    expect(() => connection.devstack).toThrow(/connect to "devstack"/);
+    await connection.close();
+  }, 60_000);
+});
