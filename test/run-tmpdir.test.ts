@@ -15,10 +15,16 @@ describe("the run's TMPDIR", () => {
     expect(process.env.TMPDIR).toBe(tmpdir());
   });
 
-  it("counts everything left in it but Node's compile cache", async () => {
+  it("holds the run's XDG cache, so a fork's default RPC cache never lands in the user's ~/.cache", async () => {
+    const { DEFAULT_FORK_CACHE_DIR } = await import("../harness/chain/index.ts");
+    expect(process.env.XDG_CACHE_HOME).toBe(path.join(tmpdir(), "xdg-cache"));
+    expect(DEFAULT_FORK_CACHE_DIR.startsWith(tmpdir() + path.sep)).toBe(true);
+  });
+
+  it("counts everything left in it but Node's compile cache and the run's XDG cache", async () => {
     const dir = await tempDir("fake-run-");
     expect(await leftBehind(dir)).toEqual([]);
-    for (const entry of ["queue-devstack-abc123", "bench-stack-x", "node-compile-cache"]) await mkdir(path.join(dir, entry));
+    for (const entry of ["queue-devstack-abc123", "bench-stack-x", "node-compile-cache", "xdg-cache"]) await mkdir(path.join(dir, entry));
     expect(await leftBehind(dir)).toEqual(["bench-stack-x", "queue-devstack-abc123"]);
   });
 });

@@ -7,7 +7,7 @@ export { startChain, ChainStartError, AnvilExitedError, CHAIN_ID, ANVIL_RUN_DIR_
 export { anvilBinaryPath } from "./anvil-binary.ts";
 export { ForkUpstreamError, resolveForkPoint, type ForkPoint } from "./fork.ts";
 export type { ForkReads } from "./rpc-forwarder.ts";
-export { openRpcCache, type RpcCache } from "./rpc-cache.ts";
+export { openRpcCache, DEFAULT_FORK_CACHE_DIR, type RpcCache } from "./rpc-cache.ts";
 export type { RpcFaultProxy, RpcFaultSpec, RpcFaultState } from "./rpc-faults.ts";
 export { jsonRpc, jsonRpcBatch, JsonRpcError } from "./json-rpc.ts";
 export { checkPortsFree, PortInUseError, type PortRole } from "./ports.ts";

@@ -12,27 +12,37 @@ import { isAlive } from "../../harness/process/index.ts";
  */
 export const RUN_TMPDIR_PREFIX = "queue-devstack-test-run-";
 
-/** Node's compile cache (npm enables it for itself): a cache reused across runs, not a test's folder. */
-const NOT_A_LEFTOVER = new Set(["node-compile-cache"]);
+/**
+ * The run's own caches, not a test's folders: Node's compile cache (npm enables it for itself), and the
+ * XDG cache the run points the fork RPC cache's default folder at, so that no test writes into the
+ * user's ~/.cache (a fork stack without forkCacheDir keeps a file there per upstream).
+ */
+const RUN_CACHE = "xdg-cache";
+const NOT_A_LEFTOVER = new Set(["node-compile-cache", RUN_CACHE]);
 
 /** How long the end of the run waits for workers still stopping their stacks. */
 const STOPPING_GRACE_MS = 60_000;
 
 let runDir: string | undefined;
 let outerTmpdir: string | undefined;
+let outerCache: string | undefined;
 
 export async function setup(): Promise<void> {
   outerTmpdir = process.env.TMPDIR;
   runDir = await mkdtemp(path.join(tmpdir(), RUN_TMPDIR_PREFIX));
   process.env.TMPDIR = runDir;
+  outerCache = process.env.XDG_CACHE_HOME;
+  process.env.XDG_CACHE_HOME = path.join(runDir, RUN_CACHE);
 }
 
 export async function teardown(): Promise<void> {
   if (runDir === undefined) return;
   const dir = runDir;
   runDir = undefined;
-  if (outerTmpdir === undefined) delete process.env.TMPDIR;
-  else process.env.TMPDIR = outerTmpdir;
+  for (const [name, value] of [["TMPDIR", outerTmpdir], ["XDG_CACHE_HOME", outerCache]] as const) {
+    if (value === undefined) delete process.env[name];
+    else process.env[name] = value;
+  }
   // vitest tears the global setup down without waiting for workers' worker-scoped fixtures (the
   // vitest integration's stack) to finish stopping: their stacks remove their own folders moments later.
   await stacksStopped(dir);
