@@ -17,3 +17,4 @@ export { loadFixtures, inspectFixtures, buildFixtures, type CompiledFixtures } f
 export { DEV_ASSETS, DEV_TOKEN_GRANT } from "./deployment/index.ts";
 export type { StepEvent, ProgressListener } from "./part/index.ts";
 export { redactUrl } from "../src/redact.ts";
+export { stackEnvironment, ENV_PREFIX } from "./exec/index.ts";

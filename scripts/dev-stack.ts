@@ -3,13 +3,22 @@ import { parseArgs } from "node:util";
 import { formatEther } from "viem";
 import { PortInUseError, startDevStack, type DevStack } from "../harness/index.ts";
 import { checkAllowedHosts } from "../harness/dev/index.ts";
+import { findCommand, signalExitCode } from "../harness/exec/index.ts";
 import { checkCorsOrigins } from "../src/cors.ts";
 import { redactText } from "../src/redact.ts";
+import { ExecRuns } from "./exec-command.ts";
 
 const HELP = `Usage: queue-devstack [options]        (in this repository: npm run dev-stack -- [options])
 
 Starts a throwaway queue stack: anvil (chain id 11155111), the Pool, its manifest and the queue runtime.
 Ctrl-C (or SIGTERM) stops everything and exits 0.
+
+       queue-devstack exec [options] [--runs <n>] -- <command> [args…]
+Starts a stack (the options below; ports default to 0 = free ones, the state dir to a temp dir), runs the
+command with the stack in its environment (QUEUE_DEVSTACK_RPC_URL, QUEUE_DEVSTACK_QUEUE_URL, ...), forwards
+SIGINT, SIGTERM and SIGHUP to it, stops the stack when it ends and exits with its exit code (128+n if signal n
+killed it; 127 if it is not found). --runs <n> runs it n times, the stack reset (not restarted) between runs,
+until one fails.
 
        queue-devstack trace <operation id> [--state-dir <dir>] [--json]
 Prints the call trace of an operation of the stack running from that state dir, its revert decoded.
@@ -57,18 +66,31 @@ function usageError(message: string): never {
   process.exit(2);
 }
 
+// `exec [options] -- <command> [args…]`: the stack's options before the --, the command after it.
+const execMode = process.argv[2] === "exec";
+let stackArgs = process.argv.slice(2);
+let command: string[] = [];
+if (execMode) {
+  const rest = process.argv.slice(3);
+  const separator = rest.indexOf("--");
+  if (separator < 0 || separator === rest.length - 1) usageError("exec needs a command after --: queue-devstack exec [options] -- <command> [args…]");
+  [stackArgs, command] = [rest.slice(0, separator), rest.slice(separator + 1)];
+}
+
 function parseCommandLine() {
   try {
     return parseArgs({
+      args: stackArgs,
       options: {
         "fork-url": { type: "string" },
         "fork-block-number": { type: "string" },
         "fork-cache": { type: "string" },
         pool: { type: "string" },
         "deployment-block": { type: "string" },
-        "state-dir": { type: "string", default: ".devstack" },
-        "chain-port": { type: "string", default: "8545" },
-        "queue-port": { type: "string", default: "8700" },
+        // exec: a temp state dir and free ports, so that two runs (CI jobs, a stack already up) never collide.
+        "state-dir": { type: "string", ...(execMode ? {} : { default: ".devstack" }) },
+        "chain-port": { type: "string", default: execMode ? "0" : "8545" },
+        "queue-port": { type: "string", default: execMode ? "0" : "8700" },
         host: { type: "string", default: "127.0.0.1" },
         confirmations: { type: "string", default: "1" },
         "cors-origin": { type: "string", multiple: true },
@@ -77,6 +99,7 @@ function parseCommandLine() {
         persist: { type: "boolean", default: false },
         load: { type: "string" },
         verbose: { type: "boolean", default: false },
+        runs: { type: "string" },
         help: { type: "boolean", short: "h", default: false },
       },
       strict: true,
@@ -123,6 +146,19 @@ function port(name: string, raw: string): number {
   return value;
 }
 
+if (values.runs !== undefined && !execMode) usageError("--runs is an exec option: queue-devstack exec --runs <n> -- <command>");
+if (values.json && execMode) usageError("--json is not an exec option: the command gets the stack in its environment");
+const runs = values.runs === undefined ? 1 : Number(integer("runs", values.runs));
+if (runs < 1) usageError("--runs must be at least 1");
+// A command that cannot run is refused before a stack is started for it, as a shell would: 127 or 126.
+if (execMode) {
+  const found = findCommand(command[0] as string);
+  if ("reason" in found) {
+    process.stderr.write(`queue-devstack exec: ${found.reason}\n`);
+    process.exit(found.exitCode);
+  }
+}
+
 const chainPort = port("chain-port", values["chain-port"]);
 const queuePort = port("queue-port", values["queue-port"]);
 const forkBlockNumber = integer("fork-block-number", values["fork-block-number"]);
@@ -142,25 +178,29 @@ try {
   usageError(`--allowed-host: ${(error as Error).message}`);
 }
 
-// Progress and the summary go to stderr under --json, so stdout carries exactly one JSON line.
-const out = values.json ? process.stderr : process.stdout;
+// Progress and the summary go to stderr under --json, so stdout carries exactly one JSON line; under
+// exec, stdout is the command's.
+const out = values.json || execMode ? process.stderr : process.stdout;
+const exec = execMode ? new ExecRuns(command, runs, process.stderr) : undefined;
 
 let stack: DevStack | undefined;
 let stopping = false;
-async function shutdown(signal: string): Promise<void> {
+async function shutdown(signal: NodeJS.Signals, why: string = signal): Promise<void> {
+  // Under exec, a running command gets the signal; its end stops the stack.
+  if (exec?.forward(signal)) return;
   if (stopping) return;
   stopping = true;
-  out.write(`\n${signal}: stopping the stack...\n`);
+  out.write(`\n${why}: stopping the stack...\n`);
   await stack?.stop();
   out.write("stopped.\n");
-  process.exit(0);
+  process.exit(exec ? signalExitCode(signal) : 0);
 }
 process.on("SIGINT", () => void shutdown("SIGINT"));
 process.on("SIGTERM", () => void shutdown("SIGTERM"));
 process.on("SIGHUP", () => void shutdown("SIGHUP"));
 // `npm run` exits on SIGTERM without passing it on; when our parent goes, we go too, with our anvil.
 const parent = process.ppid;
-setInterval(() => process.ppid !== parent && void shutdown("parent exited"), 500).unref();
+setInterval(() => process.ppid !== parent && void shutdown("SIGTERM", "parent exited"), 500).unref();
 
 /** Why the start failed, in the CLI's words: a port in use says which, and what to do. */
 function startFailure(error: Error & { code?: string }, forkUrl: string | undefined): string {
@@ -187,7 +227,7 @@ try {
     host: values.host,
     chainPort,
     queuePort,
-    stateDir: values["state-dir"],
+    ...(values["state-dir"] === undefined ? {} : { stateDir: values["state-dir"] }),
     persist: values.persist,
     ...(values.load ? { load: values.load } : {}),
     forkUrl: values["fork-url"] ?? (process.env.DEVSTACK_FORK_URL || undefined),
@@ -211,6 +251,19 @@ try {
 if (stopping) await new Promise(() => {}); // a signal arrived during start-up; shutdown() exits
 
 const s = stack;
+if (exec) {
+  out.write(`queue-devstack exec: stack ready in ${(performance.now() / 1000).toFixed(2)} s (queue ${s.queueUrl}, RPC ${s.rpcUrl}); running ${command.join(" ")}\n`);
+  let exitCode: number;
+  try {
+    exitCode = await exec.run(s);
+  } catch (error) {
+    process.stderr.write(`queue-devstack exec: ${(error as Error).message}\n`);
+    exitCode = 1;
+  }
+  stopping = true;
+  await s.stop();
+  process.exit(exitCode);
+}
 // Every dev account starts with anvil's 10000 ETH, and the deployer has since paid the fixtures' gas
 // (in the genesis, or live on a fork): the figure for all is another account's, the deployer's its own.
 const etherOf = (address: string | undefined) =>

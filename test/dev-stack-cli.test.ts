@@ -1,11 +1,10 @@
 import { readdir, readFile, writeFile } from "node:fs/promises";
-import { createConnection } from "node:net";
 import path from "node:path";
 import { execa, type ResultPromise } from "execa";
 import { afterEach, describe, expect, it } from "vitest";
 import { StackInfo } from "../harness/state-dir/index.ts";
 import { requestWithHost } from "./support/forged-host.ts";
-import { freePort, holdPort } from "./support/ports.ts";
+import { freePort, holdPort, portOpen } from "./support/ports.ts";
 import { alive, anvilsWith, gone } from "./support/processes.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
 
@@ -56,14 +55,6 @@ async function launch(stateDir: string, extra: string[] = [], env: Record<string
   anvils.push(info.processes.anvil.pid);
   return { ...run, info };
 }
-
-const portOpen = (url: string) =>
-  new Promise<boolean>((resolve) => {
-    const { hostname, port } = new URL(url);
-    const socket = createConnection({ host: hostname, port: Number(port) });
-    socket.once("connect", () => (socket.destroy(), resolve(true)));
-    socket.once("error", () => resolve(false));
-  });
 
 const tempStateDir = () => tempDir("devstack-cli-");
 

@@ -1,4 +1,4 @@
-import { createServer, type Server } from "node:net";
+import { createConnection, createServer, type Server } from "node:net";
 
 /** A loopback port that is free now (a test then binds it, or has it bound, as fixed ports are). */
 export async function freePort(): Promise<number> {
@@ -22,3 +22,12 @@ export async function holdPort(port = 0): Promise<{ port: number; server: Server
     release: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
+
+/** Does something accept connections at this URL's host and port? */
+export const portOpen = (url: string) =>
+  new Promise<boolean>((resolve) => {
+    const { hostname, port } = new URL(url);
+    const socket = createConnection({ host: hostname, port: Number(port) });
+    socket.once("connect", () => (socket.destroy(), resolve(true)));
+    socket.once("error", () => resolve(false));
+  });

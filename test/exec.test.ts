@@ -1,0 +1,208 @@
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { execa, type ResultPromise } from "execa";
+import { privateKeyToAccount } from "viem/accounts";
+import { afterEach, describe, expect, it } from "vitest";
+import { ENV_PREFIX } from "../harness/exec/index.ts";
+import { StackInfo } from "../harness/state-dir/index.ts";
+import { portOpen } from "./support/ports.ts";
+import { alive, anvilsWith, gone } from "./support/processes.ts";
+import { withTempDirs } from "./support/temp-dirs.ts";
+
+const tempDir = withTempDirs();
+const CLI = ["--experimental-strip-types", "--no-warnings", "scripts/dev-stack.ts", "exec"];
+const running: ResultPromise[] = [];
+const pids: number[] = [];
+afterEach(async () => {
+  // The wrapper first (it stops its stack and its command), then anything of a failed test, by PID.
+  for (const child of running.splice(0)) {
+    child.kill("SIGTERM");
+    await child.catch(() => {});
+  }
+  for (const pid of pids.splice(0)) if (alive(pid)) process.kill(pid, "SIGKILL");
+});
+
+/** `queue-devstack exec [options] -- <command>` through the CLI, stdout and stderr collected. */
+function exec(options: string[], command: string[], env: Record<string, string> = {}) {
+  const child = execa(process.execPath, [...CLI, ...options, "--", ...command], { reject: false, env });
+  running.push(child);
+  return child;
+}
+
+/** A Node script as the command (ESM, so it may await at the top). */
+const node = (script: string) => [process.execPath, "--input-type=module", "-e", script];
+
+/** A command that says who it is (its PID, its stack's anvil) in one line, then waits to be stopped. */
+const SAY_AND_WAIT_SCRIPT = `
+  const info = JSON.parse((await import("node:fs")).readFileSync(process.env.QUEUE_DEVSTACK_STACK_INFO, "utf8"));
+  console.log(JSON.stringify({ pid: process.pid, anvil: info.processes.anvil.pid, rpcUrl: info.rpcUrl, queueUrl: info.queueUrl }));
+  setInterval(() => {}, 1000);
+`;
+const SAY_AND_WAIT = node(SAY_AND_WAIT_SCRIPT);
+
+/** The first line the command prints, parsed; its processes are tracked for the clean-up. */
+async function firstLine(child: ResultPromise): Promise<{ pid: number; anvil: number; rpcUrl: string; queueUrl: string }> {
+  let out = "";
+  const line = await new Promise<string>((resolve, reject) => {
+    child.stdout?.on("data", (d: Buffer) => ((out += d.toString()), out.includes("\n") && resolve(out.split("\n")[0] as string)));
+    void child.then((r) => reject(new Error(`exec ended (${r.exitCode}) before its command spoke:\n${String(r.stderr)}`)));
+  });
+  const said = JSON.parse(line) as { pid: number; anvil: number; rpcUrl: string; queueUrl: string };
+  pids.push(said.pid, said.anvil);
+  return said;
+}
+
+describe("queue-devstack exec", () => {
+  it("gives the command the stack in its environment: the values are the stack's, read from the chain and the queue", async () => {
+    const result = await exec([], node(`
+      import { readFileSync } from "node:fs";
+      const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith("QUEUE_DEVSTACK_")));
+      const rpc = async (method, params) => (await (await fetch(env.QUEUE_DEVSTACK_RPC_URL, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }) })).json()).result;
+      console.log(JSON.stringify({
+        env,
+        chainId: await rpc("eth_chainId", []),
+        poolCode: await rpc("eth_getCode", [env.QUEUE_DEVSTACK_POOL_ADDRESS, "latest"]),
+        deploymentBlock: await rpc("eth_getBlockByNumber", ["0x" + Number(env.QUEUE_DEVSTACK_DEPLOYMENT_BLOCK).toString(16), false]),
+        config: await (await fetch(env.QUEUE_DEVSTACK_QUEUE_URL + "/api/queue/config")).text(),
+        manifest: readFileSync(env.QUEUE_DEVSTACK_MANIFEST, "utf8"),
+        stackInfo: JSON.parse(readFileSync(env.QUEUE_DEVSTACK_STACK_INFO, "utf8")),
+      }));
+    `));
+    expect(result.exitCode, result.stderr).toBe(0);
+    const seen = JSON.parse(result.stdout) as { env: Record<string, string>; chainId: string; poolCode: string; deploymentBlock: { hash: string }; config: string; manifest: string; stackInfo: unknown };
+    const { env } = seen;
+    const info = StackInfo.parse(seen.stackInfo);
+    const manifest = JSON.parse(seen.manifest) as { chainId: number; poolAddress: string; deploymentBlockHash: string; assets: Array<{ symbol: string; address: string }>; queue: { proof: { verifier: { address: string } } } };
+    expect(Object.keys(env).every((name) => name.startsWith(ENV_PREFIX))).toBe(true);
+    expect(Number(seen.chainId)).toBe(11155111);
+    expect(env.QUEUE_DEVSTACK_CHAIN_ID).toBe("11155111");
+    expect(seen.config).toBe(seen.manifest); // the queue serves the manifest the variable names
+    expect(env.QUEUE_DEVSTACK_POOL_ADDRESS).toBe(manifest.poolAddress);
+    expect(seen.poolCode.length).toBeGreaterThan(2);
+    expect(env.QUEUE_DEVSTACK_DEPLOYMENT_BLOCK_HASH).toBe(seen.deploymentBlock.hash);
+    expect(env.QUEUE_DEVSTACK_DEPLOYMENT_BLOCK_HASH).toBe(manifest.deploymentBlockHash);
+    expect(env.QUEUE_DEVSTACK_VERIFIER_ADDRESS).toBe(manifest.queue.proof.verifier.address);
+    for (const asset of manifest.assets) expect(env[`QUEUE_DEVSTACK_ASSET_${asset.symbol.toUpperCase()}_ADDRESS`]).toBe(asset.address);
+    expect(env).toMatchObject({
+      QUEUE_DEVSTACK_RPC_URL: info.rpcUrl,
+      QUEUE_DEVSTACK_QUEUE_URL: info.queueUrl,
+      QUEUE_DEVSTACK_MODE: "local",
+      QUEUE_DEVSTACK_RELAYER_ADDRESS: info.relayer.address,
+      QUEUE_DEVSTACK_MANIFEST: info.manifestPath,
+      QUEUE_DEVSTACK_STATE_DIR: info.stateDir,
+      QUEUE_DEVSTACK_STACK_INFO: path.join(info.stateDir, "stack.json"),
+      QUEUE_DEVSTACK_ACCOUNT_COUNT: String(info.devAccounts.length),
+      QUEUE_DEVSTACK_RUN: "1",
+      QUEUE_DEVSTACK_RUNS: "1",
+    });
+    info.devAccounts.forEach((account, i) => {
+      expect(env[`QUEUE_DEVSTACK_ACCOUNT_${i}_ADDRESS`]).toBe(account.address);
+      expect(privateKeyToAccount(env[`QUEUE_DEVSTACK_ACCOUNT_${i}_PRIVATE_KEY`] as `0x${string}`).address).toBe(account.address);
+    });
+    // Free ports and a temp state dir by default, gone with the stack.
+    expect(info.rpcUrl).not.toMatch(/:8545$/);
+    await expect(readFile(info.manifestPath)).rejects.toThrow(/ENOENT/);
+    expect(await gone(info.processes.anvil.pid)).toBe(true);
+  });
+
+  it("exits with the command's exit code, or 128+n when signal n killed it", async () => {
+    for (const code of [0, 3, 255]) expect((await exec([], ["sh", "-c", `exit ${code}`])).exitCode).toBe(code);
+    const killed = await exec([], node(`process.kill(process.pid, "SIGUSR2")`));
+    expect(killed.exitCode).toBe(128 + 12);
+    expect((await exec([], ["sh", "-c", "kill -KILL $$"])).exitCode).toBe(128 + 9);
+  });
+
+  for (const [signal, number] of [["SIGINT", 2], ["SIGTERM", 15]] as const) {
+    it(`${signal} to exec goes to the command (once); the stack stops; exit 128+${number}`, async () => {
+      // The command says which signal it got, then lets it kill it.
+      const run = exec([], node(`
+        for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) process.once(signal, () => { console.log("got " + signal); process.kill(process.pid, signal); });
+        ${SAY_AND_WAIT_SCRIPT}
+      `));
+      const said = await firstLine(run);
+      expect(alive(said.anvil)).toBe(true);
+      run.kill(signal);
+      const result = await run;
+      expect(result.exitCode).toBe(128 + number);
+      expect(result.stdout.split("\n").slice(1)).toEqual([`got ${signal}`]);
+      expect(await gone(said.pid)).toBe(true);
+      expect(await gone(said.anvil)).toBe(true);
+      expect(await portOpen(said.rpcUrl)).toBe(false);
+      expect(await portOpen(said.queueUrl)).toBe(false);
+    });
+  }
+
+  it("a command that handles the signal decides the exit code", async () => {
+    const run = exec([], node(`
+      process.on("SIGINT", () => { console.log("stopping cleanly"); process.exit(0); });
+      ${SAY_AND_WAIT_SCRIPT}
+    `));
+    const said = await firstLine(run);
+    run.kill("SIGINT");
+    const result = await run;
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toContain("stopping cleanly");
+    expect(await gone(said.anvil)).toBe(true);
+  });
+
+  it("SIGKILLed, exec leaves nothing: its command and its anvil die with it", async () => {
+    const stateDir = await tempDir("exec-killed-"); // a temp state dir of its own would be left behind
+    const run = exec(["--state-dir", stateDir], SAY_AND_WAIT);
+    const said = await firstLine(run);
+    run.kill("SIGKILL");
+    await run;
+    expect(await gone(said.pid)).toBe(true);
+    expect(await gone(said.anvil)).toBe(true);
+    expect(await anvilsWith(stateDir)).toEqual([]);
+    expect(await portOpen(said.rpcUrl)).toBe(false);
+  });
+
+  it("a stack that fails to start runs nothing: exit 1 and the CLI's one-line reason", async () => {
+    const stateDir = await tempDir("exec-fork-");
+    const marker = path.join(stateDir, "ran");
+    const result = await exec(["--state-dir", stateDir, "--fork-url", "http://u:topsecret@127.0.0.1:9"], ["touch", marker]);
+    expect(result.exitCode).toBe(1);
+    const reason = result.stderr.split("\n").filter((line) => line.startsWith("queue-devstack"));
+    expect(reason).toHaveLength(1);
+    expect(reason[0]).toMatch(/^queue-devstack: ForkUpstreamError: /);
+    expect(result.stderr).not.toContain("topsecret");
+    await expect(readFile(marker)).rejects.toThrow(/ENOENT/);
+    expect(await anvilsWith(stateDir)).toEqual([]);
+  });
+
+  it("a command not found is 127 (126 not executable), before any stack starts; a call without a command is 2", async () => {
+    const missing = await exec([], ["queue-devstack-no-such-command", "x"]);
+    expect(missing.exitCode).toBe(127);
+    expect(missing.stderr).toBe("queue-devstack exec: queue-devstack-no-such-command: command not found");
+    const notExecutable = await exec([], ["./package.json"]);
+    expect(notExecutable.exitCode).toBe(126);
+    expect(notExecutable.stderr).toBe("queue-devstack exec: ./package.json: permission denied");
+    for (const args of [[...CLI], [...CLI, "--"], [...CLI, "--chain-port", "0"]]) {
+      const bad = await execa(process.execPath, args, { reject: false });
+      expect(bad.exitCode).toBe(2);
+      expect(bad.stderr).toContain("queue-devstack: exec needs a command after --");
+    }
+  });
+
+  it("--runs n: each run gets the stack as it started (a reset, not a restart); the first failing run ends it", async () => {
+    // Each run mines 5 blocks, says what it found first, and the second run of the last call fails.
+    const script = node(`
+      const rpc = async (method, params) => (await (await fetch(process.env.QUEUE_DEVSTACK_RPC_URL, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }) })).json()).result;
+      const block = Number(await rpc("eth_blockNumber", []));
+      await rpc("anvil_mine", ["0x5"]);
+      console.log(JSON.stringify({ run: process.env.QUEUE_DEVSTACK_RUN, of: process.env.QUEUE_DEVSTACK_RUNS, block, anvil: JSON.parse((await import("node:fs")).readFileSync(process.env.QUEUE_DEVSTACK_STACK_INFO, "utf8")).processes.anvil.pid }));
+      if (process.env.FAIL_RUN === process.env.QUEUE_DEVSTACK_RUN) process.exit(5);
+    `);
+    const result = await exec(["--runs", "3"], script);
+    expect(result.exitCode, result.stderr).toBe(0);
+    const runs = result.stdout.split("\n").map((line) => JSON.parse(line) as { run: string; of: string; block: number; anvil: number });
+    expect(runs.map((r) => `${r.run}/${r.of}`)).toEqual(["1/3", "2/3", "3/3"]);
+    expect(new Set(runs.map((r) => r.block)).size).toBe(1); // 5 blocks mined by each run, none seen by the next
+    expect(new Set(runs.map((r) => r.anvil)).size).toBe(1); // the same anvil: reset, not restarted
+
+    const failing = await exec(["--runs", "3"], script, { FAIL_RUN: "2" });
+    expect(failing.exitCode).toBe(5);
+    expect(failing.stdout.split("\n")).toHaveLength(2);
+    expect(failing.stderr).toContain("queue-devstack exec: run 2 of 3 exited 5; no further run");
+  });
+});
