@@ -47,7 +47,7 @@ describe("queue-devstack/hardhat", () => {
 
     // A second connection gets the same stack, not a second one.
     const again = await hre.network.connect(DEVSTACK_NETWORK);
-    expect(again.devstack.stack.chainPid).toBe(devstack.stack.chainPid);
+    expect(again.devstack.chainPid).toBe(devstack.chainPid);
 
     // reset(): back to the stack as it started.
     const before = await provider.request({ method: "eth_blockNumber" });
@@ -70,15 +70,15 @@ describe("queue-devstack/hardhat", () => {
     expect(await provider.request({ method: "eth_blockNumber" })).toBe(first);
 
     // The end of the test run stops the stack: anvil gone, its temp state dir removed.
-    const { chainPid, stateDir } = devstack.stack;
+    const { chainPid, stateDir } = devstack;
     await endTestRun(hre);
     expect(await gone(chainPid)).toBe(true);
     await expect(access(stateDir)).rejects.toThrow();
 
     // A later connection starts a stack again, where Hardhat's cached URL points.
     const restarted = await hre.network.connect(DEVSTACK_NETWORK);
-    expect(restarted.devstack.stack.chainPid).not.toBe(chainPid);
-    expect(alive(restarted.devstack.stack.chainPid)).toBe(true);
+    expect(restarted.devstack.chainPid).not.toBe(chainPid);
+    expect(alive(restarted.devstack.chainPid)).toBe(true);
     expect(restarted.devstack.rpcUrl).toBe(devstack.rpcUrl);
     expect(await restarted.provider.request({ method: "eth_chainId" })).toBe("0xaa36a7");
   }, 120_000);

@@ -3,51 +3,43 @@ import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
 import type { DevAccount } from "../chain/index.ts";
 // The queue client alone, not the client's door: that loads the prover (snarkjs), which a Hardhat run does not need.
 import { createQueueClient, reviewedFrom, type QueueClient } from "../client/queue-client.ts";
-import type { DevStack, StackSnapshot } from "../index.ts";
 import { DEVSTACK_NETWORK } from "./names.ts";
+import type { PluginSnapshot, WorkerStack } from "./stacks.ts";
 
-/** What `network.connect("devstack")` puts on the connection as `devstack`. */
+/** What `network.create("devstack")` puts on the connection as `devstack`. */
 export interface HardhatDevStack {
-  /** The whole stack, as startDevStack returns it (faults, actions, trace, save, diagnostics…); the plugin stops it. */
-  readonly stack: Omit<DevStack, "stop">;
   readonly manifest: DeploymentConfig;
   readonly manifestPath: string;
+  /** stack.json: URLs, PIDs, accounts (see the README's State files). */
+  readonly stackInfoPath: string;
+  readonly stateDir: string;
   /** The queue's {base_url}. */
   readonly queueUrl: string;
   /** anvil's URL: the devstack network's. */
   readonly rpcUrl: string;
-  /** Funded dev accounts with their keys (anvil's well-known test keys), relayer excluded: the connection's wallet clients are theirs. */
+  readonly chainPid: number;
+  /** Funded dev accounts with their keys (anvil's well-known test keys), relayer excluded. */
   readonly accounts: readonly DevAccount[];
+  /** The queue's relayer: one of anvil's accounts too, so one of the connection's wallet clients; leave it to the queue. */
   readonly relayer: { readonly address: Address };
   /** The typed queue client, its reviewed deployment taken from this stack's manifest. */
   readonly queue: QueueClient;
   /** Chain and operation store as they were when the stack started, in milliseconds (call it in beforeEach). */
   reset(): Promise<void>;
-  snapshot(): Promise<StackSnapshot>;
-  revert(snapshot: StackSnapshot): Promise<void>;
+  /** This moment of chain and queue, to revert to; reverting drops the snapshots taken after it (anvil's rule). */
+  snapshot(): Promise<PluginSnapshot>;
+  revert(snapshot: PluginSnapshot): Promise<void>;
   /**
    * networkHelpers.loadFixture for the whole stack: the first call per setup function runs it from the
-   * clean state and snapshots the result; later calls revert to that snapshot (chain and queue together).
+   * clean state and snapshots chain and queue; later calls revert to that snapshot and return the same
+   * value. A reset (or a revert to an older snapshot) drops it, and its next use runs the setup again.
    */
-  loadFixture<T>(setup: (stack: Omit<DevStack, "stop">) => Promise<T>): Promise<T>;
+  loadFixture<T>(setup: () => Promise<T>): Promise<T>;
 }
 
-export function hardhatDevStack(stack: DevStack): HardhatDevStack {
+export function hardhatDevStack(stack: WorkerStack): HardhatDevStack {
   const { stop: _owned, ...rest } = stack;
-  return Object.freeze({
-    stack: rest,
-    manifest: stack.manifest,
-    manifestPath: stack.manifestPath,
-    queueUrl: stack.queueUrl,
-    rpcUrl: stack.rpcUrl,
-    accounts: stack.accounts,
-    relayer: stack.relayer,
-    queue: createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(stack.manifest) }),
-    reset: () => stack.reset(),
-    snapshot: () => stack.snapshot(),
-    revert: (snapshot: StackSnapshot) => stack.revert(snapshot),
-    loadFixture: <T>(setup: (stack: Omit<DevStack, "stop">) => Promise<T>) => stack.loadFixture(setup),
-  });
+  return Object.freeze({ ...rest, queue: createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(stack.manifest) }) });
 }
 
 /** On a connection to another network, `devstack` says which network has it rather than being undefined. */

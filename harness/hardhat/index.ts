@@ -6,6 +6,7 @@ import type { HardhatPlugin } from "hardhat/types/plugins";
 
 export { DEVSTACK_NETWORK } from "./names.ts";
 export type { HardhatDevStack } from "./devstack.ts";
+export type { PluginSnapshot } from "./stacks.ts";
 
 /**
  * Add to hardhat.config.ts `plugins`. Nothing of the stack loads until a hook needs it: Hardhat imports
