@@ -16,6 +16,7 @@ import path from "node:path";
 import { execa, type Options, type Result } from "execa";
 import { listProcesses } from "../harness/process/index.ts";
 import { MINIMUM_NODE, unsupportedNode } from "../src/node-version-guard.ts";
+import { hardhatConsumer } from "./consumer/hardhat.ts";
 
 const repo = path.resolve(import.meta.dirname, "..");
 const work = await mkdtemp(path.join(tmpdir(), "queue-devstack-consumer-"));
@@ -268,6 +269,7 @@ try {
       await new Promise((r) => setTimeout(r, 100));
     }
   });
+  await hardhatConsumer({ work, tmp: consumerTmp, tarball, readme, step, inProject, version });
   process.stdout.write("the installed package works\n");
 } catch (error) {
   const { all, message } = error as { all?: string; message: string };

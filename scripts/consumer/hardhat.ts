@@ -1,0 +1,132 @@
+// The consumer test's Hardhat part (issue 20): the README's Hardhat 3 project, made from the packed
+// tarball in a folder of its own (outside the consumer project, whose tsc and vitest must not see it),
+// type-checked, then `npx hardhat test` (node:test runner) passing and leaving no process and no temp
+// folder, and a Ctrl-C during a test leaving none either.
+//
+// Offline CI only: Hardhat's build step fetches the solc release list even without contracts. The run
+// takes a config of its own (ci.hardhat.config.ts) that imports the README's and adds the npm `solc`
+// package's soljson.js as the compiler; the README's hardhat.config.ts stays as a user online writes it.
+import { mkdir, readFile, readdir, writeFile } from "node:fs/promises";
+import path from "node:path";
+import type { Options, ResultPromise } from "execa";
+import { listProcesses } from "../../harness/process/index.ts";
+
+/** What the consumer test (scripts/test-package.ts) hands over. */
+export interface HardhatConsumer {
+  /** The temp folder holding everything the consumer test makes. */
+  work: string;
+  /** The consumer's TMPDIR (inProject sets it): the stacks' temp state dirs go there. */
+  tmp: string;
+  /** The packed package. */
+  tarball: string;
+  readme: string;
+  step: <T>(name: string, run: () => Promise<T>) => Promise<T>;
+  /** Runs a command (cwd may be given); detached runs are stopped if a step fails. */
+  inProject: (file: string, args: string[], options?: Options) => ResultPromise;
+  /** This repository's installed version of a package. */
+  version: (pkg: string) => Promise<string>;
+}
+
+/** The README's Hardhat files are named under this folder (```ts hardhat-project/hardhat.config.ts). */
+const FOLDER = "hardhat-project";
+// Not in this repository's node_modules (the plugin needs neither): the releases this was tested with.
+const HARDHAT_VIEM = "3.0.9";
+const NODE_TEST_RUNNER = "3.1.0";
+
+/** The README's code blocks named `hardhat-project/<path>`, by path in that folder. */
+function hardhatFiles(readme: string): Map<string, string> {
+  const files = new Map<string, string>();
+  for (const match of readme.matchAll(new RegExp(`^\`\`\`\\w+ ${FOLDER}/([\\w./-]+)\\n([\\s\\S]*?)^\`\`\`$`, "gm"))) files.set(match[1] as string, match[2] as string);
+  return files;
+}
+
+export async function hardhatConsumer({ work, tmp, tarball, readme, step, inProject, version }: HardhatConsumer): Promise<void> {
+  const dir = path.join(work, FOLDER);
+  const inDir = (file: string, args: string[], options: Options = {}) => inProject(file, args, { cwd: dir, ...options });
+  // Everything the project runs has its folder in its command line (anvil's --load-state included).
+  const leftRunning = async () => (await listProcesses()).filter((p) => p.args.includes(dir)).map((p) => `${p.pid} ${p.args}`);
+  const stateDirs = async () => (await readdir(tmp)).filter((name) => name.startsWith("queue-devstack-"));
+  const before = new Set(await stateDirs());
+  const stateDirsLeft = async () => (await stateDirs()).filter((name) => !before.has(name));
+  const hardhatTest = ["hardhat", "test", "--config", "ci.hardhat.config.ts"];
+
+  await step(`the README's Hardhat project in ${FOLDER}/: npm install the tarball, hardhat, hardhat-viem, the node:test runner; tsc`, async () => {
+    const files = hardhatFiles(readme);
+    for (const name of ["hardhat.config.ts", "test/devstack.ts"]) if (!files.has(name)) throw new Error(`README.md has no code block for ${FOLDER}/${name}`);
+    await mkdir(dir);
+    await writeFile(path.join(dir, "package.json"), `${JSON.stringify({ name: FOLDER, private: true, type: "module" }, null, 2)}\n`);
+    for (const [name, text] of files) {
+      await mkdir(path.dirname(path.join(dir, name)), { recursive: true });
+      await writeFile(path.join(dir, name), text);
+    }
+    await writeFile(
+      path.join(dir, "ci.hardhat.config.ts"),
+      [
+        'import { createRequire } from "node:module";',
+        'import config from "./hardhat.config.ts";',
+        "",
+        "// CI is offline: solc-js from npm, not a download (see scripts/consumer/hardhat.ts).",
+        `export default { ...config, solidity: { version: "${await version("solc")}", path: createRequire(import.meta.url).resolve("solc/soljson.js") } };`,
+        "",
+      ].join("\n"),
+    );
+    const packages = [
+      tarball,
+      `hardhat@${await version("hardhat")}`,
+      `@nomicfoundation/hardhat-viem@${HARDHAT_VIEM}`,
+      `@nomicfoundation/hardhat-node-test-runner@${NODE_TEST_RUNNER}`,
+      `viem@${await version("viem")}`,
+      `@types/node@${await version("@types/node")}`,
+      `typescript@${await version("typescript")}`,
+      `solc@${await version("solc")}`,
+    ];
+    await inDir("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error", "-D", ...packages]);
+    // The README's files as a reader's strict TypeScript sees them: the plugin's types on the connection.
+    const tsconfig = { compilerOptions: { module: "nodenext", target: "es2022", strict: true, noEmit: true, skipLibCheck: true }, include: ["hardhat.config.ts", "test"] };
+    await writeFile(path.join(dir, "tsconfig.json"), `${JSON.stringify(tsconfig, null, 2)}\n`);
+    await inDir("npx", ["tsc", "-p", "."]);
+  });
+
+  await step("npx hardhat test (the README's Hardhat test, node:test runner): passes, no process and no temp folder left", async () => {
+    // Bounded: a plugin that held the process open would hang here (node:test under Hardhat ends its run only when nothing does).
+    const run = await inDir("npx", hardhatTest, { reject: false, timeout: 180_000 });
+    const all = String(run.all ?? "");
+    // A run that found no test would pass too: the README's five tests must be the passes.
+    if (run.exitCode !== 0 || !/\b5 passing\b/.test(all)) throw new Error(`npx hardhat test: exit ${run.exitCode}\n${all}`);
+    const [left, dirs] = [await leftRunning(), await stateDirsLeft()];
+    if (left.length > 0 || dirs.length > 0) throw new Error(`left behind: ${[...left, ...dirs].join("; ")}`);
+  });
+
+  await step("npx hardhat test of a test holding the stack, then Ctrl-C: no process and no temp folder left", async () => {
+    // Not a README file: a test that says where its stack is, then waits (a timer holds the process).
+    const infoFile = path.join(dir, "hang.json");
+    await mkdir(path.join(dir, "interrupt"));
+    await writeFile(
+      path.join(dir, "interrupt", "hang.ts"),
+      [
+        'import { writeFile } from "node:fs/promises";',
+        'import { it } from "node:test";',
+        'import { network } from "hardhat";',
+        'const { devstack } = await network.create("devstack");',
+        'it("holds the stack until interrupted", async () => {',
+        `  await writeFile(${JSON.stringify(infoFile)}, JSON.stringify({ pid: devstack.chainPid, stateDir: devstack.stateDir }));`,
+        "  await new Promise(() => setInterval(() => {}, 1000));",
+        "});",
+        "",
+      ].join("\n"),
+    );
+    const run = inDir("npx", [...hardhatTest.slice(0, 2), "nodejs", "interrupt/hang.ts", ...hardhatTest.slice(2)], { detached: true, reject: false, all: false, timeout: 180_000 });
+    let ended = false;
+    void run.then(() => (ended = true));
+    const deadline = Date.now() + 60_000;
+    while ((await readFile(infoFile, "utf8").catch(() => undefined)) === undefined) {
+      if (Date.now() > deadline || ended) throw new Error(`the test never started its stack${ended ? `: ${String((await run).stderr)}` : ""}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    process.kill(-(run.pid as number), "SIGINT"); // Ctrl-C: the whole foreground group
+    const result = await run;
+    if (result.exitCode === 0) throw new Error("an interrupted run passed");
+    const [left, dirs] = [await leftRunning(), await stateDirsLeft()];
+    if (left.length > 0 || dirs.length > 0) throw new Error(`left behind: ${[...left, ...dirs].join("; ")}`);
+  });
+}
