@@ -16,6 +16,7 @@ import path from "node:path";
 import { execa, type Options, type Result } from "execa";
 import { listProcesses } from "../harness/process/index.ts";
 import { MINIMUM_NODE, unsupportedNode } from "../src/node-version-guard.ts";
+import { execConsumer } from "./consumer/exec.ts";
 import { hardhatConsumer } from "./consumer/hardhat.ts";
 
 const repo = path.resolve(import.meta.dirname, "..");
@@ -53,12 +54,20 @@ const text = (output: unknown): string => (typeof output === "string" ? output :
 
 const readme = await readFile(path.join(repo, "README.md"), "utf8");
 
-/** The README's code blocks whose info string names a file (```ts example.test.ts), by file name. */
+/**
+ * The README's code blocks whose info string names a file (```ts example.test.ts), by file name; a name
+ * with a folder (```ts hardhat-project/hardhat.config.ts) is a project of its own, in that folder.
+ */
 function readmeFiles(): Map<string, string> {
   const files = new Map<string, string>();
-  for (const match of readme.matchAll(/^```\w+ ([\w.-]+)\n([\s\S]*?)^```$/gm)) files.set(match[1] as string, match[2] as string);
+  for (const match of readme.matchAll(/^```\w+ ([\w.-]+(?:\/[\w.-]+)*)\n([\s\S]*?)^```$/gm)) files.set(match[1] as string, match[2] as string);
   return files;
 }
+
+// CONSUMER_ONLY=exec (or core, hardhat, foundry; comma-separated) runs those parts only, after the
+// install and the README's files that every part needs.
+const only = process.env.CONSUMER_ONLY?.split(",");
+const wanted = (part: string) => only === undefined || only.includes(part);
 
 /** The entry points a consumer can import, from the installed package's exports. */
 async function entryPoints(): Promise<string[]> {
@@ -128,27 +137,29 @@ try {
   });
   const entries = await entryPoints();
 
-  await step("the public types without @types/node (strict, nodenext): the client's need nothing, ours no Node global", async () => {
-    if (await access(path.join(project, "node_modules", "@types", "node")).then(() => true, () => false)) {
-      throw new Error("@types/node is installed already (by a dependency?): this check would prove nothing");
-    }
-    const tsc = (file: string) => inProject("npx", ["tsc", "--module", "nodenext", "--strict", "--noEmit", file], { reject: false });
-    const importAll = (names: string[]) => `${names.map((name, i) => `import * as e${i} from ${JSON.stringify(name)};`).join("\n")}\nexport { ${names.map((_, i) => `e${i}`).join(", ")} };\n`;
-    await writeFile(path.join(project, "client-types.ts"), importAll(["queue-devstack/client", "queue-devstack/vitest/global-setup"]));
-    await writeFile(path.join(project, "all-types.ts"), importAll(entries));
-    const client = await tsc("client-types.ts");
-    if (client.exitCode !== 0) throw new Error(`queue-devstack/client's types need more than the package brings:\n${client.stdout}`);
-    // The other entry points need Node's types (the README says so) where they import node: modules,
-    // as Fastify's and vitest's types do; but none of our declarations may lean on Node's ambient
-    // globals (Buffer, NodeJS, process: "Cannot find name"), which a type-only import cannot show.
-    const all = await tsc("all-types.ts");
-    const globals = text(all.stdout)
-      .split("\n")
-      .filter((line) => line.startsWith("node_modules/queue-devstack/") && /error TS(2304|2503|2580|2591):/.test(line));
-    if (globals.length > 0) throw new Error(`the package's own .d.ts use Node's globals:\n${globals.join("\n")}`);
-    await rm(path.join(project, "client-types.ts"));
-    await rm(path.join(project, "all-types.ts"));
-  });
+  if (wanted("core")) {
+    await step("the public types without @types/node (strict, nodenext): the client's need nothing, ours no Node global", async () => {
+      if (await access(path.join(project, "node_modules", "@types", "node")).then(() => true, () => false)) {
+        throw new Error("@types/node is installed already (by a dependency?): this check would prove nothing");
+      }
+      const tsc = (file: string) => inProject("npx", ["tsc", "--module", "nodenext", "--strict", "--noEmit", file], { reject: false });
+      const importAll = (names: string[]) => `${names.map((name, i) => `import * as e${i} from ${JSON.stringify(name)};`).join("\n")}\nexport { ${names.map((_, i) => `e${i}`).join(", ")} };\n`;
+      await writeFile(path.join(project, "client-types.ts"), importAll(["queue-devstack/client", "queue-devstack/vitest/global-setup"]));
+      await writeFile(path.join(project, "all-types.ts"), importAll(entries));
+      const client = await tsc("client-types.ts");
+      if (client.exitCode !== 0) throw new Error(`queue-devstack/client's types need more than the package brings:\n${client.stdout}`);
+      // The other entry points need Node's types (the README says so) where they import node: modules,
+      // as Fastify's and vitest's types do; but none of our declarations may lean on Node's ambient
+      // globals (Buffer, NodeJS, process: "Cannot find name"), which a type-only import cannot show.
+      const all = await tsc("all-types.ts");
+      const globals = text(all.stdout)
+        .split("\n")
+        .filter((line) => line.startsWith("node_modules/queue-devstack/") && /error TS(2304|2503|2580|2591):/.test(line));
+      if (globals.length > 0) throw new Error(`the package's own .d.ts use Node's globals:\n${globals.join("\n")}`);
+      await rm(path.join(project, "client-types.ts"));
+      await rm(path.join(project, "all-types.ts"));
+    });
+  }
   await step("npm install @types/node (as the README's TypeScript note says)", async () => {
     await inProject("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error", "-D", `@types/node@${await version("@types/node")}`]);
   });
@@ -158,118 +169,126 @@ try {
     if (!files.has(name)) throw new Error(`README.md has no code block for ${name}`);
   }
   await step(`write the README's files (${[...files.keys()].join(", ")})`, async () => {
-    for (const [name, text] of files) await writeFile(path.join(project, name), text);
-    // What a reader writes: strict, nodenext, no `types` entry (every installed @types package counts).
-    const tsconfig = { compilerOptions: { module: "nodenext", strict: true, noEmit: true } };
+    for (const [name, text] of files) {
+      await mkdir(path.dirname(path.join(project, name)), { recursive: true });
+      await writeFile(path.join(project, name), text);
+    }
+    // What a reader writes: strict, nodenext, no `types` entry (every installed @types package counts);
+    // the projects in folders of their own are not this one's.
+    const folders = [...new Set([...files.keys()].filter((name) => name.includes("/")).map((name) => name.split("/")[0] as string))];
+    const tsconfig = { compilerOptions: { module: "nodenext", strict: true, noEmit: true }, exclude: ["node_modules", ...folders] };
     await writeFile(path.join(project, "tsconfig.json"), `${JSON.stringify(tsconfig, null, 2)}\n`);
   });
 
-  await step("tsc -p . (strict, nodenext) in the consumer", () => inProject("npx", ["tsc", "-p", "."]));
-  await step("node plain.mjs (plain Node, compiled package)", () => inProject(process.execPath, ["plain.mjs"]));
-  await step("node client.mjs (queue-devstack/client: proof files and a real proof)", () => inProject(process.execPath, ["client.mjs"]));
-  await step("node actions.mjs (quote, action and finalize with the client library)", () => inProject(process.execPath, ["actions.mjs"]));
-  // Two workers: each runs a file on its own stack, and stack.test.ts resets it for every test.
-  await step("npx vitest run (the README's example tests, 2 workers), with no warning about its config", async () => {
-    const all = text((await inProject("npx", ["vitest", "run", "--maxWorkers=2"], { env: { CI: "1" } })).all);
-    // Vite's, for an ESM config file in a CommonJS package ("type": "commonjs" from npm init -y).
-    const warning = all.split("\n").filter((line) => /loaded as CommonJS|Vite config uses features/.test(line));
-    if (warning.length > 0) throw new Error(`vitest warned about the README's config:\n${warning.join("\n")}`);
-  });
-
-  const older = await findOlderNode();
-  if ("none" in older) {
-    process.stdout.write(`  skip every entry point under an older Node: ${older.none}\n`);
-  } else {
-    const expected = unsupportedNode(older.version) as string;
-    await step(`every entry point under Node ${older.version} (${older.file}): the one-line refusal`, async () => {
-      for (const entry of entries) {
-        refusedInOneLine(`import "${entry}"`, await inProject(older.file, ["--input-type=module", "--eval", `import ${JSON.stringify(entry)};`], { reject: false, all: false }), expected);
-      }
-      const bin = path.join(project, "node_modules", ".bin", "queue-devstack");
-      refusedInOneLine("queue-devstack --help", await inProject(older.file, [bin, "--help"], { reject: false, all: false }), expected);
+  if (wanted("core")) {
+    await step("tsc -p . (strict, nodenext) in the consumer", () => inProject("npx", ["tsc", "-p", "."]));
+    await step("node plain.mjs (plain Node, compiled package)", () => inProject(process.execPath, ["plain.mjs"]));
+    await step("node client.mjs (queue-devstack/client: proof files and a real proof)", () => inProject(process.execPath, ["client.mjs"]));
+    await step("node actions.mjs (quote, action and finalize with the client library)", () => inProject(process.execPath, ["actions.mjs"]));
+    // Two workers: each runs a file on its own stack, and stack.test.ts resets it for every test.
+    await step("npx vitest run (the README's example tests, 2 workers), with no warning about its config", async () => {
+      const all = text((await inProject("npx", ["vitest", "run", "--maxWorkers=2"], { env: { CI: "1" } })).all);
+      // Vite's, for an ESM config file in a CommonJS package ("type": "commonjs" from npm init -y).
+      const warning = all.split("\n").filter((line) => /loaded as CommonJS|Vite config uses features/.test(line));
+      if (warning.length > 0) throw new Error(`vitest warned about the README's config:\n${warning.join("\n")}`);
     });
-    await step(`vitest run of the README's project under Node ${older.version}: the one-line refusal, no stack trace`, async () => {
-      const vitest = path.join(project, "node_modules", "vitest", "vitest.mjs");
-      const run = await inProject(older.file, [vitest, "run"], { reject: false, env: { CI: "1" } });
-      const traces = text(run.all).split("\n").filter((line) => /^\s+(at |❯ )|Error\b/.test(line));
-      if (run.exitCode === 0 || !text(run.stderr).split("\n").includes(expected) || traces.length > 0) {
-        throw new Error(`expected a failed run saying\n  ${expected}\nand no stack trace; got exit ${run.exitCode}:\n${text(run.all)}`);
-      }
-    });
-  }
 
-  // The summary's lines the README shows verbatim: the dev accounts' balance, and the deployer's.
-  const summaryLines = [/^Funded dev accounts .*$/m, /^ {2}0x\w+ {2}0x\w+ {2}\(deployed the fixtures.*\)$/m].map((pattern) => {
-    const line = pattern.exec(readme)?.[0];
-    if (line === undefined) throw new Error(`README.md's summary has no line matching ${pattern}`);
-    return line;
-  });
-
-  // Ctrl-C in a terminal signals the whole foreground process group: each run is its own group here.
-  async function startCli(file: string, args: string[]) {
-    const cli = inProject(file, [...args, "--json", "--chain-port", "0", "--queue-port", "0"], { detached: true, reject: false, all: false });
-    const info = await new Promise<{ queueUrl: string; stateDir: string; processes: { anvil: { pid: number } } }>((resolve, reject) => {
-      let out = "";
-      cli.stdout?.on("data", (d: Buffer) => ((out += d.toString()), out.includes("\n") && resolve(JSON.parse(out.split("\n")[0] as string))));
-      void cli.then((r) => reject(new Error(`queue-devstack exited ${r.exitCode}: ${r.stderr}`)));
-    });
-    if ((await fetch(`${info.queueUrl}/api/queue/config`)).status !== 200) throw new Error("the queue did not serve its config");
-    process.kill(-(cli.pid as number), "SIGINT");
-    const result = await cli;
-    const left = (await listProcesses()).filter((p) => p.pid === info.processes.anvil.pid || p.args.includes(info.stateDir));
-    if (left.length > 0) throw new Error(`left running: ${left.map((p) => `${p.pid} ${p.args}`).join("; ")}`);
-    return result;
-  }
-  await step("queue-devstack --json (the installed bin), then Ctrl-C: exit 0, no process left, the summary as the README shows it", async () => {
-    const result = await startCli(path.join(project, "node_modules", ".bin", "queue-devstack"), []);
-    if (result.exitCode !== 0) throw new Error(`Ctrl-C: exit code ${result.exitCode} (${result.signal ?? "no signal"}), expected 0\n${result.stderr}`);
-    const printed = text(result.stderr).split("\n");
-    const missing = summaryLines.filter((line) => !printed.includes(line));
-    if (missing.length > 0) throw new Error(`the README shows summary lines the CLI did not print:\n${missing.join("\n")}\nit printed:\n${text(result.stderr)}`);
-  });
-  await step("npx queue-devstack --json, then Ctrl-C: no process left (npx itself reports the interrupt)", async () => {
-    await startCli("npx", ["queue-devstack"]);
-  });
-  await step("npx vitest run of a test holding its worker's stack, then Ctrl-C: no process left", async () => {
-    // Not a README file: a test that starts the worker's stack, says where its anvil is, and hangs.
-    const dir = path.join(project, "interrupt");
-    const infoFile = path.join(dir, "stack.json");
-    await mkdir(dir);
-    await writeFile(
-      path.join(dir, "hang.test.ts"),
-      [
-        'import { writeFile } from "node:fs/promises";',
-        'import { test } from "queue-devstack/vitest";',
-        'test("holds the stack until interrupted", async ({ stack }) => {',
-        `  await writeFile(${JSON.stringify(infoFile)}, JSON.stringify({ pid: stack.chainPid, stateDir: stack.stateDir }));`,
-        "  await new Promise(() => {});",
-        "}, 600_000);",
-        "",
-      ].join("\n"),
-    );
-    const run = inProject("npx", ["vitest", "run", "interrupt/"], { detached: true, reject: false, all: false, env: { CI: "1" } });
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      const info = await readFile(infoFile, "utf8").catch(() => undefined);
-      if (info !== undefined) {
-        const held = JSON.parse(info) as { pid: number; stateDir: string };
-        process.kill(-(run.pid as number), "SIGINT"); // Ctrl-C: the whole foreground group
-        await run;
-        // anvil is told (SIGTERM) the moment its worker goes; give it a moment to exit.
-        let left: Awaited<ReturnType<typeof listProcesses>> = [];
-        for (let waited = 0; waited < 5_000; waited += 100) {
-          left = (await listProcesses()).filter((p) => p.pid === held.pid || p.args.includes(held.stateDir));
-          if (left.length === 0) break;
-          await new Promise((r) => setTimeout(r, 100));
+    const older = await findOlderNode();
+    if ("none" in older) {
+      process.stdout.write(`  skip every entry point under an older Node: ${older.none}\n`);
+    } else {
+      const expected = unsupportedNode(older.version) as string;
+      await step(`every entry point under Node ${older.version} (${older.file}): the one-line refusal`, async () => {
+        for (const entry of entries) {
+          refusedInOneLine(`import "${entry}"`, await inProject(older.file, ["--input-type=module", "--eval", `import ${JSON.stringify(entry)};`], { reject: false, all: false }), expected);
         }
-        if (left.length > 0) throw new Error(`left running: ${left.map((p) => `${p.pid} ${p.args}`).join("; ")}`);
-        break;
-      }
-      if (Date.now() > deadline) throw new Error("the test never started its stack");
-      await new Promise((r) => setTimeout(r, 100));
+        const bin = path.join(project, "node_modules", ".bin", "queue-devstack");
+        refusedInOneLine("queue-devstack --help", await inProject(older.file, [bin, "--help"], { reject: false, all: false }), expected);
+      });
+      await step(`vitest run of the README's project under Node ${older.version}: the one-line refusal, no stack trace`, async () => {
+        const vitest = path.join(project, "node_modules", "vitest", "vitest.mjs");
+        const run = await inProject(older.file, [vitest, "run"], { reject: false, env: { CI: "1" } });
+        const traces = text(run.all).split("\n").filter((line) => /^\s+(at |❯ )|Error\b/.test(line));
+        if (run.exitCode === 0 || !text(run.stderr).split("\n").includes(expected) || traces.length > 0) {
+          throw new Error(`expected a failed run saying\n  ${expected}\nand no stack trace; got exit ${run.exitCode}:\n${text(run.all)}`);
+        }
+      });
     }
-  });
-  await hardhatConsumer({ work, tmp: consumerTmp, tarball, readme, step, inProject, version });
+
+    // The summary's lines the README shows verbatim: the dev accounts' balance, and the deployer's.
+    const summaryLines = [/^Funded dev accounts .*$/m, /^ {2}0x\w+ {2}0x\w+ {2}\(deployed the fixtures.*\)$/m].map((pattern) => {
+      const line = pattern.exec(readme)?.[0];
+      if (line === undefined) throw new Error(`README.md's summary has no line matching ${pattern}`);
+      return line;
+    });
+
+    // Ctrl-C in a terminal signals the whole foreground process group: each run is its own group here.
+    async function startCli(file: string, args: string[]) {
+      const cli = inProject(file, [...args, "--json", "--chain-port", "0", "--queue-port", "0"], { detached: true, reject: false, all: false });
+      const info = await new Promise<{ queueUrl: string; stateDir: string; processes: { anvil: { pid: number } } }>((resolve, reject) => {
+        let out = "";
+        cli.stdout?.on("data", (d: Buffer) => ((out += d.toString()), out.includes("\n") && resolve(JSON.parse(out.split("\n")[0] as string))));
+        void cli.then((r) => reject(new Error(`queue-devstack exited ${r.exitCode}: ${r.stderr}`)));
+      });
+      if ((await fetch(`${info.queueUrl}/api/queue/config`)).status !== 200) throw new Error("the queue did not serve its config");
+      process.kill(-(cli.pid as number), "SIGINT");
+      const result = await cli;
+      const left = (await listProcesses()).filter((p) => p.pid === info.processes.anvil.pid || p.args.includes(info.stateDir));
+      if (left.length > 0) throw new Error(`left running: ${left.map((p) => `${p.pid} ${p.args}`).join("; ")}`);
+      return result;
+    }
+    await step("queue-devstack --json (the installed bin), then Ctrl-C: exit 0, no process left, the summary as the README shows it", async () => {
+      const result = await startCli(path.join(project, "node_modules", ".bin", "queue-devstack"), []);
+      if (result.exitCode !== 0) throw new Error(`Ctrl-C: exit code ${result.exitCode} (${result.signal ?? "no signal"}), expected 0\n${result.stderr}`);
+      const printed = text(result.stderr).split("\n");
+      const missing = summaryLines.filter((line) => !printed.includes(line));
+      if (missing.length > 0) throw new Error(`the README shows summary lines the CLI did not print:\n${missing.join("\n")}\nit printed:\n${text(result.stderr)}`);
+    });
+    await step("npx queue-devstack --json, then Ctrl-C: no process left (npx itself reports the interrupt)", async () => {
+      await startCli("npx", ["queue-devstack"]);
+    });
+    await step("npx vitest run of a test holding its worker's stack, then Ctrl-C: no process left", async () => {
+      // Not a README file: a test that starts the worker's stack, says where its anvil is, and hangs.
+      const dir = path.join(project, "interrupt");
+      const infoFile = path.join(dir, "stack.json");
+      await mkdir(dir);
+      await writeFile(
+        path.join(dir, "hang.test.ts"),
+        [
+          'import { writeFile } from "node:fs/promises";',
+          'import { test } from "queue-devstack/vitest";',
+          'test("holds the stack until interrupted", async ({ stack }) => {',
+          `  await writeFile(${JSON.stringify(infoFile)}, JSON.stringify({ pid: stack.chainPid, stateDir: stack.stateDir }));`,
+          "  await new Promise(() => {});",
+          "}, 600_000);",
+          "",
+        ].join("\n"),
+      );
+      const run = inProject("npx", ["vitest", "run", "interrupt/"], { detached: true, reject: false, all: false, env: { CI: "1" } });
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const info = await readFile(infoFile, "utf8").catch(() => undefined);
+        if (info !== undefined) {
+          const held = JSON.parse(info) as { pid: number; stateDir: string };
+          process.kill(-(run.pid as number), "SIGINT"); // Ctrl-C: the whole foreground group
+          await run;
+          // anvil is told (SIGTERM) the moment its worker goes; give it a moment to exit.
+          let left: Awaited<ReturnType<typeof listProcesses>> = [];
+          for (let waited = 0; waited < 5_000; waited += 100) {
+            left = (await listProcesses()).filter((p) => p.pid === held.pid || p.args.includes(held.stateDir));
+            if (left.length === 0) break;
+            await new Promise((r) => setTimeout(r, 100));
+          }
+          if (left.length > 0) throw new Error(`left running: ${left.map((p) => `${p.pid} ${p.args}`).join("; ")}`);
+          break;
+        }
+        if (Date.now() > deadline) throw new Error("the test never started its stack");
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    });
+  }
+  if (wanted("exec")) await execConsumer({ project, work, files, step, inProject });
+  if (wanted("hardhat")) await hardhatConsumer({ work, tmp: consumerTmp, tarball, readme, step, inProject, version });
   process.stdout.write("the installed package works\n");
 } catch (error) {
   const { all, message } = error as { all?: string; message: string };

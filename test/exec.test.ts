@@ -145,6 +145,14 @@ describe("queue-devstack exec", () => {
     expect(await gone(said.anvil)).toBe(true);
   });
 
+  it("what the command left running in its process group gets SIGTERM when it ends", async () => {
+    const result = await exec([], ["sh", "-c", "sleep 600 >/dev/null 2>&1 & echo $!"]);
+    expect(result.exitCode).toBe(0);
+    const sleep = Number(result.stdout);
+    pids.push(sleep);
+    expect(await gone(sleep)).toBe(true);
+  });
+
   it("SIGKILLed, exec leaves nothing: its command and its anvil die with it", async () => {
     const stateDir = await tempDir("exec-killed-"); // a temp state dir of its own would be left behind
     const run = exec(["--state-dir", stateDir], SAY_AND_WAIT);

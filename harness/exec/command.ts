@@ -28,20 +28,21 @@ export function findCommand(name: string, pathVariable = process.env.PATH ?? "")
 }
 
 /** A shell's exit code for a process killed by a signal: 128 + its number (SIGINT 130, SIGTERM 143, SIGKILL 137). */
-export function signalExitCode(signal: NodeJS.Signals): number {
-  return 128 + (os.signals[signal] ?? 0);
+export function signalExitCode(signal: string): number {
+  return 128 + ((os.signals as Record<string, number>)[signal] ?? 0);
 }
 
 export interface CommandResult {
   /** The command's exit code, or 128 + the signal's number if a signal killed it. */
   exitCode: number;
-  signal: NodeJS.Signals | null;
+  /** The signal's name (SIGINT, ...), or null. */
+  signal: string | null;
 }
 
 export interface RunningCommand {
   pid: number;
   /** Sends a signal to the command's whole process group (what it started too). */
-  signal(signal: NodeJS.Signals): void;
+  signal(signal: string): void;
   done: Promise<CommandResult>;
 }
 
@@ -56,7 +57,7 @@ export function runCommand(command: readonly string[], env: Record<string, strin
   const guarded = guardedCommand(name, args);
   const child = execa(guarded.file, guarded.args, { stdio: "inherit", env, detached: true, reject: false, cleanup: false });
   const pid = child.pid as number;
-  const signal = (signal: NodeJS.Signals) => {
+  const signal = (signal: string) => {
     try {
       process.kill(-pid, signal);
     } catch {
@@ -65,7 +66,7 @@ export function runCommand(command: readonly string[], env: Record<string, strin
   };
   const done = child.then((result) => {
     signal("SIGTERM");
-    const killedBy = (result.signal as NodeJS.Signals | undefined) ?? null;
+    const killedBy = result.signal ?? null;
     if (killedBy) return { exitCode: signalExitCode(killedBy), signal: killedBy };
     // A spawn that failed (no exit code): as a shell says, 127 for a missing file, 126 otherwise.
     if (result.exitCode === undefined) return { exitCode: (result as { code?: string }).code === "ENOENT" ? 127 : 126, signal: null };

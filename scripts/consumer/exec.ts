@@ -1,0 +1,70 @@
+// The consumer test's `exec` part (issue 20): in the consumer project made from the tarball, the README's
+// Python suite through `npx queue-devstack exec -- python3 -m unittest`, the README's node:test pattern
+// with `node --test`, and a Ctrl-C of `npx queue-devstack exec -- <long command>` leaving no process.
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import type { Options, ResultPromise } from "execa";
+import { isAlive, listProcesses } from "../../harness/process/index.ts";
+
+/** What the consumer test (scripts/test-package.ts) hands over. */
+export interface ExecConsumer {
+  /** The consumer project, the tarball installed and the README's named files written in it. */
+  project: string;
+  /** The temp folder holding everything the consumer test makes. */
+  work: string;
+  files: Map<string, string>;
+  step: <T>(name: string, run: () => Promise<T>) => Promise<T>;
+  /** Runs a command in the project; detached runs are stopped if a step fails. */
+  inProject: (file: string, args: string[], options?: Options) => ResultPromise;
+}
+
+/** Waits (up to 5 s: SIGTERM takes a moment) until none of these processes is left; throws naming those left. */
+async function noneLeft(pids: number[], marks: string[]): Promise<void> {
+  let left: Awaited<ReturnType<typeof listProcesses>> = [];
+  for (let waited = 0; waited <= 5_000; waited += 100) {
+    left = (await listProcesses()).filter((p) => p.pid !== process.pid && (pids.includes(p.pid) || marks.some((mark) => p.args.includes(mark))));
+    if (left.length === 0) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`left running: ${left.map((p) => `${p.pid} ${p.args}`).join("; ")}`);
+}
+
+export async function execConsumer({ project, work, files, step, inProject }: ExecConsumer): Promise<void> {
+  for (const name of ["test_queue_devstack.py", "node-test.mjs"]) {
+    if (!files.has(name)) throw new Error(`README.md has no code block for ${name}`);
+  }
+
+  await step("npx queue-devstack exec -- python3 -m unittest (the README's Python suite, standard library only)", async () => {
+    const run = await inProject("npx", ["queue-devstack", "exec", "--", "python3", "-m", "unittest", "-v"], { reject: false });
+    const all = String(run.all ?? "");
+    // unittest exits 0 having found nothing ("NO TESTS RAN" is 5 since 3.12, not before): count them.
+    if (run.exitCode !== 0 || !/^Ran 4 tests in /m.test(all)) throw new Error(`the Python suite through exec: exit ${run.exitCode}\n${all}`);
+    await noneLeft([], [work]);
+  });
+
+  await step("node --test node-test.mjs (the README's node:test pattern: before, beforeEach reset, after stop)", async () => {
+    const run = await inProject(process.execPath, ["--test", "node-test.mjs"], { reject: false });
+    const all = String(run.all ?? "");
+    if (run.exitCode !== 0 || !/^# pass 3$/m.test(all)) throw new Error(`node --test: exit ${run.exitCode}\n${all}`);
+    await noneLeft([], [work]);
+  });
+
+  await step("npx queue-devstack exec -- <a command that waits>, then Ctrl-C: no process left (the command's background job neither)", async () => {
+    // sh writes its PID and the stack's, then waits on a background sleep, which a non-interactive shell
+    // starts ignoring SIGINT: exec's SIGTERM to the command's group when it ends is what stops it.
+    const said = path.join(project, "exec-interrupt.json");
+    const script = `sleep 600 & printf '{"sh":%s,"sleep":%s,"stack":%s}' $$ $! "$(cat "$QUEUE_DEVSTACK_STACK_INFO")" > exec-interrupt.json; wait`;
+    const run = inProject("npx", ["queue-devstack", "exec", "--", "sh", "-c", script], { detached: true, reject: false, all: false });
+    const deadline = Date.now() + 60_000;
+    let held: { sh: number; sleep: number; stack: { stateDir: string; processes: { anvil: { pid: number } } } } | undefined;
+    while (held === undefined) {
+      held = await readFile(said, "utf8").then((text) => JSON.parse(text) as typeof held, () => undefined);
+      if (held === undefined && Date.now() > deadline) throw new Error("the command never started");
+      if (held === undefined) await new Promise((r) => setTimeout(r, 100));
+    }
+    if (!isAlive(held.sleep)) throw new Error("the command's background job is not running");
+    process.kill(-(run.pid as number), "SIGINT"); // Ctrl-C: the terminal's foreground group (npx and exec)
+    await run;
+    await noneLeft([held.sh, held.sleep, held.stack.processes.anvil.pid], [held.stack.stateDir, work]);
+  });
+}
