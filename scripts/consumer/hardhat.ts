@@ -1,7 +1,7 @@
 // The consumer test's Hardhat part (issue 20): the README's Hardhat 3 project, made from the packed
 // tarball in a folder of its own (outside the consumer project, whose tsc and vitest must not see it),
 // type-checked, then `npx hardhat test` (node:test runner) passing and leaving no process and no temp
-// folder, and a Ctrl-C during a test leaving none either.
+// folder, a `hardhat run` script ending by itself, and a Ctrl-C during a test leaving none either.
 //
 // Offline CI only: Hardhat's build step fetches the solc release list even without contracts. The run
 // takes a config of its own (ci.hardhat.config.ts) that imports the README's and adds the npm `solc`
@@ -93,6 +93,19 @@ export async function hardhatConsumer({ work, tmp, tarball, readme, step, inProj
     const all = String(run.all ?? "");
     // A run that found no test would pass too: the README's five tests must be the passes.
     if (run.exitCode !== 0 || !/\b5 passing\b/.test(all)) throw new Error(`npx hardhat test: exit ${run.exitCode}\n${all}`);
+    const [left, dirs] = [await leftRunning(), await stateDirsLeft()];
+    if (left.length > 0 || dirs.length > 0) throw new Error(`left behind: ${[...left, ...dirs].join("; ")}`);
+  });
+
+  await step("npx hardhat run of a script using the stack: it ends by itself, no process and no temp folder left", async () => {
+    // Not a README file: a script's end is no test hook; the stack stops when the process runs out of work.
+    await mkdir(path.join(dir, "scripts"));
+    await writeFile(
+      path.join(dir, "scripts", "show.ts"),
+      ['import { network } from "hardhat";', 'const { viem, devstack } = await network.create("devstack");', "console.log(devstack.manifest.poolAddress, await (await viem.getPublicClient()).getBlockNumber());", ""].join("\n"),
+    );
+    const run = await inDir("npx", ["hardhat", "run", "scripts/show.ts", ...hardhatTest.slice(2)], { reject: false, timeout: 180_000 });
+    if (run.exitCode !== 0 || !/^0x[0-9a-fA-F]{40} \d+n$/m.test(String(run.all ?? ""))) throw new Error(`npx hardhat run: exit ${run.exitCode}\n${String(run.all ?? "")}`);
     const [left, dirs] = [await leftRunning(), await stateDirsLeft()];
     if (left.length > 0 || dirs.length > 0) throw new Error(`left behind: ${[...left, ...dirs].join("; ")}`);
   });
