@@ -17,6 +17,7 @@ import { execa, type Options, type Result } from "execa";
 import { listProcesses } from "../harness/process/index.ts";
 import { MINIMUM_NODE, unsupportedNode } from "../src/node-version-guard.ts";
 import { execConsumer } from "./consumer/exec.ts";
+import { foundryConsumer } from "./consumer/foundry.ts";
 import { hardhatConsumer } from "./consumer/hardhat.ts";
 
 const repo = path.resolve(import.meta.dirname, "..");
@@ -289,6 +290,7 @@ try {
   }
   if (wanted("exec")) await execConsumer({ project, work, files, step, inProject });
   if (wanted("hardhat")) await hardhatConsumer({ work, tmp: consumerTmp, tarball, readme, step, inProject, version });
+  if (wanted("foundry")) await foundryConsumer({ work, tmp: consumerTmp, tarball, readme, step, inProject, version });
   process.stdout.write("the installed package works\n");
 } catch (error) {
   const { all, message } = error as { all?: string; message: string };

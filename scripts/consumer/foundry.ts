@@ -1,0 +1,154 @@
+// The consumer test's Foundry part (issue 20): the README's Foundry project, made from the packed tarball
+// and the @foundry-rs/forge npm package in a folder of its own, run through `queue-devstack exec` as the
+// README says: its tests pass, a failing test's exit code comes through, a Ctrl-C during a test leaves
+// no process; and the npm wrapper's known defect the README warns of is still there.
+//
+// Offline CI only: forge downloads a native solc on first use, and this machine has no internet (nor a
+// native solc in npm or Debian), so FOUNDRY_SOLC points forge at solc-shim.mjs (the npm `solc` package
+// behind a native solc's command line). The README's foundry.toml stays as a user online writes it.
+// forge also writes its caches to ~/.foundry: its runs here get a HOME of their own, removed with the rest.
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import type { Options } from "execa";
+import { listProcesses } from "../../harness/process/index.ts";
+import type { HardhatConsumer } from "./hardhat.ts";
+
+/** What the consumer test (scripts/test-package.ts) hands over: the same as to the Hardhat part. */
+export type FoundryConsumer = HardhatConsumer;
+
+/** The README's Foundry files are named under this folder (```toml foundry-project/foundry.toml). */
+const FOLDER = "foundry-project";
+const SOLC_SHIM = path.join(import.meta.dirname, "solc-shim.mjs");
+/** The README's command with forge's own binary from npm's platform package (the wrapper loses forge's exit code). */
+const README_COMMAND = "npx queue-devstack exec -- node_modules/@foundry-rs/forge-linux-amd64/bin/forge test --fork-url devstack";
+/** This machine's platform package (the README names the others). */
+const PLATFORM = `${process.platform}-${process.arch === "x64" ? "amd64" : process.arch}`;
+const FORGE = `node_modules/@foundry-rs/forge-${PLATFORM}/bin/forge`;
+const FORGE_TEST = [FORGE, "test", "--fork-url", "devstack"];
+
+/** The README's code blocks named `foundry-project/<path>`, by path in that folder. */
+function foundryFiles(readme: string): Map<string, string> {
+  const files = new Map<string, string>();
+  for (const match of readme.matchAll(new RegExp(`^\`\`\`\\w+ ${FOLDER}/([\\w./-]+)\\n([\\s\\S]*?)^\`\`\`$`, "gm"))) files.set(match[1] as string, match[2] as string);
+  return files;
+}
+
+/** Not README files: a test that fails, and one that says where its stack is (forge may write in its project only) and waits. */
+const CHECKS = `// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.20;
+
+interface Vm {
+    function envString(string calldata name) external view returns (string memory);
+    function writeFile(string calldata path, string calldata data) external;
+    function sleep(uint256 milliseconds) external;
+}
+
+contract FailsTest {
+    function test_fails() public pure {
+        require(false, "fails on purpose");
+    }
+}
+
+contract HangTest {
+    Vm constant vm = Vm(address(uint160(uint256(keccak256("hevm cheat code")))));
+
+    function test_holdsTheStack() public {
+        vm.writeFile("started", vm.envString("QUEUE_DEVSTACK_STATE_DIR"));
+        vm.sleep(600_000);
+    }
+}
+`;
+
+export async function foundryConsumer({ work, tmp, tarball, readme, step, inProject, version }: FoundryConsumer): Promise<void> {
+  const dir = path.join(work, FOLDER);
+  // In the project (npx finds the package there), a Foundry project of its own: the README's is not compiled with it.
+  const checks = path.join(dir, "checks");
+  const env = { FOUNDRY_SOLC: SOLC_SHIM, HOME: path.join(work, "foundry-home") };
+  const exec = (cwd: string, forgeArgs: string[], options: Options = {}) => inProject("npx", ["queue-devstack", "exec", "--", ...forgeArgs], { cwd, env, reject: false, ...options });
+
+  /** Ours: whatever runs with the consumer's folder (a project, its TMPDIR, a stack's state dir) in its args. */
+  async function noneLeft(): Promise<void> {
+    const left = (await listProcesses()).filter((p) => p.pid !== process.pid && p.args.includes(work));
+    if (left.length === 0) return;
+    // The command runs in exec's own process group, out of reach of the consumer test's clean-up: stop it here.
+    for (const { pid } of left) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // gone meanwhile
+      }
+    }
+    throw new Error(`left running: ${left.map((p) => `${p.pid} ${p.args}`).join("; ")}`);
+  }
+
+  await step(`the README's Foundry project: npm init -y, npm install the tarball and @foundry-rs/forge@${await version("@foundry-rs/forge")}`, async () => {
+    const files = foundryFiles(readme);
+    for (const name of ["foundry.toml", "test/DevStackPool.t.sol"]) if (!files.has(name)) throw new Error(`README.md has no code block for ${FOLDER}/${name}`);
+    if (!readme.includes(README_COMMAND) || !readme.includes(`forge-${PLATFORM}`)) throw new Error(`README.md does not give the command run here: ${README_COMMAND} (forge-${PLATFORM})`);
+    await mkdir(dir);
+    await inProject("npm", ["init", "-y"], { cwd: dir });
+    await inProject("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error", "-D", tarball, `@foundry-rs/forge@${await version("@foundry-rs/forge")}`], { cwd: dir });
+    for (const [name, text] of files) {
+      await mkdir(path.dirname(path.join(dir, name)), { recursive: true });
+      await writeFile(path.join(dir, name), text);
+    }
+    await mkdir(env.HOME);
+    // The checks' project: the README's foundry.toml, and forge may write in it (the hang test's "started").
+    await mkdir(path.join(checks, "test"), { recursive: true });
+    const config = (files.get("foundry.toml") as string).replace("[profile.default]\n", '[profile.default]\nfs_permissions = [{ access = "write", path = "./" }]\n');
+    if (!config.includes("fs_permissions")) throw new Error("the README's foundry.toml has no [profile.default]");
+    await writeFile(path.join(checks, "foundry.toml"), config);
+    await writeFile(path.join(checks, "test", "Checks.t.sol"), CHECKS);
+  });
+
+  await step(`npx queue-devstack exec -- ${FORGE_TEST.join(" ")} (solc-js for the offline compile): the README's tests pass, no process left`, async () => {
+    const run = await exec(dir, FORGE_TEST);
+    await noneLeft();
+    // A run of no test would exit 0 too: the README's three must be the passes.
+    if (run.exitCode !== 0 || !/3 tests passed, 0 failed/.test(String(run.all))) throw new Error(`forge test through exec: exit ${run.exitCode}\n${String(run.all)}`);
+  });
+
+  await step("a failing forge test through exec: exec exits with forge's exit code (1)", async () => {
+    const run = await exec(checks, [path.join(dir, FORGE), "test", "--fork-url", "devstack", "--match-contract", "FailsTest"]);
+    await noneLeft();
+    if (run.exitCode !== 1 || !/FAIL: fails on purpose/.test(String(run.all))) throw new Error(`expected exit 1 and the failure; got exit ${run.exitCode}:\n${String(run.all)}`);
+  });
+
+  await step("npx forge (the npm wrapper) still exits 0 on a failing test, as the README warns (foundry-rs/foundry#14781)", async () => {
+    // When this fails, @foundry-rs/forge passes forge's exit code through: the README can say `npx forge`.
+    const run = await inProject("npx", ["forge", "test", "--match-contract", "FailsTest"], { cwd: checks, env, reject: false });
+    if (!/FAIL: fails on purpose/.test(String(run.all))) throw new Error(`the failing test did not run:\n${String(run.all)}`);
+    if (run.exitCode !== 0) throw new Error(`npx forge exited ${run.exitCode} on a failing test: the npm wrapper is fixed; update the README's Foundry section (and this step)`);
+  });
+
+  await step("exec -- forge test of a test holding the stack, then Ctrl-C: no process left", async () => {
+    // Ctrl-C in a terminal signals the whole foreground process group: the run is a group of its own.
+    const run = exec(checks, [path.join(dir, FORGE), "test", "--fork-url", "devstack", "--match-contract", "HangTest"], { detached: true, all: false });
+    let ended = false;
+    void run.finally(() => (ended = true));
+    const started = path.join(checks, "started");
+    const deadline = Date.now() + 120_000;
+    for (;;) {
+      const stateDir = await readFile(started, "utf8").catch(() => undefined);
+      if (stateDir !== undefined) {
+        if (stateDir.startsWith(tmp)) break;
+        await noneLeft().catch(() => {});
+        throw new Error(`the stack's state dir ${stateDir} is not in the consumer's TMPDIR: this step could not see it left`);
+      }
+      if (ended || Date.now() > deadline) {
+        await noneLeft().catch(() => {});
+        throw new Error(ended ? `exec ended before its forge test started:\n${String((await run).stderr)}` : "the forge test never started");
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    process.kill(-(run.pid as number), "SIGINT");
+    // The test sleeps for 10 minutes: a run still going 2 minutes after the Ctrl-C ignored it (a guard
+    // against hanging here, not a timing: stopping takes seconds).
+    let stuck = false;
+    const guard = setTimeout(() => ((stuck = true), void noneLeft().catch(() => {})), 120_000);
+    const result = await run.finally(() => clearTimeout(guard));
+    if (stuck) throw new Error("exec was still running 2 minutes after the Ctrl-C: its processes were killed");
+    await noneLeft();
+    if (result.exitCode === 0) throw new Error("exec exited 0 after a Ctrl-C during its command");
+  });
+}
