@@ -184,6 +184,7 @@ const out = values.json || execMode ? process.stderr : process.stdout;
 const exec = execMode ? new ExecRuns(command, runs, process.stderr) : undefined;
 
 let stack: DevStack | undefined;
+let starting: Promise<DevStack> | undefined;
 let stopping = false;
 async function shutdown(signal: NodeJS.Signals, why: string = signal): Promise<void> {
   // Under exec, a running command gets the signal; its end stops the stack.
@@ -191,7 +192,9 @@ async function shutdown(signal: NodeJS.Signals, why: string = signal): Promise<v
   if (stopping) return;
   stopping = true;
   out.write(`\n${why}: stopping the stack...\n`);
-  await stack?.stop();
+  // A signal during start-up waits for the start to end (a failed one undoes itself), then stops what
+  // started: the state dir (a temp one under exec) is left as it was found.
+  await (stack ?? (await starting?.catch(() => undefined)))?.stop();
   out.write("stopped.\n");
   process.exit(exec ? signalExitCode(signal) : 0);
 }
@@ -223,7 +226,7 @@ if (!/^(127\.\d+\.\d+\.\d+|::1|localhost)$/.test(values.host)) {
   process.stderr.write(`queue-devstack: WARNING: --host ${values.host} makes anvil and the queue reachable from other machines; both serve dev accounts whose keys are public\n`);
 }
 try {
-  stack = await startDevStack({
+  stack = await (starting = startDevStack({
     host: values.host,
     chainPort,
     queuePort,
@@ -241,7 +244,7 @@ try {
     corsOrigins,
     allowedHosts,
     onProgress: ({ step, detail, ms }) => out.write(`  ${step.padEnd(22)} ${`${ms.toFixed(0)} ms`.padStart(8)}${detail ? `  ${detail}` : ""}\n`),
-  });
+  }));
 } catch (error) {
   const forkUrl = values["fork-url"] ?? process.env.DEVSTACK_FORK_URL;
   process.stderr.write(`queue-devstack: ${startFailure(error as Error, forkUrl)}\n`);

@@ -1,4 +1,4 @@
-import { readFile } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { execa, type ResultPromise } from "execa";
 import { privateKeyToAccount } from "viem/accounts";
@@ -163,6 +163,26 @@ describe("queue-devstack exec", () => {
     expect(await gone(said.anvil)).toBe(true);
     expect(await anvilsWith(stateDir)).toEqual([]);
     expect(await portOpen(said.rpcUrl)).toBe(false);
+  });
+
+  it("a signal during the stack's start-up: the start undone (its temp state dir too), nothing run, exit 128+n", async () => {
+    const parent = await tempDir("exec-early-");
+    const marker = path.join(parent, "ran");
+    const run = execa(process.execPath, [...CLI, "--", "touch", marker], { reject: false, env: { TMPDIR: parent } });
+    running.push(run);
+    await new Promise<void>((resolve) => {
+      let stderr = "";
+      run.stderr?.on("data", (d: Buffer) => ((stderr += d.toString()), stderr.includes("start anvil") && resolve()));
+    });
+    const [anvil] = await anvilsWith(parent);
+    expect(anvil).toBeGreaterThan(0);
+    pids.push(anvil as number);
+    run.kill("SIGTERM");
+    const result = await run;
+    expect(result.exitCode).toBe(128 + 15);
+    await expect(readFile(marker)).rejects.toThrow(/ENOENT/);
+    expect(await gone(anvil as number)).toBe(true);
+    expect(await readdir(parent)).toEqual([]);
   });
 
   it("a stack that fails to start runs nothing: exit 1 and the CLI's one-line reason", async () => {
