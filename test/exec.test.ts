@@ -198,7 +198,7 @@ describe("queue-devstack exec", () => {
     expect(await anvilsWith(stateDir)).toEqual([]);
   });
 
-  it("a command not found is 127 (126 not executable), before any stack starts; a call without a command is 2", async () => {
+  it("a command not found is 127 (126 not executable), before any stack starts; a mistake in the call is 2", async () => {
     const missing = await exec([], ["queue-devstack-no-such-command", "x"]);
     expect(missing.exitCode).toBe(127);
     expect(missing.stderr).toBe("queue-devstack exec: queue-devstack-no-such-command: command not found");
@@ -210,6 +210,18 @@ describe("queue-devstack exec", () => {
       expect(bad.exitCode).toBe(2);
       expect(bad.stderr).toContain("queue-devstack: exec needs a command after --");
     }
+    const SOURCE = CLI.slice(0, -1);
+    for (const [args, says] of [
+      [[...CLI, "--runs", "0", "--", "true"], "queue-devstack: --runs must be at least 1"],
+      [[...CLI, "--json", "--", "true"], "queue-devstack: --json is not an exec option: the command gets the stack in its environment"],
+      [[...SOURCE, "--runs", "2"], "queue-devstack: --runs is an exec option: queue-devstack exec --runs <n> -- <command>"],
+    ] as const) {
+      const bad = await execa(process.execPath, args, { reject: false });
+      expect(bad.exitCode, args.join(" ")).toBe(2);
+      expect(bad.stderr).toBe(`${says}\nRun with --help for the options.`);
+    }
+    const help = await execa(process.execPath, [...SOURCE, "--help"]);
+    expect(help.stdout).toContain("queue-devstack exec [options] [--runs <n>] -- <command> [args…]");
   });
 
   it("--runs n: each run gets the stack as it started (a reset, not a restart); the first failing run ends it", async () => {
