@@ -2,7 +2,10 @@
 // runtime made with the plugin alone, in a temp project folder. The packed tarball with `npx hardhat
 // test` is the consumer test's (scripts/consumer/hardhat.ts).
 import { access, writeFile } from "node:fs/promises";
+import { createRequire } from "node:module";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { execa } from "execa";
 import { createHardhatRuntimeEnvironment } from "hardhat/hre";
 import type { HardhatRuntimeEnvironment } from "hardhat/types/hre";
 import { afterAll, describe, expect, test } from "vitest";
@@ -82,6 +85,27 @@ describe("queue-devstack/hardhat", () => {
     expect(restarted.devstack.rpcUrl).toBe(devstack.rpcUrl);
     expect(await restarted.provider.request({ method: "eth_chainId" })).toBe("0xaa36a7");
   }, 120_000);
+
+  // node:test under Hardhat (isolation none) ends its run only when the event loop is empty: a stack
+  // holding the loop (as one in the main thread did) hung `npx hardhat test` after its tests passed.
+  test("a process that connected ends by itself once it has nothing else to do: the stack stopped, nothing left", async () => {
+    const dir = await project();
+    const script = [
+      `import { createHardhatRuntimeEnvironment } from ${JSON.stringify(pathToFileURL(createRequire(import.meta.url).resolve("hardhat/hre")).href)};`,
+      `import plugin from ${JSON.stringify(path.resolve(import.meta.dirname, "../harness/hardhat/index.ts"))};`,
+      `const hre = await createHardhatRuntimeEnvironment({ plugins: [plugin] }, {}, ${JSON.stringify(dir)});`,
+      'const { devstack } = await hre.network.create("devstack");',
+      "await devstack.reset();",
+      "console.log(JSON.stringify({ pid: devstack.chainPid, stateDir: devstack.stateDir }));",
+    ].join("\n");
+    await writeFile(path.join(dir, "connect.mjs"), script);
+    const run = await execa(process.execPath, ["connect.mjs"], { cwd: dir, timeout: 60_000, reject: false });
+    expect(run.timedOut, "the process did not end by itself").toBe(false);
+    expect(run.exitCode, run.stderr).toBe(0);
+    const { pid, stateDir } = JSON.parse(run.stdout) as { pid: number; stateDir: string };
+    expect(await gone(pid)).toBe(true);
+    await expect(access(stateDir)).rejects.toThrow();
+  }, 90_000);
 
   test("a connection to another network says where the stack is, and starts none", async () => {
     const other = await createHardhatRuntimeEnvironment({ plugins: [queueDevstackPlugin] }, {}, await project());
