@@ -82,7 +82,7 @@ export async function hardhatConsumer({ work, tmp, tarball, readme, step, inProj
     ];
     await inDir("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error", "-D", ...packages]);
     // The README's files as a reader's strict TypeScript sees them: the plugin's types on the connection.
-    const tsconfig = { compilerOptions: { module: "nodenext", target: "es2022", strict: true, noEmit: true, skipLibCheck: true }, include: ["hardhat.config.ts", "test"] };
+    const tsconfig = { compilerOptions: { module: "nodenext", target: "es2022", strict: true, noEmit: true }, include: ["hardhat.config.ts", "test"] };
     await writeFile(path.join(dir, "tsconfig.json"), `${JSON.stringify(tsconfig, null, 2)}\n`);
     await inDir("npx", ["tsc", "-p", "."]);
   });
