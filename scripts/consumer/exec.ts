@@ -1,7 +1,8 @@
 // The consumer test's `exec` part (issue 20): in the consumer project made from the tarball, the README's
 // Python suite through `npx queue-devstack exec -- python3 -m unittest`, the README's node:test pattern
-// with `node --test`, and a Ctrl-C of `npx queue-devstack exec -- <long command>` leaving no process.
-import { readFile } from "node:fs/promises";
+// with `node --test` (and a Ctrl-C of a node:test file holding its stack), and a Ctrl-C of
+// `npx queue-devstack exec -- <long command>` leaving no process.
+import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Options, ResultPromise } from "execa";
 import { isAlive, listProcesses } from "../../harness/process/index.ts";
@@ -47,6 +48,37 @@ export async function execConsumer({ project, work, files, step, inProject }: Ex
     const all = String(run.all ?? "");
     if (run.exitCode !== 0 || !/^# pass 3$/m.test(all)) throw new Error(`node --test: exit ${run.exitCode}\n${all}`);
     await noneLeft([], [work]);
+  });
+
+  await step("node --test of a test holding its stack, then Ctrl-C: no process left", async () => {
+    // Not a README file: a node:test file that starts a stack as the README's pattern does, says where its
+    // anvil is, and waits; Ctrl-C goes to the terminal's foreground group (node --test and its file's process).
+    const said = path.join(project, "node-test-hold.json");
+    await writeFile(
+      path.join(project, "node-test-hold.mjs"),
+      [
+        `import { writeFile } from "node:fs/promises";`,
+        `import { test } from "node:test";`,
+        `import { startDevStack } from "queue-devstack";`,
+        `test("holds its stack", async () => {`,
+        `  const stack = await startDevStack();`,
+        `  await writeFile(${JSON.stringify(said)}, JSON.stringify({ anvil: stack.chainPid, stateDir: stack.stateDir }));`,
+        `  await new Promise(() => {});`,
+        `});`,
+      ].join("\n"),
+    );
+    const run = inProject(process.execPath, ["--test", "node-test-hold.mjs"], { detached: true, reject: false, all: false });
+    const deadline = Date.now() + 60_000;
+    let held: { anvil: number; stateDir: string } | undefined;
+    while (held === undefined) {
+      held = await readFile(said, "utf8").then((text) => JSON.parse(text) as typeof held, () => undefined);
+      if (held === undefined && Date.now() > deadline) throw new Error("the test never started its stack");
+      if (held === undefined) await new Promise((r) => setTimeout(r, 100));
+    }
+    if (!isAlive(held.anvil)) throw new Error("the test's anvil is not running");
+    process.kill(-(run.pid as number), "SIGINT");
+    await run;
+    await noneLeft([held.anvil], [work]);
   });
 
   await step("npx queue-devstack exec -- <a command that waits>, then Ctrl-C: no process left (the command's background job neither)", async () => {
