@@ -1,7 +1,6 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import path from "node:path";
 import { execa } from "execa";
+import { launchToFirstOutput } from "./cli-launch.ts";
 import { median } from "./stats.ts";
 
 // The overhead of `queue-devstack exec` against the CLI alone, both the compiled CLI of the package (what
@@ -11,22 +10,8 @@ import { median } from "./stats.ts";
 const RUNS = Number(process.env.BENCH_RUNS ?? 9);
 const CLI = path.join("dist", "scripts", "queue-devstack.js");
 
-/** Launch until the first stdout data, then stop the run with SIGINT and wait for it. */
-async function until(args: string[]): Promise<number> {
-  const stateDir = await mkdtemp(path.join(tmpdir(), "bench-exec-"));
-  const started = performance.now();
-  const child = execa(process.execPath, [CLI, ...args.map((a) => (a === "STATE_DIR" ? stateDir : a))], { reject: false });
-  try {
-    return await new Promise<number>((resolve, reject) => {
-      child.stdout?.once("data", () => resolve(performance.now() - started));
-      void child.then((r) => reject(new Error(`the CLI exited ${r.exitCode}: ${r.stderr}`)));
-    });
-  } finally {
-    child.kill("SIGINT");
-    await child;
-    await rm(stateDir, { recursive: true, force: true });
-  }
-}
+/** Launch until the first stdout data ("STATE_DIR" stands for the run's temp state dir). */
+const until = (args: string[]) => launchToFirstOutput((stateDir) => [CLI, ...args.map((a) => (a === "STATE_DIR" ? stateDir : a))], "bench-exec-");
 
 const ready = () => until(["--json", "--chain-port", "0", "--queue-port", "0", "--state-dir", "STATE_DIR"]);
 const exec = () => until(["exec", "--state-dir", "STATE_DIR", "--", "sh", "-c", "echo started; sleep 5"]);

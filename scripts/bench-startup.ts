@@ -1,8 +1,7 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import path from "node:path";
 import { execa } from "execa";
 import { anvilBinaryPath } from "../harness/chain/index.ts";
+import { launchToFirstOutput } from "./cli-launch.ts";
 import { median } from "./stats.ts";
 
 // Launch-to-ready of the whole local stack as a user starts it — the compiled CLI of the package
@@ -17,21 +16,8 @@ const CLI = {
   source: ["--experimental-strip-types", "--no-warnings", path.join("scripts", "dev-stack.ts")],
 };
 
-async function stackOnce(entry: string[]): Promise<number> {
-  const stateDir = await mkdtemp(path.join(tmpdir(), "bench-stack-"));
-  const started = performance.now();
-  const child = execa(process.execPath, [...entry, "--json", "--chain-port", "0", "--queue-port", "0", "--state-dir", stateDir], { reject: false });
-  try {
-    return await new Promise<number>((resolve, reject) => {
-      child.stdout?.on("data", () => resolve(performance.now() - started));
-      void child.then((r) => reject(new Error(`the CLI exited ${r.exitCode}: ${r.stderr}`)));
-    });
-  } finally {
-    // Also when the CLI failed: its state dir goes, as every run's does.
-    child.kill("SIGINT");
-    await child;
-    await rm(stateDir, { recursive: true, force: true });
-  }
+function stackOnce(entry: string[]): Promise<number> {
+  return launchToFirstOutput((stateDir) => [...entry, "--json", "--chain-port", "0", "--queue-port", "0", "--state-dir", stateDir], "bench-stack-");
 }
 
 async function anvilOnce(): Promise<number> {
