@@ -94,6 +94,26 @@ describe("SqliteOperationStore", () => {
     store.close();
   });
 
+  it("tells its change listeners every insert and save after the commit, null after a restore, and nothing once they are removed", async () => {
+    const store = new SqliteOperationStore(await file());
+    const seen: Array<[string | null, string | undefined]> = [];
+    // A listener reads the store as committed: the state it is told of is already there.
+    const off = store.onChange((id) => seen.push([id, id === null ? undefined : store.peek(id)?.state]));
+    store.onChange(() => {
+      throw new Error("a broken listener");
+    });
+    const checkpoint = store.checkpoint();
+    expect(store.insert(record("a", ["1"]))).toEqual({ ok: true });
+    expect(store.insert(record("b", ["1"]))).toMatchObject({ ok: false }); // refused: nothing changed
+    moveTo(store, "a", "submitted");
+    store.restore(checkpoint);
+    expect(seen).toEqual([["a", "accepted"], ["a", "submitted"], [null, undefined]]);
+    off();
+    store.insert(record("c", ["2"]));
+    expect(seen).toHaveLength(3);
+    store.close();
+  });
+
   it("says nothing of SQLite being experimental when it opens; other experimental warnings still show", async () => {
     // A process of its own: this one has loaded node:sqlite already, and Node warns once per process.
     const script = `

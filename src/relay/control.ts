@@ -26,6 +26,8 @@ export interface RelayControl {
   operation(id: string): OperationRecord | undefined;
   /** Operations accepted at or after this time (ISO 8601): what a test created, for its report. */
   operationsSince(at: string): OperationRecord[];
+  /** Told after every stored change: an operation's id, or null when many may have changed (a restore). Returns its removal. */
+  onChange(listener: (operationId: string | null) => void): () => void;
 }
 
 const controls = new WeakMap<FastifyInstance, RelayControl>();
@@ -53,6 +55,7 @@ export function attachRelayControl(app: FastifyInstance, relayer: Relayer): void
     release: (checkpoint) => relayer.store.release(checkpoint),
     operationsSince: (at) => relayer.store.createdSince(at),
     operation: (id) => relayer.store.get(id),
+    onChange: (listener) => relayer.store.onChange(listener),
     backupStore(file) {
       if (!paused()) throw new Error("copy the operation store only while the relayer is paused");
       relayer.store.backupTo(file);

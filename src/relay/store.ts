@@ -114,6 +114,12 @@ export interface OperationStore {
   release(checkpoint: StoreCheckpoint): void;
   /** A consistent copy of the whole store in a new SQLite file (VACUUM INTO). */
   backupTo(file: string): void;
+  /**
+   * Calls `listener` after every committed change: an operation's id once it is inserted or saved, or
+   * null when many may have changed at once (a restore). Returns its removal. With no listener, a write
+   * costs nothing more.
+   */
+  onChange(listener: (operationId: string | null) => void): () => void;
   close(): void;
 }
 
@@ -286,6 +292,7 @@ export class SqliteOperationStore implements OperationStore {
   /** peek's records; emptied by every write transaction (this connection is the store's only writer). */
   private readonly peeked = new Map<string, Readonly<OperationRecord>>();
   private lastWriteError: string | null = null;
+  private readonly listeners = new Set<(operationId: string | null) => void>();
   /** The WAL file, synced by flush() on libuv's thread pool; null for ":memory:". */
   private readonly wal: number | null = null;
   /** flush() calls so far, and how many of them a finished sync covers. */
@@ -342,7 +349,7 @@ export class SqliteOperationStore implements OperationStore {
   }
 
   insert(record: OperationRecord): InsertResult {
-    return this.transaction((): InsertResult => {
+    const result = this.transaction((): InsertResult => {
       if (record.idempotencyKey !== null) {
         const existing = this.byIdempotencyKey(record.idempotencyKey);
         if (existing) return { ok: false, conflict: "idempotency", existing };
@@ -375,6 +382,24 @@ export class SqliteOperationStore implements OperationStore {
       }
       return { ok: true };
     });
+    if (result.ok) this.changed(record.id);
+    return result;
+  }
+
+  onChange(listener: (operationId: string | null) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** After the commit: a listener sees what the store now holds; one that throws is not the writer's failure. */
+  private changed(operationId: string | null): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(operationId);
+      } catch {
+        // a dev page's listener must never fail a relay step
+      }
+    }
   }
 
   /** Runs `work` in one IMMEDIATE transaction: all of it is committed, or none. */
@@ -501,6 +526,7 @@ export class SqliteOperationStore implements OperationStore {
           record.id,
         );
     });
+    this.changed(record.id);
   }
 
   nonTerminal(): OperationRecord[] {
@@ -566,6 +592,7 @@ export class SqliteOperationStore implements OperationStore {
       }
     });
     this.matches = { checkpoint: checkpoint.id, changes: this.changeCount() };
+    this.changed(null);
   }
 
   backupTo(file: string): void {
