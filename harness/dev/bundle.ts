@@ -1,11 +1,15 @@
-import { mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { createReadStream } from "node:fs";
+import { copyFile, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { z } from "zod";
 import type { RelayControl } from "../../src/relay/control.ts";
+import { sqlite } from "../../src/relay/store.ts";
+import { printable } from "../../src/printable.ts";
 import { jsonRpc, jsonRpcBatch } from "../chain/index.ts";
 import type { ForkReads } from "../chain/index.ts";
+import { formatBytes, gunzipBounded, OverCapError } from "./bounded-gunzip.ts";
 
 /**
  * A repro bundle: one file holding a stack — its chain (anvil_dumpState, with the blocks), the
@@ -91,22 +95,135 @@ export async function bundleBytes(args: BundleSource): Promise<Uint8Array> {
   }
 }
 
-/** Checks a bundle and writes its chain, manifest and store into a state dir; refuses anything else, writing nothing. */
-export async function unpackBundle(file: string, files: { chainState: string; manifest: string; store: string }): Promise<{ mode: "local" | "fork" }> {
-  let bundle: z.output<typeof Bundle>;
+/**
+ * What a bundle may hold, decompressed (a real local stack's: about 0.6 MB of chain, 70 KB of store,
+ * 15 KB of manifest). The caps leave room for a fork's touched state and a long history, and bound what
+ * a hostile file can make us hold or write: a part is counted as it is decompressed and stops at its cap.
+ */
+export const BUNDLE_CAPS = {
+  /** The file itself, as given (gzip). */
+  file: 64 * 1024 * 1024,
+  /** The file decompressed: its JSON, with the chain and store still gzip (base64). */
+  envelope: 128 * 1024 * 1024,
+  chain: 128 * 1024 * 1024,
+  store: 64 * 1024 * 1024,
+  manifest: 1024 * 1024,
+} as const;
+
+/** What anvil's dump must be, enough for --load-state to take it (its own fields are anvil's). */
+const AnvilDump = z.looseObject({
+  accounts: z.record(z.string(), z.looseObject({ nonce: z.number(), balance: z.string(), code: z.string(), storage: z.record(z.string(), z.string()) })),
+  blocks: z.array(z.looseObject({ header: z.record(z.string(), z.unknown()) })),
+});
+
+const STAGING_PREFIX = ".bundle-unpack-";
+
+type UnpackTargets = { chainState: string; manifest: string; store: string };
+
+/**
+ * Checks a bundle and writes its chain, manifest and store into a state dir; refuses anything else,
+ * writing nothing. A bundle is an untrusted file (it comes with a bug report, from anyone): every part
+ * is decompressed with a cap, into a hidden folder of the state dir, and checked there — the chain as
+ * anvil's dump, the manifest by parseManifest, the store as an operation store — before any is renamed
+ * into place. Every refusal is one BundleError naming the file and the part.
+ */
+export async function unpackBundle(file: string, files: UnpackTargets, stateDir: string): Promise<{ mode: "local" | "fork" }> {
+  const bundle = await readEnvelope(file);
+  // A run killed while unpacking left its folder (no other stack runs from this state dir now).
+  for (const entry of await readdir(stateDir)) if (entry.startsWith(STAGING_PREFIX)) await rm(path.join(stateDir, entry), { recursive: true, force: true });
+  const staging = await mkdtemp(path.join(stateDir, STAGING_PREFIX));
   try {
-    const parsed = JSON.parse(gunzipSync(await readFile(file)).toString("utf8")) as { format?: unknown; version?: unknown };
-    if (parsed.format !== BUNDLE_FORMAT) throw new BundleError(`${file} is not a queue-devstack bundle`);
-    if (parsed.version !== BUNDLE_VERSION) throw new BundleError(`${file} is a bundle of format version ${String(parsed.version)}; this queue-devstack reads version ${BUNDLE_VERSION}`);
-    bundle = Bundle.parse(parsed);
+    const staged = { chainState: path.join(staging, "chain-state.json"), manifest: path.join(staging, "manifest.json"), store: path.join(staging, "queue.sqlite") };
+    await part(file, "chain", async () => {
+      await gunzipBounded(Buffer.from(bundle.chain, "base64"), BUNDLE_CAPS.chain, staged.chainState);
+      checkChain(await readFile(staged.chainState, "utf8"));
+    });
+    await part(file, "manifest", async () => {
+      const bytes = Buffer.from(bundle.manifest, "utf8");
+      if (bytes.length > BUNDLE_CAPS.manifest) throw new OverCapError(`is more than ${formatBytes(BUNDLE_CAPS.manifest)}`);
+      const { parseManifest } = await import("../../src/server.ts");
+      parseManifest(bytes);
+      await writeFile(staged.manifest, bytes);
+    });
+    await part(file, "store", async () => {
+      await gunzipBounded(Buffer.from(bundle.store, "base64"), BUNDLE_CAPS.store, staged.store);
+      checkStore(staged.store);
+    });
+    // Checked: into place. The store may live outside the state dir (another filesystem).
+    await rename(staged.chainState, files.chainState);
+    await rename(staged.manifest, files.manifest);
+    await rename(staged.store, files.store).catch(async (error: NodeJS.ErrnoException) => {
+      if (error.code !== "EXDEV") throw error;
+      await copyFile(staged.store, files.store);
+    });
+    return { mode: bundle.mode };
+  } finally {
+    await rm(staging, { recursive: true, force: true });
+  }
+}
+
+/** The outer JSON, read with the file's and its decompression's caps, and its shape. */
+async function readEnvelope(file: string): Promise<z.output<typeof Bundle>> {
+  try {
+    const { size } = await stat(file);
+    if (size > BUNDLE_CAPS.file) throw new BundleError(`${file} is ${size} bytes: a bundle may be at most ${formatBytes(BUNDLE_CAPS.file)}`);
+    const json = (await gunzipBounded(createReadStream(file), BUNDLE_CAPS.envelope, null)) as Buffer;
+    const parsed = JSON.parse(json.toString("utf8")) as { format?: unknown; version?: unknown };
+    if (parsed?.format !== BUNDLE_FORMAT) throw new BundleError(`${file} is not a queue-devstack bundle`);
+    if (parsed.version !== BUNDLE_VERSION) {
+      const version = typeof parsed.version === "number" ? String(parsed.version) : JSON.stringify(parsed.version) ?? "none";
+      throw new BundleError(`${file} is a bundle of format version ${printable(version.slice(0, 40))}; this queue-devstack reads version ${BUNDLE_VERSION}`);
+    }
+    return Bundle.parse(parsed);
   } catch (error) {
     if (error instanceof BundleError) throw error;
-    throw new BundleError(`${file} is not a readable bundle (damaged or truncated): ${(error as Error).message.split("\n")[0]}`);
+    const why = error instanceof OverCapError ? `it ${error.message}` : firstLine(error);
+    throw new BundleError(`${file} is not a readable bundle (damaged or truncated): ${why}`);
   }
-  await writeFile(files.chainState, gunzipSync(Buffer.from(bundle.chain, "base64")));
-  await writeFile(files.manifest, bundle.manifest);
-  await writeFile(files.store, gunzipSync(Buffer.from(bundle.store, "base64")));
-  return { mode: bundle.mode };
+}
+
+/** Runs a part's unpacking and check; anything wrong is a BundleError naming the file and the part. */
+async function part(file: string, name: "chain" | "manifest" | "store", unpack: () => Promise<void>): Promise<void> {
+  try {
+    await unpack();
+  } catch (error) {
+    const why = error instanceof OverCapError ? `it ${error.message}` : (error as { code?: string }).code === "Z_DATA_ERROR" ? `it is not gzip (${firstLine(error)})` : firstLine(error);
+    throw new BundleError(`${file}: its ${name} part is refused: ${why}`);
+  }
+}
+
+function checkChain(text: string): void {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`it is not JSON (${firstLine(error)})`);
+  }
+  const parsed = AnvilDump.safeParse(json);
+  if (!parsed.success) throw new Error(`it is not anvil's state dump (${parsed.error.issues.slice(0, 3).map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")})`);
+}
+
+/**
+ * The store: an SQLite database, intact, with the operation store's tables and nothing that runs code
+ * on the runtime's writes (a trigger) or on its reads (a view). Opened read-only; nothing is queried
+ * but SQLite's own catalogue and integrity check.
+ */
+function checkStore(file: string): void {
+  const db = new (sqlite().DatabaseSync)(file, { readOnly: true });
+  try {
+    const check = db.prepare("PRAGMA quick_check").all() as Array<Record<string, unknown>>;
+    if (check.length !== 1 || Object.values(check[0] ?? {})[0] !== "ok") throw new Error("it is not an intact SQLite database");
+    const entries = db.prepare("SELECT type, name FROM sqlite_master").all() as Array<{ type: string; name: string }>;
+    const code = entries.find((e) => e.type !== "table" && e.type !== "index");
+    if (code) throw new Error(`it holds a ${code.type} (${printable(code.name.slice(0, 60))}): an operation store holds tables and indexes only`);
+    if (!entries.some((e) => e.type === "table" && e.name === "operations")) throw new Error("it has no operations table");
+  } finally {
+    db.close();
+  }
+}
+
+function firstLine(error: unknown): string {
+  return printable(String((error as Error)?.message ?? error).split("\n")[0] as string);
 }
 
 interface AnvilState {

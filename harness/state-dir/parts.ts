@@ -105,7 +105,7 @@ export function stateDirPart(
       ? await timed(progress, "unpack bundle", async () => {
           if (options.forkUrl !== undefined || options.pool !== undefined) throw new BundleError("a bundle holds its whole chain (a fork's too): load it without a fork URL or a pinned Pool");
           if ((await exists(manifestPath)) || (await exists(chainStateFile))) throw new BundleError(`${stateDir} already holds a stack: load a bundle into an empty state dir`);
-          loadedFork = (await unpackBundle(options.load as string, { chainState: chainStateFile, manifest: manifestPath, store: storePath })).mode === "fork";
+          loadedFork = (await unpackBundle(options.load as string, { chainState: chainStateFile, manifest: manifestPath, store: storePath }, stateDir)).mode === "fork";
           return true;
         })
       : await decideStart({ stateDir, persist: options.persist === true, manifestPath, chainStateFile, store: options.store === undefined ? storePath : undefined });

@@ -1,0 +1,43 @@
+import { createWriteStream } from "node:fs";
+import { Readable, Transform, Writable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { createGunzip } from "node:zlib";
+
+/** A decompressed part went over its cap: counted as it streamed, so no more than the cap was held or written. */
+export class OverCapError extends Error {
+  override name = "OverCapError";
+}
+
+/**
+ * Gunzips a stream, in chunks (the event loop keeps turning: a signal is handled meanwhile), counting
+ * the bytes out and stopping at `cap`: a small gzip that expands to gigabytes costs at most `cap`.
+ * Into a file (nothing held in memory), or into memory when `to` is null.
+ */
+export async function gunzipBounded(from: Readable | Uint8Array, cap: number, to: string | null): Promise<Buffer | null> {
+  let total = 0;
+  const counter = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      total += chunk.length;
+      if (total > cap) done(new OverCapError(`expands to more than ${formatBytes(cap)}`));
+      else done(null, chunk);
+    },
+  });
+  const source = from instanceof Readable ? from : Readable.from([Buffer.from(from.buffer, from.byteOffset, from.byteLength)]);
+  if (to !== null) {
+    await pipeline(source, createGunzip(), counter, createWriteStream(to));
+    return null;
+  }
+  const chunks: Buffer[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      chunks.push(chunk);
+      done();
+    },
+  });
+  await pipeline(source, createGunzip(), counter, sink);
+  return Buffer.concat(chunks, total);
+}
+
+export function formatBytes(bytes: number): string {
+  return bytes >= 1024 * 1024 ? `${bytes / (1024 * 1024)} MiB` : `${bytes} bytes`;
+}

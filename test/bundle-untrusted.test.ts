@@ -1,0 +1,138 @@
+import { readdir, readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { gunzipSync, gzipSync } from "node:zlib";
+import { execa } from "execa";
+import { beforeAll, describe, expect, it } from "vitest";
+import { BundleError, startDevStack } from "../harness/index.ts";
+import { withStacks } from "./support/stacks.ts";
+import { withTempDirs } from "./support/temp-dirs.ts";
+
+// Issue 24: a bundle is an untrusted file. Crafted ones, made from a real bundle, are refused in one
+// BundleError line naming the part, before anything starts, the state dir left as it was found.
+const tempDir = withTempDirs();
+const startStack = withStacks();
+const CLI = ["--experimental-strip-types", "--no-warnings", "scripts/dev-stack.ts"];
+type Envelope = Record<string, unknown> & { chain: string; store: string; manifest: string };
+let dir: string;
+let good: Envelope;
+
+beforeAll(async () => {
+  dir = await tempDir("devstack-untrusted-");
+  const stack = await startStack();
+  const file = path.join(dir, "good.qdbundle");
+  try {
+    await stack.save(file);
+  } finally {
+    await stack.stop();
+  }
+  good = JSON.parse(gunzipSync(await readFile(file)).toString("utf8")) as Envelope;
+});
+
+let crafted = 0;
+async function craft(change: Partial<Envelope>): Promise<string> {
+  const file = path.join(dir, `crafted-${++crafted}.qdbundle`);
+  await writeFile(file, gzipSync(JSON.stringify({ ...good, ...change })));
+  return file;
+}
+
+/** A gzip that expands to `mib` MiB of zeros, kept small: members of 64 MiB each, concatenated (gzip allows it). */
+function zerosGzip(mib: number): Buffer {
+  const member = gzipSync(Buffer.alloc(64 * 1024 * 1024));
+  return Buffer.concat(Array.from({ length: Math.ceil(mib / 64) }, () => member));
+}
+
+/** A state dir holding one file of its own, and a check that a refused load left it just so. */
+async function stateDirWithNotes(): Promise<{ stateDir: string; asFound: () => Promise<void> }> {
+  const stateDir = await tempDir("devstack-untrusted-state-");
+  await writeFile(path.join(stateDir, "notes.txt"), "mine");
+  return {
+    stateDir,
+    asFound: async () => {
+      expect(await readdir(stateDir)).toEqual(["notes.txt"]);
+      expect(await readFile(path.join(stateDir, "notes.txt"), "utf8")).toBe("mine");
+    },
+  };
+}
+
+/** Loads a bundle in a node process of its own: what it threw, and the process's peak RSS. */
+async function loadInChild(file: string, stateDir: string): Promise<{ name: string; message: string; maxRssMiB: number }> {
+  const script = path.join(dir, "load-child.mjs");
+  await writeFile(
+    script,
+    `import { startDevStack } from ${JSON.stringify(pathToFileURL(path.resolve("harness/index.ts")).href)};
+let error = { name: "none", message: "started" };
+try { await (await startDevStack({ load: process.argv[2], stateDir: process.argv[3], chainPort: 0, queuePort: 0 })).stop(); }
+catch (e) { error = e; }
+console.log(JSON.stringify({ name: error.name, message: error.message, maxRssMiB: process.resourceUsage().maxRSS / 1024 }));
+`,
+  );
+  const child = await execa(process.execPath, ["--experimental-strip-types", "--no-warnings", script, file, stateDir], { reject: false });
+  expect(child.exitCode, child.stderr).toBe(0);
+  return JSON.parse(child.stdout.trim().split("\n").at(-1) as string);
+}
+
+describe("decompression limits (issue 24, item 1)", () => {
+  it("a small bundle whose chain part expands to several GiB is refused at the chain's cap, in bounded memory", async () => {
+    const bomb = zerosGzip(3 * 1024);
+    const file = await craft({ chain: bomb.toString("base64") });
+    expect((await readFile(file)).length).toBeLessThan(8 * 1024 * 1024);
+    const { stateDir, asFound } = await stateDirWithNotes();
+    const loaded = await loadInChild(file, stateDir);
+    expect(loaded.name).toBe("BundleError");
+    expect(loaded.message).toMatch(/its chain part is refused: it expands to more than 128 MiB/);
+    console.log(`chain bomb (3 GiB): refused, peak RSS ${loaded.maxRssMiB.toFixed(0)} MiB`);
+    expect(loaded.maxRssMiB).toBeLessThan(512);
+    await asFound();
+  });
+
+  it("a 2 MB gzip of zeros given as the whole file is refused, in bounded memory", async () => {
+    const file = path.join(dir, "zeros.qdbundle");
+    await writeFile(file, zerosGzip(2 * 1024));
+    const { stateDir, asFound } = await stateDirWithNotes();
+    const loaded = await loadInChild(file, stateDir);
+    expect(loaded.name).toBe("BundleError");
+    expect(loaded.message).toMatch(/not a readable bundle .*expands to more than 128 MiB/);
+    console.log(`whole-file bomb (2 GiB): refused, peak RSS ${loaded.maxRssMiB.toFixed(0)} MiB`);
+    expect(loaded.maxRssMiB).toBeLessThan(512);
+    await asFound();
+  });
+});
+
+describe("parts are checked before they are written (issue 24, item 5)", () => {
+  const damaged: Array<[string, () => Partial<Envelope>, RegExp]> = [
+    ["store not gzip", () => ({ store: Buffer.from("not gzip at all").toString("base64") }), /its store part is refused: it is not gzip/],
+    ["chain gzip of non-JSON", () => ({ chain: gzipSync("{ not json").toString("base64") }), /its chain part is refused: it is not JSON/],
+    ["manifest not JSON", () => ({ manifest: "{ not json" }), /its manifest part is refused: manifest is not JSON/],
+    ["store not a database", () => ({ store: gzipSync(Buffer.alloc(8192, 7)).toString("base64") }), /its store part is refused: .*(not a database|not an intact)/],
+  ];
+
+  it.each(damaged)("%s: startDevStack({ load }) refuses it with a BundleError, nothing started, the state dir as found", async (_name, change, why) => {
+    const file = await craft(change());
+    const { stateDir, asFound } = await stateDirWithNotes();
+    const steps: string[] = [];
+    const error = await startDevStack({ load: file, stateDir, chainPort: 0, queuePort: 0, onProgress: ({ step }) => steps.push(step) }).then(
+      async (stack) => (await stack.stop(), null),
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(BundleError);
+    expect((error as Error).message).toContain(file);
+    expect((error as Error).message).toMatch(why);
+    // Only the state dir was looked at: no chain was started or resumed.
+    expect(steps).toEqual(["check state dir"]);
+    await asFound();
+  });
+
+  it.each(damaged)("%s: the CLI refuses it in one line, exit 1, no anvil started, the state dir as found", async (_name, change, why) => {
+    const file = await craft(change());
+    const { stateDir, asFound } = await stateDirWithNotes();
+    const cli = await execa(process.execPath, [...CLI, "--load", file, "--state-dir", stateDir, "--chain-port", "0", "--queue-port", "0"], { reject: false });
+    expect(cli.exitCode).toBe(1);
+    const lines = cli.stderr.trim().split("\n");
+    expect(lines, cli.stderr).toHaveLength(1);
+    expect(lines[0]).toMatch(/^queue-devstack: BundleError: /);
+    expect(lines[0]).toMatch(why);
+    expect(cli.stdout).not.toMatch(/load genesis|resume saved chain|start queue runtime/);
+    await asFound();
+  });
+});
