@@ -5,6 +5,7 @@ import { PortInUseError, startDevStack, type DevStack } from "../harness/index.t
 import { checkAllowedHosts } from "../harness/dev/index.ts";
 import { findCommand, signalExitCode } from "../harness/exec/index.ts";
 import { checkCorsOrigins } from "../src/cors.ts";
+import { printable } from "../src/printable.ts";
 import { redactText } from "../src/redact.ts";
 import { ExecRuns } from "./exec-command.ts";
 
@@ -243,11 +244,12 @@ try {
     relay: { requiredConfirmations: confirmations },
     corsOrigins,
     allowedHosts,
-    onProgress: ({ step, detail, ms }) => out.write(`  ${step.padEnd(22)} ${`${ms.toFixed(0)} ms`.padStart(8)}${detail ? `  ${detail}` : ""}\n`),
+    onProgress: ({ step, detail, ms }) => out.write(`  ${step.padEnd(22)} ${`${ms.toFixed(0)} ms`.padStart(8)}${detail ? `  ${printable(detail)}` : ""}\n`),
   }));
 } catch (error) {
   const forkUrl = values["fork-url"] ?? process.env.DEVSTACK_FORK_URL;
-  process.stderr.write(`queue-devstack: ${startFailure(error as Error, forkUrl)}\n`);
+  // A bundle, a chain or an upstream may have put text in the message: shown, never run by the terminal.
+  process.stderr.write(`queue-devstack: ${printable(startFailure(error as Error, forkUrl))}\n`);
   process.exit(1);
 }
 
@@ -282,7 +284,8 @@ const [each, deployer] = await Promise.all([etherOf(s.accounts[1]?.address), eth
 const balance = each === undefined ? "?" : `${formatEther(each)} ETH`;
 const deployerPaid = deployer !== undefined && deployer !== each ? `, ${Number(formatEther(deployer)).toFixed(2)} ETH left after paying their gas` : "";
 
-out.write(`
+// The summary shows what a bundle, a chain or an upstream says (asset symbols...): each line printable.
+const summary = `
 queue-devstack ready in ${(performance.now() / 1000).toFixed(2)} s (since the process started)
   mode            ${s.mode}${s.fork ? ` (${s.fork.displayUrl} at block ${s.fork.blockNumber}, ${s.fork.blockHash})` : ""}
   chain id        ${s.manifest.chainId}
@@ -300,5 +303,6 @@ DEV ONLY: these are anvil's publicly known test keys. Never send real funds to t
 ${s.info.devAccounts.map((a) => `  ${a.address}  ${a.privateKey}${a.role === "deployer" ? `  (deployed the fixtures${deployerPaid})` : ""}`).join("\n")}
 
 Ctrl-C stops everything.
-`);
+`;
+out.write(summary.split("\n").map(printable).join("\n"));
 if (values.json) process.stdout.write(`${JSON.stringify(s.info)}\n`);

@@ -136,3 +136,33 @@ describe("parts are checked before they are written (issue 24, item 5)", () => {
     await asFound();
   });
 });
+
+describe("escape sequences never reach the terminal (issue 24, item 6)", () => {
+  const ESC = "\u001b";
+  const attack = `${ESC}[2J${ESC}]0;pwned\u0007${ESC}]52;c;cHduZWQ=\u0007${ESC}[32mready`;
+
+  it("a bundle's version with escape sequences is printed escaped", async () => {
+    const file = await craft({ version: attack as never });
+    const { stateDir, asFound } = await stateDirWithNotes();
+    const cli = await execa(process.execPath, [...CLI, "--load", file, "--state-dir", stateDir, "--chain-port", "0", "--queue-port", "0"], { reject: false });
+    expect(cli.exitCode).toBe(1);
+    expect(cli.stderr).toMatch(/format version "\\u001b\[2J/);
+    expect(cli.stdout + cli.stderr).not.toContain(ESC);
+    expect(cli.stdout + cli.stderr).not.toContain("\u0007");
+    await asFound();
+  });
+
+  it("asset symbols and names with escape sequences are refused by the manifest's schema, and printed escaped", async () => {
+    const manifest = JSON.parse(good.manifest) as { assets: Array<{ symbol: string; name: string }> };
+    for (const asset of manifest.assets) [asset.symbol, asset.name] = [attack, attack];
+    const file = await craft({ manifest: JSON.stringify(manifest, null, 2) });
+    const { stateDir, asFound } = await stateDirWithNotes();
+    const cli = await execa(process.execPath, [...CLI, "--load", file, "--state-dir", stateDir, "--chain-port", "0", "--queue-port", "0"], { reject: false });
+    // Refused before the ready summary could print them.
+    expect(cli.exitCode).toBe(1);
+    expect(cli.stderr).toMatch(/its manifest part is refused: .*assets\.0\.(symbol|name)/);
+    expect(cli.stdout + cli.stderr).not.toContain(ESC);
+    expect(cli.stdout + cli.stderr).not.toContain("\u0007");
+    await asFound();
+  });
+});

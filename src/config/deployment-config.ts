@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { PRINTABLE_TEXT } from "../printable.ts";
 import { Abi, Address, BlockNumber, Bytes32, UintString } from "./primitives.ts";
 
 /** The only chain the queue serves (spec §1 rule 3). */
@@ -13,8 +14,9 @@ export const FundingAsset = z
   .strictObject({
     address: Address,
     standard: z.literal("erc20"),
-    name: z.string(),
-    symbol: z.string(),
+    // Shown to people (a terminal, a wallet UI): read from a token contract, so never control characters.
+    name: z.string().regex(PRINTABLE_TEXT),
+    symbol: z.string().regex(PRINTABLE_TEXT),
     decimals: z.int().min(0).max(255),
   })
   .meta({ description: "A funding asset the Pool accepts, as read from the token contract" });
