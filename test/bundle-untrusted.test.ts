@@ -2,6 +2,9 @@ import { readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { gunzipSync, gzipSync } from "node:zlib";
+import { DatabaseSync } from "node:sqlite";
+import { keccak256, parseEther, type Hex } from "viem";
+import { mnemonicToAccount } from "viem/accounts";
 import { execa } from "execa";
 import { beforeAll, describe, expect, it } from "vitest";
 import { BundleError, startDevStack } from "../harness/index.ts";
@@ -53,6 +56,16 @@ async function stateDirWithNotes(): Promise<{ stateDir: string; asFound: () => P
       expect(await readFile(path.join(stateDir, "notes.txt"), "utf8")).toBe("mine");
     },
   };
+}
+
+/** Loads a bundle with startDevStack: what it threw (null if it started: then stopped), and the steps it took. */
+async function loadRefused(file: string, stateDir: string): Promise<{ error: unknown; steps: string[] }> {
+  const steps: string[] = [];
+  const error = await startDevStack({ load: file, stateDir, chainPort: 0, queuePort: 0, onProgress: ({ step }) => steps.push(step) }).then(
+    async (stack) => (await stack.stop(), null),
+    (e: unknown) => e,
+  );
+  return { error, steps };
 }
 
 /** Loads a bundle in a node process of its own: what it threw, and the process's peak RSS. */
@@ -110,11 +123,7 @@ describe("parts are checked before they are written (issue 24, item 5)", () => {
   it.each(damaged)("%s: startDevStack({ load }) refuses it with a BundleError, nothing started, the state dir as found", async (_name, change, why) => {
     const file = await craft(change());
     const { stateDir, asFound } = await stateDirWithNotes();
-    const steps: string[] = [];
-    const error = await startDevStack({ load: file, stateDir, chainPort: 0, queuePort: 0, onProgress: ({ step }) => steps.push(step) }).then(
-      async (stack) => (await stack.stop(), null),
-      (e: unknown) => e,
-    );
+    const { error, steps } = await loadRefused(file, stateDir);
     expect(error).toBeInstanceOf(BundleError);
     expect((error as Error).message).toContain(file);
     expect((error as Error).message).toMatch(why);
@@ -163,6 +172,43 @@ describe("escape sequences never reach the terminal (issue 24, item 6)", () => {
     expect(cli.stderr).toMatch(/its manifest part is refused: .*assets\.0\.(symbol|name)/);
     expect(cli.stdout + cli.stderr).not.toContain(ESC);
     expect(cli.stdout + cli.stderr).not.toContain("\u0007");
+    await asFound();
+  });
+});
+
+describe("resumed operations are checked before anything is re-broadcast (issue 24, item 3)", () => {
+  const dev = (index: number) => mnemonicToAccount("test test test test test test test test test test test junk", { addressIndex: index });
+
+  /** The good bundle's store with one more operation (and, given, its attempt): rows as a crafted file would hold them. */
+  async function withOperation(op: { createdAt: string; raw?: Hex }): Promise<Partial<Envelope>> {
+    const file = path.join(await tempDir("devstack-untrusted-store-"), "queue.sqlite");
+    await writeFile(file, gunzipSync(Buffer.from(good.store, "base64")));
+    const db = new DatabaseSync(file);
+    try {
+      const history = JSON.stringify([{ state: "submitted", at: op.createdAt }]);
+      db.prepare("INSERT INTO operations (id, kind, state, request_hash, request, nullifiers, history, created_at, updated_at) VALUES ('forged', 'send', 'submitted', 'x', '{}', '[]', ?, ?, ?)").run(history, op.createdAt, op.createdAt);
+      if (op.raw) db.prepare("INSERT INTO attempts (hash, operation_id, nonce, raw, max_fee_per_gas, max_priority_fee_per_gas, created_at) VALUES (?, 'forged', 0, ?, '1', '1', ?)").run(keccak256(op.raw), op.raw, op.createdAt);
+    } finally {
+      db.close();
+    }
+    return { store: gzipSync(await readFile(file)).toString("base64") };
+  }
+  const transfer = (from: number) =>
+    dev(from).signTransaction({ type: "eip1559", chainId: 11155111, nonce: 0, to: "0x000000000000000000000000000000000000dEaD", value: parseEther("1234"), gas: 21000n, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 1n });
+
+  const forged: Array<[string, () => Promise<Partial<Envelope>>, RegExp]> = [
+    ["an attempt signed by dev account #0", async () => withOperation({ createdAt: new Date().toISOString(), raw: await transfer(0) }), /attempt 0x[0-9a-f]{64} is not signed by the relayer/],
+    ["the relayer's transfer of 1,234 ETH to 0x…dEaD", async () => withOperation({ createdAt: new Date().toISOString(), raw: await transfer(1) }), /attempt 0x[0-9a-f]{64} is not sent to the Pool/],
+    ["an operation dated 2099", async () => withOperation({ createdAt: "2099-01-01T00:00:00.000Z" }), /operation forged is dated in the future/],
+  ];
+  it.each(forged)("%s: the load is refused, naming it; nothing started, the state dir as found", async (_name, change, why) => {
+    const file = await craft(await change());
+    const { stateDir, asFound } = await stateDirWithNotes();
+    const { error, steps } = await loadRefused(file, stateDir);
+    expect(error).toBeInstanceOf(BundleError);
+    expect((error as Error).message).toMatch(/its store part is refused: /);
+    expect((error as Error).message).toMatch(why);
+    expect(steps).toEqual(["check state dir"]);
     await asFound();
   });
 });

@@ -9,6 +9,8 @@ import { sqlite } from "../../src/relay/store.ts";
 import { printable } from "../../src/printable.ts";
 import { jsonRpc, jsonRpcBatch } from "../chain/index.ts";
 import type { ForkReads } from "../chain/index.ts";
+import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
+import { checkStoredOperations } from "./bundle-store-check.ts";
 import { formatBytes, gunzipBounded, OverCapError } from "./bounded-gunzip.ts";
 
 /**
@@ -138,16 +140,17 @@ export async function unpackBundle(file: string, files: UnpackTargets, stateDir:
       await gunzipBounded(Buffer.from(bundle.chain, "base64"), BUNDLE_CAPS.chain, staged.chainState);
       checkChain(await readFile(staged.chainState, "utf8"));
     });
+    let manifest: DeploymentConfig | undefined;
     await part(file, "manifest", async () => {
       const bytes = Buffer.from(bundle.manifest, "utf8");
       if (bytes.length > BUNDLE_CAPS.manifest) throw new OverCapError(`is more than ${formatBytes(BUNDLE_CAPS.manifest)}`);
       const { parseManifest } = await import("../../src/server.ts");
-      parseManifest(bytes);
+      manifest = parseManifest(bytes);
       await writeFile(staged.manifest, bytes);
     });
     await part(file, "store", async () => {
       await gunzipBounded(Buffer.from(bundle.store, "base64"), BUNDLE_CAPS.store, staged.store);
-      checkStore(staged.store);
+      await checkStore(staged.store, manifest as DeploymentConfig);
     });
     // Checked: into place. The store may live outside the state dir (another filesystem).
     await rename(staged.chainState, files.chainState);
@@ -206,9 +209,9 @@ function checkChain(text: string): void {
 /**
  * The store: an SQLite database, intact, with the operation store's tables and nothing that runs code
  * on the runtime's writes (a trigger) or on its reads (a view). Opened read-only; nothing is queried
- * but SQLite's own catalogue and integrity check.
+ * but SQLite's catalogue, its integrity check and the operations' tables (no trigger, no view).
  */
-function checkStore(file: string): void {
+async function checkStore(file: string, manifest: DeploymentConfig): Promise<void> {
   const db = new (sqlite().DatabaseSync)(file, { readOnly: true });
   try {
     const check = db.prepare("PRAGMA quick_check").all() as Array<Record<string, unknown>>;
@@ -217,6 +220,7 @@ function checkStore(file: string): void {
     const code = entries.find((e) => e.type !== "table" && e.type !== "index");
     if (code) throw new Error(`it holds a ${code.type} (${printable(code.name.slice(0, 60))}): an operation store holds tables and indexes only`);
     if (!entries.some((e) => e.type === "table" && e.name === "operations")) throw new Error("it has no operations table");
+    await checkStoredOperations(db, manifest);
   } finally {
     db.close();
   }
