@@ -187,6 +187,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     });
     const info = await parts.start(stackInfoPart(options, { dir, upstream, chain, manifest, faults, queueUrl }));
     const snapshots = await parts.start(snapshotsPart<DevStack>({ chain, runtime, faults, deployments: dev.deployments }));
+    dev.setReset(() => snapshots.reset());
 
     const app = runtime.app;
     let stopping: Promise<void> | undefined;

@@ -41,7 +41,7 @@ describe("the dev routes' Host check", () => {
       `[::2]:${port}`, "[fe80::1]", "devbox.test.evil.example", "notdevbox.test", "tunnel.example.evil", "eviltunnel.example",
       "evil.example@127.0.0.1", "127.0.0.1:notaport",
     ]) {
-      for (const [method, path, body] of [["GET", "/api/dev/faults"], ["GET", "/api/dev/bundle"], ["POST", "/api/dev/mine", { blocks: 3 }], ["POST", "/api/dev/rpc", { fault: "fail" }]] as const) {
+      for (const [method, path, body] of [["GET", "/api/dev/faults"], ["GET", "/api/dev/bundle"], ["POST", "/api/dev/mine", { blocks: 3 }], ["POST", "/api/dev/rpc", { fault: "fail" }], ["POST", "/api/dev/reset", {}], ["GET", "/api/dev/dashboard"], ["GET", "/api/dev/events"], ["GET", "/api/dev/dashboard/assets/dashboard.js"]] as const) {
         const answer = await send(method, path, host, body);
         expect(answer.status, `${method} ${path} with Host ${JSON.stringify(host)}`).toBe(403);
         expect(answer.type).toMatch(/^application\/problem\+json/);

@@ -8,6 +8,7 @@ import type { RpcFaultProxy } from "../chain/index.ts";
 import type { DeploymentSwitch } from "./deployment-switch.ts";
 import type { Trace } from "./trace.ts";
 import { hostAllowed, hostnameOf, type AllowedHosts } from "./allowed-hosts.ts";
+import { registerDashboard } from "./dashboard.ts";
 
 /** The dev controls' prefix: present in a dev stack only, never in an operator's runtime (src/ has none). */
 export const DEV_PREFIX = "/api/dev";
@@ -26,6 +27,8 @@ interface DevDeps {
   deployments: DeploymentSwitch;
   /** The stack's repro bundle, taken now (stack.save's bytes). */
   bundle: () => Promise<Uint8Array>;
+  /** Back to the stack's clean state (stack.reset); undefined until the stack's snapshots are ready. */
+  reset: () => (() => Promise<void>) | undefined;
 }
 
 /** anvil's refusal of a control is the chain's answer, not a bug: a 503 problem, not a 500. */
@@ -185,6 +188,22 @@ const devRoutes: FastifyPluginAsyncZod<DevDeps> = async (app, deps) => {
   });
 };
 
+/** The whole stack back to its clean state, as stack.reset() does. */
+const resetRoutes: FastifyPluginAsyncZod<DevDeps> = async (app, deps) => {
+  app.post(`${DEV_PREFIX}/reset`, {
+    schema: {
+      ...dev("reset the stack", "Back to the clean state the stack started in, as `stack.reset()`: the chain and the operation store reverted together, the faults off, the original deployment served."),
+      response: { 200: z.strictObject({ reset: z.literal(true) }), default: Problem },
+    },
+    handler: async () => {
+      const reset = deps.reset();
+      if (!reset) throw new ProblemError("not_implemented", "this stack is still starting: no clean state to go back to yet");
+      await reset();
+      return { reset: true as const };
+    },
+  });
+};
+
 const FaultState = z
   .strictObject({
     fault: z.enum(["none", "fail", "timeout", "delay", "drop-logs"]),
@@ -280,5 +299,8 @@ export async function registerDevRoutes(app: FastifyInstance, deps: DevDeps & { 
     await dev.register(devRoutes as never, deps);
     await dev.register(faultRoutes as never, deps);
     await dev.register(configRoutes as never, deps);
+    await dev.register(resetRoutes as never, deps);
+    // The page is in this scope too: loopback clients and Host names only, like every control it calls.
+    await registerDashboard(dev, { prefix: DEV_PREFIX, rpcUrl: deps.rpcUrl, relayer: deps.relayer, control: deps.control, faults: deps.faults });
   });
 }

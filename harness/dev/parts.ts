@@ -26,6 +26,8 @@ export interface DevRoutes {
   deployments: DeploymentSwitch;
   /** An operation's trace; undefined when the store has no such operation. */
   traceOperation(operationId: string): Promise<Trace | undefined>;
+  /** What POST /api/dev/reset does, once the stack's snapshots exist (they start after the runtime listens). */
+  setReset(reset: () => Promise<void>): void;
 }
 
 /**
@@ -77,7 +79,9 @@ export function devRoutesPart(args: {
           : { call: { from: relayer.address, to: manifest.poolAddress as Address, data: transactCalldata(op.request), gas: 6_000_000n } }),
       });
     };
+    let reset: (() => Promise<void>) | undefined;
     await registerDevRoutes(runtime, {
+      reset: () => reset,
       allowedHosts: args.allowedHosts,
       rpcUrl: chain.rpcUrl,
       relayer: relayer.address,
@@ -87,7 +91,13 @@ export function devRoutesPart(args: {
       trace: traceOperation,
       bundle: () => bundleBytes({ rpcUrl: chain.rpcUrl, manifestPath, control: relayControl(runtime), fork: args.fork }),
     });
-    return { deployments, traceOperation };
+    return {
+      deployments,
+      traceOperation,
+      setReset: (fn) => {
+        reset = fn;
+      },
+    };
   });
 }
 
