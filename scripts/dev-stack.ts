@@ -296,6 +296,7 @@ queue-devstack ready in ${(performance.now() / 1000).toFixed(2)} s (since the pr
   stack info      ${s.stackInfoPath}
   queue           ${s.queueUrl}  ({base_url}: config ${s.queueUrl}/api/queue/config)
   API docs        ${s.queueUrl}/api/queue/docs
+  dashboard       ${s.queueUrl}/api/dev/dashboard
   relayer         ${s.relayer.address}  (anvil's dev account #1: sending from it takes the relayer's nonce)
 
 Funded dev accounts (${balance} each, plus 1,000,000 of each asset on a fresh chain).
