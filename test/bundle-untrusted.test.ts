@@ -113,9 +113,17 @@ describe("decompression limits (issue 24, item 1)", () => {
 });
 
 describe("parts are checked before they are written (issue 24, item 5)", () => {
+  // anvil's parser would refuse it only once anvil was started (a ChainStartError): found by the property test.
+  const withBadCode = () => {
+    const chain = JSON.parse(gunzipSync(Buffer.from(good.chain, "base64")).toString("utf8")) as { accounts: Record<string, { code: string }> };
+    const [first] = Object.values(chain.accounts);
+    (first as { code: string }).code = " x3373";
+    return chain;
+  };
   const damaged: Array<[string, () => Partial<Envelope>, RegExp]> = [
     ["store not gzip", () => ({ store: Buffer.from("not gzip at all").toString("base64") }), /its store part is refused: it is not gzip/],
     ["chain gzip of non-JSON", () => ({ chain: gzipSync("{ not json").toString("base64") }), /its chain part is refused: it is not JSON/],
+    ["chain JSON that is not anvil's dump (an account's code not hex)", () => ({ chain: gzipSync(JSON.stringify(withBadCode())).toString("base64") }), /its chain part is refused: it is not anvil's state dump \(accounts\.0x[0-9a-f]{40}\.code/],
     ["manifest not JSON", () => ({ manifest: "{ not json" }), /its manifest part is refused: manifest is not JSON/],
     ["store not a database", () => ({ store: gzipSync(Buffer.alloc(8192, 7)).toString("base64") }), /its store part is refused: .*(not a database|not an intact)/],
   ];

@@ -112,9 +112,16 @@ export const BUNDLE_CAPS = {
   manifest: 1024 * 1024,
 } as const;
 
-/** What anvil's dump must be, enough for --load-state to take it (its own fields are anvil's). */
+/**
+ * What anvil's dump must be, enough for --load-state to take it: its accounts and current block typed
+ * as anvil's parser types them (hex strings, unsigned integers). Other fields are anvil's own to parse.
+ */
+const Hex = z.string().regex(/^0x[0-9a-fA-F]*$/);
+const Quantity = z.union([z.int().nonnegative(), Hex]);
 const AnvilDump = z.looseObject({
-  accounts: z.record(z.string(), z.looseObject({ nonce: z.number(), balance: z.string(), code: z.string(), storage: z.record(z.string(), z.string()) })),
+  block: z.looseObject({ number: Quantity, timestamp: Quantity, gas_limit: Quantity, basefee: Quantity, difficulty: Quantity, beneficiary: Hex }),
+  accounts: z.record(Hex, z.looseObject({ nonce: z.int().nonnegative(), balance: Hex, code: Hex, storage: z.record(Hex, Hex) })),
+  best_block_number: Quantity.optional(),
   blocks: z.array(z.looseObject({ header: z.record(z.string(), z.unknown()) })),
 });
 
