@@ -232,6 +232,10 @@ try {
         void cli.then((r) => reject(new Error(`queue-devstack exited ${r.exitCode}: ${r.stderr}`)));
       });
       if ((await fetch(`${info.queueUrl}/api/queue/config`)).status !== 200) throw new Error("the queue did not serve its config");
+      // The dashboard and htmx, served from the installed package and its dependencies (nothing from a CDN).
+      for (const page of ["/api/dev/dashboard", "/api/dev/dashboard/assets/htmx.min.js", "/api/dev/dashboard/assets/sse.min.js"]) {
+        if ((await fetch(`${info.queueUrl}${page}`)).status !== 200) throw new Error(`the stack did not serve ${page}`);
+      }
       process.kill(-(cli.pid as number), "SIGINT");
       const result = await cli;
       const left = (await listProcesses()).filter((p) => p.pid === info.processes.anvil.pid || p.args.includes(info.stateDir));

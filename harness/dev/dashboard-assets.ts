@@ -5,7 +5,7 @@ import { createRequire } from "node:module";
 // dist with the rest (no build step, no front-end toolchain at run time); htmx and its SSE extension are
 // served from their npm packages, dependencies of this one: nothing comes from a CDN.
 
-const require = createRequire(import.meta.url);
+const fromPackages = createRequire(import.meta.url);
 
 const CSS = `
 :root { font: 14px/1.4 system-ui, sans-serif; color: #1b1f24; background: #f6f8fa; }
@@ -100,7 +100,7 @@ export function dashboardAssets(): Map<string, Asset> {
   return new Map<string, Asset>([
     ["dashboard.css", { type: "text/css; charset=utf-8", body: CSS }],
     ["dashboard.js", { type: "text/javascript; charset=utf-8", body: SCRIPT }],
-    ["htmx.min.js", { type: "text/javascript; charset=utf-8", body: readFileSync(require.resolve("htmx.org/dist/htmx.min.js")) }],
-    ["sse.min.js", { type: "text/javascript; charset=utf-8", body: readFileSync(require.resolve("htmx-ext-sse/dist/sse.min.js")) }],
+    ["htmx.min.js", { type: "text/javascript; charset=utf-8", body: readFileSync(fromPackages.resolve("htmx.org/dist/htmx.min.js")) }],
+    ["sse.min.js", { type: "text/javascript; charset=utf-8", body: readFileSync(fromPackages.resolve("htmx-ext-sse/dist/sse.min.js")) }],
   ]);
 }
