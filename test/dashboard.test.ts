@@ -73,6 +73,27 @@ describe("dashboard", () => {
     expect(consoleErrors).toEqual([]);
   }, 120_000);
 
+  it("shows a relay reverted by 'revert next relay' with InvalidProof() in its trace, and an RPC fault in the health panel", async () => {
+    await page.goto(`${stack.queueUrl}/api/dev/dashboard`);
+    await page.getByText("live", { exact: true }).waitFor();
+    const { config, transaction } = await provenSendOf(stack, pool, queue, 4);
+    await page.getByRole("button", { name: "revert next relay" }).click();
+    await page.locator("#revert-next", { hasText: "armed" }).waitFor();
+    const op = await queue.submit("send", config, transaction);
+    await opEntry(op.id, "reverted").waitFor();
+    await page.locator(`#op-${op.id} summary`).click();
+    expect(await page.locator(`#op-${op.id} .failure .code`).textContent()).toBe("reverted");
+    await page.locator(`#op-${op.id}`).getByRole("button", { name: "show its trace" }).click();
+    await page.locator(`#trace-${op.id}`, { hasText: "InvalidProof()" }).waitFor();
+
+    await page.getByRole("button", { name: "RPC fault: fail" }).click();
+    await page.locator("#rpc-fault", { hasText: "fail" }).waitFor();
+    await page.locator('#health .ready[data-ready="false"]').waitFor();
+    await page.getByRole("button", { name: "RPC fault: off" }).click();
+    await page.locator("#rpc-fault", { hasText: "none" }).waitFor();
+    expect(consoleErrors).toEqual([]);
+  }, 120_000);
+
   it("a page's open push channel does not hold the stack's stop", async () => {
     const other = await startDevStack({});
     try {
@@ -81,7 +102,8 @@ describe("dashboard", () => {
       const reader = (response.body as ReadableStream<Uint8Array>).getReader();
       expect(new TextDecoder().decode((await reader.read()).value)).toMatch(/^event: ops\n/);
       await other.stop(); // hangs (the test times out) if the stream kept the server open
-      expect((await reader.read()).done).toBe(true);
+      // The stream ends (whatever was still on its way, health say, comes first).
+      while (!(await reader.read()).done);
     } finally {
       await other.stop();
     }

@@ -15,7 +15,7 @@ export const hash = (value: string) =>
   `<code title="${esc(value)}">${esc(value.slice(0, 10))}…${esc(value.slice(-6))}</code><button type="button" class="copy" data-copy="${esc(value)}" aria-label="copy ${esc(value)}">copy</button>`;
 
 /** An operation as a collapsible entry: its summary line, then its timeline, attempts, block and failure. */
-export function operationHtml(op: Readonly<OperationRecord>, open = false): string {
+export function operationHtml(op: Readonly<OperationRecord>, prefix: string): string {
   const steps = op.history
     .map((entry, i) => {
       const next = op.history[i + 1];
@@ -32,16 +32,22 @@ export function operationHtml(op: Readonly<OperationRecord>, open = false): stri
   const failure = op.reason
     ? `<p class="failure"><strong class="code">${esc(op.reason.code)}</strong>: <span class="reason">${esc(op.reason.detail)}</span>${op.reason.revert ? ` <code>${esc(op.reason.revert.name)}(${esc(op.reason.revert.args.join(", "))})</code>` : ""}</p>`
     : "";
+  // Read from the chain only when asked: a trace replays the transaction.
+  const trace =
+    op.state === "reverted" || op.minedHash
+      ? `<p><button type="button" hx-get="${esc(prefix)}/dashboard/trace?id=${esc(encodeURIComponent(op.id))}" hx-target="#trace-${esc(op.id)}">show its trace</button></p><pre id="trace-${esc(op.id)}" class="trace"></pre>`
+      : "";
   return (
-    `<details id="op-${esc(op.id)}" class="op" data-state="${esc(op.state)}" data-kind="${esc(op.kind)}"${open ? " open" : ""}>` +
+    `<details id="op-${esc(op.id)}" class="op" data-state="${esc(op.state)}" data-kind="${esc(op.kind)}">` +
     `<summary><span class="state" data-state="${esc(op.state)}">${esc(op.state)}</span> <span class="kind">${esc(op.kind)}</span> <code class="id">${esc(op.id)}</code> ${time(op.createdAt)}${op.reason ? ` <span class="code">${esc(op.reason.code)}</span>` : ""}</summary>` +
-    `<ol class="timeline">${steps}</ol>${attempts}${block}${failure}</details>`
+    `<ol class="timeline">${steps}</ol>${attempts}${block}${failure}${trace}</details>`
   );
 }
 
 /** An operation's change as a push: replaces its entry, or, new to this page, goes on top of the list. */
-export function operationChange(op: Readonly<OperationRecord>, known: boolean): string {
-  return known ? operationHtml(op).replace("<details ", '<details hx-swap-oob="outerHTML" ') : `<div hx-swap-oob="afterbegin:#ops">${operationHtml(op)}</div>`;
+export function operationChange(op: Readonly<OperationRecord>, known: boolean, prefix: string): string {
+  const html = operationHtml(op, prefix);
+  return known ? html.replace("<details ", '<details hx-swap-oob="outerHTML" ') : `<div hx-swap-oob="afterbegin:#ops">${html}</div>`;
 }
 
 export interface HealthView {

@@ -5,8 +5,9 @@ import type { RelayControl } from "../../src/relay/control.ts";
 import { HEALTH_PATH } from "../../src/paths.ts";
 import { jsonRpc } from "../chain/index.ts";
 import type { RpcFaultProxy } from "../chain/index.ts";
+import type { Trace } from "./trace.ts";
 import { dashboardAssets, type Asset } from "./dashboard-assets.ts";
-import { healthHtml, operationChange, operationHtml, pageHtml, type HealthView } from "./dashboard-view.ts";
+import { esc, healthHtml, operationChange, operationHtml, pageHtml, type HealthView } from "./dashboard-view.ts";
 
 /** The page's own policy: its scripts and styles from this origin only, and its push channel. */
 const PAGE_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
@@ -21,6 +22,8 @@ interface DashboardDeps {
   relayer: `0x${string}`;
   control: RelayControl | null;
   faults: RpcFaultProxy;
+  /** An operation's decoded call trace (stack.trace), or undefined for an unknown id. */
+  trace: (operationId: string) => Promise<Trace | undefined>;
 }
 
 /** One Server-Sent Event; each line of the data gets its own `data:` field. */
@@ -53,13 +56,13 @@ export async function registerDashboard(dev: FastifyInstance, deps: DashboardDep
       listAgain = false;
       const ops = list();
       for (const page of pages) page.known = new Set(ops.map((op) => op.id));
-      send("ops", ops.map((op) => operationHtml(op)).join(""));
+      send("ops", ops.map((op) => operationHtml(op, prefix)).join(""));
       return;
     }
     for (const id of ids) {
       const op = control?.operation(id);
       if (!op) continue;
-      const [update, insert] = [operationChange(op, true), operationChange(op, false)];
+      const [update, insert] = [operationChange(op, true, prefix), operationChange(op, false, prefix)];
       for (const page of pages) {
         page.res.write(event("op", page.known.has(id) ? update : insert));
         page.known.add(id);
@@ -122,6 +125,12 @@ export async function registerDashboard(dev: FastifyInstance, deps: DashboardDep
     return reply.header("cache-control", "no-cache").type(asset.type).send(asset.body);
   });
 
+  dev.get<{ Querystring: { id?: string } }>(`${prefix}/dashboard/trace`, { schema: { hide: true } }, async (request, reply) => {
+    const trace = await deps.trace(String(request.query.id ?? "")).catch((error: unknown) => new Error((error as Error).message));
+    const html = trace === undefined ? "no such operation" : trace instanceof Error ? `no trace: ${trace.message}` : trace.text;
+    return reply.type("text/html; charset=utf-8").send(esc(html));
+  });
+
   dev.get(`${prefix}/events`, { schema: { hide: true } }, (request, reply) => {
     reply.hijack();
     const res = reply.raw;
@@ -131,7 +140,7 @@ export async function registerDashboard(dev: FastifyInstance, deps: DashboardDep
     pages.add(page);
     unlisten ??= control?.onChange(onChange) ?? null;
     healthTimer ??= setInterval(() => void pushHealth(), HEALTH_EVERY_MS).unref();
-    res.write(event("ops", ops.map((op) => operationHtml(op)).join("")));
+    res.write(event("ops", ops.map((op) => operationHtml(op, prefix)).join("")));
     void pushHealth();
     request.raw.on("close", () => closePage(page));
   });
