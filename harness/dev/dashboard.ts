@@ -143,6 +143,7 @@ export async function registerDashboard(dev: FastifyInstance, deps: DashboardDep
     res.write(event("ops", ops.map((op) => operationHtml(op, prefix)).join("")));
     void pushHealth();
     request.raw.on("close", () => closePage(page));
+    res.on("error", () => closePage(page)); // a page gone mid-write: forget it, nothing else
   });
 
   // A control changed something: every page hears of it at once (from the page, the CLI or a test).
