@@ -46,6 +46,7 @@ async function proveAction(q: Quote, change: { minOutput?: bigint; recipient?: A
     deadline: BigInt(q.deadline),
     finalizeFee: BigInt(q.fees.finalize),
     quoteId: `0x${q.quoteId.slice(3)}` as Hex,
+    finalizer: q.relayer as Address,
   };
   const { transaction } = await pool.prove({
     tree: state.tree, keys, inputs: [input], outputs: [],

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { decodeEventLog, erc20Abi, keccak256, parseUnits, toHex, type Abi, type Address, type Hex, type TransactionReceipt } from "viem";
+import { BaseError, ContractFunctionRevertedError, decodeEventLog, erc20Abi, keccak256, parseUnits, toHex, type Abi, type Address, type Hex, type TransactionReceipt } from "viem";
 import { startDevStack, type DevStack } from "../harness/index.ts";
 import { ACTION_ROUTES, DEFAULT_SWAP_PRICES } from "../harness/deployment/index.ts";
 import { loadFixtures } from "../harness/deployment/index.ts";
@@ -79,6 +79,7 @@ async function provenAction(route: keyof typeof ACTION_ROUTES, change: Partial<A
     deadline: (await chainTime()) + 600n,
     finalizeFee: parseUnits("0.0001", 18),
     quoteId: keccak256(toHex(randomFieldElement())),
+    finalizer: pool.user(4).account.address, // the account these tests finalize from
     ...change,
   };
   const { transaction } = await pool.prove({
@@ -168,10 +169,48 @@ describe("approved external actions", () => {
     expect(adapterBefore - (await balanceOf(pool.asset, adapters.fill))).toBe(setup.amountIn);
   });
 
+  it("a copy of the named finalizer's finalize, mined before it, cannot take the fee (FinalizerOnly) until deadline + grace; then anyone may", async () => {
+    const setup = await provenAction("swap");
+    const reservationId = await reservationOf(await act(2, setup));
+    const [finalizer, copier] = [pool.user(4), pool.user(3)];
+    const wethOf = async () => [await balanceOf(weth, finalizer.account.address), await balanceOf(weth, copier.account.address)];
+    const before = await wethOf();
+    // The race of the issue: the copy (a higher tip) is mined first, in the same block as the finalizer's.
+    await rpc(stack.rpcUrl, "evm_setAutomine", [false]);
+    let hashes: Hex[];
+    try {
+      const call = { address: stack.manifest.poolAddress, abi: abi.pool, functionName: "finalize", args: [reservationId], gas: GAS };
+      const copy = await copier.wallet.writeContract({ ...call, maxFeePerGas: 100_000_000_000n, maxPriorityFeePerGas: 10_000_000_000n } as never);
+      const theirs = await finalizer.wallet.writeContract({ ...call, maxFeePerGas: 100_000_000_000n, maxPriorityFeePerGas: 1n } as never);
+      hashes = [theirs, copy];
+      await rpc(stack.rpcUrl, "evm_mine", []);
+    } finally {
+      await rpc(stack.rpcUrl, "evm_setAutomine", [true]);
+    }
+    const [theirs, copy] = await Promise.all(hashes.map((hash) => finalizer.public.waitForTransactionReceipt({ hash })));
+    expect(copy?.transactionIndex).toBeLessThan(theirs?.transactionIndex as number);
+    expect([theirs?.status, copy?.status]).toEqual(["success", "reverted"]);
+    const [finalizerAfter, copierAfter] = (await wethOf()) as [bigint, bigint];
+    expect(finalizerAfter - (before[0] as bigint)).toBe(setup.terms.finalizeFee);
+    expect(copierAfter).toBe(before[1]);
+    // The copy's reason, by name: only the named finalizer, until deadline + FINALIZE_GRACE.
+    const other = await provenAction("swap");
+    const otherId = await reservationOf(await act(2, other));
+    const grace = (await read(stack.manifest.poolAddress, abi.pool, "FINALIZE_GRACE")) as bigint;
+    const refused = await send(3, stack.manifest.poolAddress, abi.pool, "finalize", [otherId]).catch((error: BaseError) => error.walk((e) => e instanceof ContractFunctionRevertedError));
+    expect((refused as ContractFunctionRevertedError).data).toMatchObject({ errorName: "FinalizerOnly", args: [otherId, finalizer.account.address, other.terms.deadline + grace] });
+    // Past it, the finalizer may be gone: anyone finalizes, for the fee (the output is never stuck).
+    await rpc(stack.rpcUrl, "evm_increaseTime", [hex(Number(other.terms.deadline + grace - (await chainTime())) + 1)]);
+    await rpc(stack.rpcUrl, "evm_mine", []);
+    const copierBefore = await balanceOf(weth, copier.account.address);
+    await send(3, stack.manifest.poolAddress, abi.pool, "finalize", [otherId]);
+    expect((await balanceOf(weth, copier.account.address)) - copierBefore).toBe(other.terms.finalizeFee);
+  });
+
   it("refuses an unapproved route, changed terms, a recipient other than the adapter, an expired action and an unknown reservation", async () => {
     const setup = await provenAction("swap");
     // Every term is bound by the proof: changing any one breaks extDataHash.
-    for (const change of [{ minOutput: 1n }, { outputAsset: pool.asset }, { deadline: setup.terms.deadline + 1n }, { finalizeFee: 0n }, { quoteId: keccak256("0x01") as Hex }, { outputPrecommitment: 5n }, { routeId: ACTION_ROUTES.fill }]) {
+    for (const change of [{ minOutput: 1n }, { outputAsset: pool.asset }, { deadline: setup.terms.deadline + 1n }, { finalizeFee: 0n }, { quoteId: keccak256("0x01") as Hex }, { outputPrecommitment: 5n }, { finalizer: pool.user(3).account.address }, { routeId: ACTION_ROUTES.fill }]) {
       const pattern = "routeId" in change ? /InvalidRecipient/ : /ExtDataHashMismatch/;
       await expect(act(2, setup, { ...setup.terms, ...change })).rejects.toThrow(pattern);
     }
@@ -180,6 +219,6 @@ describe("approved external actions", () => {
     await expect(act(2, expired)).rejects.toThrow(/ActionExpired/);
     await expect(send(4, stack.manifest.poolAddress, abi.pool, "finalize", [keccak256("0x02")])).rejects.toThrow(/ReservationUnknown/);
     // Only the owner approves routes.
-    await expect(send(3, stack.manifest.poolAddress, abi.pool, "approveRoute", [keccak256("0x03"), adapters.swap])).rejects.toThrow(/OnlyOwner/);
+    await expect(send(3, stack.manifest.poolAddress, abi.pool, "approveRoute", [keccak256("0x03"), adapters.swap, 0])).rejects.toThrow(/OnlyOwner/);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkActionQuote } from "../src/actions/check-action.ts";
+import { checkActionQuote, checkSimulatedAction } from "../src/actions/check-action.ts";
 import { DeploymentConfig, type ExternalActionRoute } from "../src/config/deployment-config.ts";
 import { ProblemError } from "../src/problem.ts";
 import type { Quote } from "../src/actions/quote.ts";
@@ -10,8 +10,10 @@ const A = "0x5FC8d32690cc91D4c39d9d3abcBD16989F875707";
 const B = "0x0165878A594ca255338adfa4d48449f69242Eb8F";
 const ADAPTER = "0x8A791620dd6260079BF849Dc5567aDC3F2FdC318";
 const ROUTE = `0x73776170${"0".repeat(56)}`;
-const route = { action: "external", id: ROUTE, adapter: { address: ADAPTER } } as unknown as ExternalActionRoute;
-const config = { routes: [route] } as unknown as DeploymentConfig;
+const FILL = `0x6173796e63${"0".repeat(54)}`;
+const route = { action: "external", id: ROUTE, name: "swap", kind: "sync", adapter: { address: ADAPTER } } as unknown as ExternalActionRoute;
+const asyncRoute = { action: "external", id: FILL, name: "fill", kind: "async", adapter: { address: ADAPTER } } as unknown as ExternalActionRoute;
+const config = { routes: [route, asyncRoute] } as unknown as DeploymentConfig;
 const now = 1_800_000_000;
 
 const quote: Quote = {
@@ -34,7 +36,7 @@ const request = (): RelayRequest =>
   ({
     publicInputs: { asset: A },
     extData: { recipient: ADAPTER, extAmount: "-30000000", fee: "10000" },
-    action: { quoteId: quote.quoteId, routeId: ROUTE, outputAsset: B, minOutput: "9950000000000000", outputPrecommitment: "5", deadline: String(now + 600), finalizeFee: "100" },
+    action: { quoteId: quote.quoteId, routeId: ROUTE, outputAsset: B, minOutput: "9950000000000000", outputPrecommitment: "5", deadline: String(now + 600), finalizeFee: "100", finalizer: A },
   }) as unknown as RelayRequest;
 
 const refusal = (r: RelayRequest, at = now, stored: unknown = quote) => {
@@ -61,6 +63,7 @@ describe("an action's terms against its quote", () => {
       ["action.minOutput", (r) => ((r.action as { minOutput: string }).minOutput = "1")],
       ["action.deadline", (r) => ((r.action as { deadline: string }).deadline = String(now + 601))],
       ["action.finalizeFee", (r) => ((r.action as { finalizeFee: string }).finalizeFee = "0")],
+      ["action.finalizer", (r) => ((r.action as { finalizer: string }).finalizer = B)],
       ["publicInputs.asset", (r) => ((r.publicInputs as { asset: string }).asset = B)],
       ["-extData.extAmount", (r) => ((r.extData as { extAmount: string }).extAmount = "-29999999")],
       ["extData.recipient", (r) => ((r.extData as { recipient: string }).recipient = A)],
@@ -79,5 +82,29 @@ describe("an action's terms against its quote", () => {
     expect(refusal(cheap)).toMatchObject({ code: "fee_too_low", minimumFee: "10000" });
     expect(refusal(request(), now + 121)).toMatchObject({ code: "quote_expired" });
     expect(refusal(request(), now, null)).toMatchObject({ code: "quote_mismatch" });
+  });
+});
+
+describe("an action's simulated reservation", () => {
+  // Pool.ReservationState: 1 Pending, 2 Settled, 3 Failed.
+  const simulated = (routeId: string, state: number) => {
+    const r = request();
+    (r.action as { routeId: string }).routeId = routeId;
+    try {
+      checkSimulatedAction(r, config, state);
+      return null;
+    } catch (error) {
+      return { code: (error as ProblemError).code, ...(error as ProblemError).extensions };
+    }
+  };
+
+  it("a synchronous route's action that the simulation leaves Pending is not relayed; settled or failed is", () => {
+    expect(simulated(ROUTE, 1)).toMatchObject({ code: "simulation_failed", reservationState: "pending" });
+    expect(simulated(ROUTE, 2)).toBeNull();
+    expect(simulated(ROUTE, 3)).toBeNull();
+  });
+
+  it("an asynchronous route's action may stay Pending (its fill comes later, or its refund after the deadline)", () => {
+    expect(simulated(FILL, 1)).toBeNull();
   });
 });

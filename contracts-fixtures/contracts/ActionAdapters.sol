@@ -5,12 +5,10 @@ import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
 
 /// @notice An approved action route's adapter, as the Pool calls it. The Pool approves `amountIn` of
-/// `assetIn` before `execute`; the adapter takes it, and either returns the output at once (approving the
-/// Pool to take `amountOut` of `assetOut`), or returns 0 and settles later through Pool.settle.
+/// `assetIn` before `execute`; the adapter takes it. On a route the Pool registered as synchronous, execute
+/// returns the output (approving the Pool to take `amountOut` of `assetOut`), checked against the minimum;
+/// on an asynchronous one, it settles later through Pool.settle (what execute returns is ignored).
 interface IActionAdapter {
-    /// @notice "sync" (execute returns the output) or "async" (settled later, or refunded after the deadline).
-    function routeKind() external pure returns (string memory);
-
     function execute(bytes32 reservationId, address assetIn, uint256 amountIn, address assetOut) external returns (uint256 amountOut);
 
     /// @notice The output expected for `amountIn` now (what a quote offers); reverts when there is no price.
@@ -69,10 +67,6 @@ contract SwapAdapter is PricedAdapter {
 
     constructor(address pool_, address priceSetter_) PricedAdapter(pool_, priceSetter_) {}
 
-    function routeKind() external pure returns (string memory) {
-        return "sync";
-    }
-
     function execute(bytes32, address assetIn, uint256 amountIn, address assetOut) external returns (uint256 amountOut) {
         if (msg.sender != pool) revert OnlyPool();
         amountOut = quote(assetIn, assetOut, amountIn);
@@ -113,10 +107,6 @@ contract FillAdapter is PricedAdapter {
 
     constructor(address pool_, address filler_) PricedAdapter(pool_, filler_) {
         filler = filler_;
-    }
-
-    function routeKind() external pure returns (string memory) {
-        return "async";
     }
 
     function execute(bytes32 reservationId, address assetIn, uint256 amountIn, address assetOut) external returns (uint256) {

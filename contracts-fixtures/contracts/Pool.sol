@@ -33,6 +33,8 @@ contract Pool is MerkleTreeWithHistory, ReentrancyGuard {
     uint256 public constant MAX_AMOUNT = 2 ** 248;
     /// @notice The join-split circuit's tree depth (circuits/joinsplit.circom): no proof exists for another.
     uint32 public constant TREE_DEPTH = 24;
+    /// @notice After an action's deadline, how long its named finalizer alone may finalize it for its fee.
+    uint256 public constant FINALIZE_GRACE = 1 hours;
 
     struct Proof {
         uint256[2] a;
@@ -70,15 +72,27 @@ contract Pool is MerkleTreeWithHistory, ReentrancyGuard {
         uint256 outputPrecommitment;
         /// @notice Settled by then, or refunded.
         uint64 deadline;
-        /// @notice Paid to whoever finalizes, in the asset of the note finalize inserts.
+        /// @notice Paid, in the output asset, for finalizing a settled action.
         uint256 finalizeFee;
         bytes32 quoteId;
+        /// @notice Who alone may finalize a reservation that pays a fee until deadline + FINALIZE_GRACE (the
+        /// relayer that quoted it), so nobody can copy its finalize and take the fee; 0: anyone, at any time.
+        address finalizer;
     }
 
-    /// @notice An approved action route: its adapter, pinned to the code it had when approved.
+    /// @notice Sync: the adapter's execute returns the output, always checked against the minimum.
+    /// Async: the adapter settles later (Pool.settle), or the input is refunded after the deadline.
+    enum RouteKind {
+        Sync,
+        Async
+    }
+
+    /// @notice An approved action route: its adapter, pinned to the code it had when approved, and its kind,
+    /// registered by the owner (never inferred from what the adapter returns).
     struct Route {
         address adapter;
         bytes32 codeHash;
+        RouteKind kind;
     }
 
     enum ReservationState {
@@ -103,6 +117,8 @@ contract Pool is MerkleTreeWithHistory, ReentrancyGuard {
         /// @notice The route's adapter when the action ran: a later revocation does not strand it.
         address adapter;
         ReservationState state;
+        /// @notice The action's finalizer (Action.finalizer).
+        address finalizer;
     }
 
     /// @notice The proof domain: binds proofs to this chain and this Pool (a field element).
@@ -155,8 +171,9 @@ contract Pool is MerkleTreeWithHistory, ReentrancyGuard {
     error AlreadyFinalized(bytes32 reservationId);
     error NotRouteAdapter(address sender);
     error OnlySelf();
+    error FinalizerOnly(bytes32 reservationId, address finalizer, uint256 until);
 
-    event RouteApproved(bytes32 indexed routeId, address adapter, bytes32 codeHash);
+    event RouteApproved(bytes32 indexed routeId, address adapter, bytes32 codeHash, RouteKind kind);
     event RouteRevoked(bytes32 indexed routeId);
     event ActionReserved(bytes32 indexed reservationId, bytes32 indexed routeId, bytes32 quoteId, address inputAsset, uint256 amountIn, address outputAsset);
     event ReservationSettled(bytes32 indexed reservationId, uint256 amountOut);
@@ -227,13 +244,14 @@ contract Pool is MerkleTreeWithHistory, ReentrancyGuard {
     }
 
     /// @notice An approved external action: a withdrawal paid to the route's adapter, whose terms (route,
-    /// output asset, minimum, output precommitment, deadline, finalize fee, quote id) the proof binds
-    /// through extDataHash. Its output is reserved: settled at once (a synchronous route) or later by the
-    /// adapter, and turned into a note by finalize(); an action that cannot settle is refunded.
+    /// output asset, minimum, output precommitment, deadline, finalize fee, quote id, finalizer) the proof binds
+    /// through extDataHash. Its output is reserved: settled at once (a synchronous route, at least the minimum,
+    /// or Failed) or later by the adapter, and turned into a note by finalize(); one that cannot settle is refunded.
+    /// Returns the reservation and its state after the adapter ran (what a relayer's simulation checks).
     function transactAction(Proof calldata proof, PublicInputs calldata inputs, ExtData calldata ext, Action calldata action)
         external
         nonReentrant
-        returns (bytes32 reservationId)
+        returns (bytes32 reservationId, ReservationState state)
     {
         Route memory route = routes[action.routeId];
         if (route.adapter == address(0)) revert RouteNotApproved(action.routeId);
@@ -260,27 +278,32 @@ contract Pool is MerkleTreeWithHistory, ReentrancyGuard {
             finalizeFee: action.finalizeFee,
             amountOut: 0,
             adapter: route.adapter,
-            state: ReservationState.Pending
+            state: ReservationState.Pending,
+            finalizer: action.finalizer
         });
         emit ActionReserved(reservationId, action.routeId, action.quoteId, inputs.asset, uint256(-ext.extAmount), action.outputAsset);
-        // The adapter runs in a call of its own: if it fails, or pays less than the minimum, everything it
-        // did is undone, the input stays here, and the reservation is refunded by finalize.
-        try this.runAdapter(reservationId) {}
+        // The adapter runs in a call of its own: if it fails, or a synchronous route pays less than the
+        // minimum, everything it did is undone, the input stays here, and the reservation is refunded by finalize.
+        try this.runAdapter(reservationId, route.kind) {}
         catch {
             reservations[reservationId].state = ReservationState.Failed;
             emit ReservationFailed(reservationId);
         }
+        state = reservations[reservationId].state;
     }
 
     /// @notice Only the Pool itself, from transactAction: lends the input to the adapter and settles a
-    /// synchronous output. A revert here undoes exactly this step.
-    function runAdapter(bytes32 reservationId) external {
+    /// synchronous route's output. A revert here undoes exactly this step.
+    function runAdapter(bytes32 reservationId, RouteKind kind) external {
         if (msg.sender != address(this)) revert OnlySelf();
         Reservation storage r = reservations[reservationId];
         IERC20(r.inputAsset).forceApprove(r.adapter, r.amountIn);
         uint256 amountOut = IActionAdapter(r.adapter).execute(reservationId, r.inputAsset, r.amountIn, r.outputAsset);
         IERC20(r.inputAsset).forceApprove(r.adapter, 0);
-        if (amountOut > 0) _settle(reservationId, r, amountOut);
+        // A synchronous output is settled whatever it is, 0 included, so below the minimum it reverts and the
+        // reservation is Failed (refundable at once): it never stays Pending, which only an async adapter's
+        // cancel can end. An asynchronous route delivers through settle(); what execute returned is ignored.
+        if (kind == RouteKind.Sync) _settle(reservationId, r, amountOut);
     }
 
     /// @notice An asynchronous route's adapter delivers the output (approved to the Pool) before the deadline.
@@ -306,6 +329,8 @@ contract Pool is MerkleTreeWithHistory, ReentrancyGuard {
     /// Poseidon3(amountOut - finalizeFee, outputAsset, precommitment), the fee paid to the caller; a failed
     /// one, or one still unsettled after its deadline (the adapter gives the input back), into a refund
     /// note of the input amount and asset, without a fee. The owner learns the amount from the event.
+    /// One that pays a fee may be finalized only by the action's finalizer until deadline + FINALIZE_GRACE
+    /// (FinalizerOnly), then by anyone (the finalizer may be gone: the output is never stuck).
     function finalize(bytes32 reservationId) external nonReentrant returns (uint256 commitment) {
         Reservation storage r = reservations[reservationId];
         if (r.state == ReservationState.None) revert ReservationUnknown(reservationId);
@@ -320,6 +345,10 @@ contract Pool is MerkleTreeWithHistory, ReentrancyGuard {
         address asset = refunded ? r.inputAsset : r.outputAsset;
         uint256 fee = refunded ? 0 : (r.finalizeFee < r.amountOut ? r.finalizeFee : r.amountOut);
         uint256 amount = (refunded ? r.amountIn : r.amountOut) - fee;
+        uint256 until = uint256(r.deadline) + FINALIZE_GRACE;
+        if (fee > 0 && r.finalizer != address(0) && msg.sender != r.finalizer && block.timestamp <= until) {
+            revert FinalizerOnly(reservationId, r.finalizer, until);
+        }
         r.state = ReservationState.Finalized;
         commitment = commitmentHasher.poseidon([amount, uint256(uint160(asset)), r.precommitment]);
         uint32 index = _insert(commitment, ZERO_VALUE);
@@ -328,12 +357,12 @@ contract Pool is MerkleTreeWithHistory, ReentrancyGuard {
         emit ReservationFinalized(reservationId, refunded, asset, amount, commitment, index);
     }
 
-    /// @notice Approves a route, pinning its adapter's code: a changed adapter is refused.
-    function approveRoute(bytes32 routeId, address adapter) external {
+    /// @notice Approves a route of the given kind, pinning its adapter's code: a changed adapter is refused.
+    function approveRoute(bytes32 routeId, address adapter, RouteKind kind) external {
         if (msg.sender != owner) revert OnlyOwner();
         if (adapter == address(0)) revert ZeroAddress();
-        routes[routeId] = Route(adapter, adapter.codehash);
-        emit RouteApproved(routeId, adapter, adapter.codehash);
+        routes[routeId] = Route(adapter, adapter.codehash, kind);
+        emit RouteApproved(routeId, adapter, adapter.codehash, kind);
     }
 
     function revokeRoute(bytes32 routeId) external {

@@ -53,6 +53,8 @@ export async function prepareAction(args: {
     deadline: BigInt(quote.deadline),
     finalizeFee: BigInt(quote.fees.finalize),
     quoteId: `0x${quote.quoteId.slice(3)}` as Hex,
+    // The quoting relayer finalizes it (and alone, for the fee, until deadline + the Pool's grace).
+    finalizer: quote.relayer as Address,
   };
   const deployment: Deployment = { chainId: config.chainId, poolAddress: config.poolAddress as Address, domain: BigInt(config.domain) };
   const { transaction } = await prepareTransaction({

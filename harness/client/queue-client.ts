@@ -260,7 +260,7 @@ export function createQueueClient(options: { baseUrl: string; reviewed: Reviewed
         headers: { "content-type": "application/json", ...(opts.idempotencyKey ? { "idempotency-key": opts.idempotencyKey } : {}) },
         body: JSON.stringify({
           ...toRelayRequest(config, prepared.transaction),
-          action: { quoteId: action.quoteId, routeId: action.routeId, outputAsset: action.outputAsset, minOutput: s(action.minOutput), outputPrecommitment: s(action.outputPrecommitment), deadline: s(action.deadline), finalizeFee: s(action.finalizeFee) },
+          action: { quoteId: action.quoteId, routeId: action.routeId, outputAsset: action.outputAsset, minOutput: s(action.minOutput), outputPrecommitment: s(action.outputPrecommitment), deadline: s(action.deadline), finalizeFee: s(action.finalizeFee), finalizer: action.finalizer },
         }),
       });
       await remember(body);

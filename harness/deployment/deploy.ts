@@ -20,6 +20,9 @@ export const ACTION_ROUTES = {
   fill: stringToHex("fill", { size: 32 }),
 } as const;
 
+/** Pool.RouteKind's values. */
+export const ROUTE_KIND = { sync: 0, async: 1 } as const;
+
 /** Both routes' price at start: 1 dWETH = 3,000 dUSDC, both ways (output base units per 1e18 input base units). */
 export const DEFAULT_SWAP_PRICES = { usdcToWeth: 10n ** 36n / 3_000_000_000n, wethToUsdc: 3_000_000_000n } as const;
 
@@ -86,8 +89,9 @@ export async function deployFixtures(args: {
     const data = encodeFunctionData({ abi: fixtures.contracts[name].abi, functionName, args: callArgs } as never);
     signed.push(await account.signTransaction({ type: "eip1559", chainId: CHAIN_ID, nonce: nonce++, to, data, gas: 200_000n, ...fees }));
   };
-  await call(pool, "Pool", "approveRoute", [ACTION_ROUTES.swap, swap]);
-  await call(pool, "Pool", "approveRoute", [ACTION_ROUTES.fill, fill]);
+  // Each route's kind is registered with it (Pool.RouteKind: 0 sync, 1 async), never inferred from an output.
+  await call(pool, "Pool", "approveRoute", [ACTION_ROUTES.swap, swap, ROUTE_KIND.sync]);
+  await call(pool, "Pool", "approveRoute", [ACTION_ROUTES.fill, fill, ROUTE_KIND.async]);
   const [usdc, weth] = assets as [Address, Address];
   await call(swap, "SwapAdapter", "setPrice", [usdc, weth, DEFAULT_SWAP_PRICES.usdcToWeth]);
   await call(swap, "SwapAdapter", "setPrice", [weth, usdc, DEFAULT_SWAP_PRICES.wethToUsdc]);

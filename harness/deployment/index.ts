@@ -4,6 +4,6 @@ export { contractsPart, deploymentPart, PersistedStateError, type Contracts } fr
 export { loadFixtures, inspectFixtures, buildFixtures, COMPILED_PATH, FIXTURES_DIR, type CompiledFixtures } from "./fixtures.ts";
 export { CIRCUIT_BUILD_DIR, loadCircuitManifest, renderSolidityVerifier } from "./circuit.ts";
 export { buildGenesis, loadGenesis, GENESIS_PATH, GENESIS_STATE_PATH, GENESIS_TIMESTAMP } from "./genesis.ts";
-export { deployFixtures, ACTION_ROUTES, DEFAULT_SWAP_PRICES, DEV_ASSETS, DEV_TOKEN_GRANT } from "./deploy.ts";
+export { deployFixtures, ACTION_ROUTES, ROUTE_KIND, DEFAULT_SWAP_PRICES, DEV_ASSETS, DEV_TOKEN_GRANT } from "./deploy.ts";
 export { PinError } from "./pin.ts";
 export { describeDeployment, manifestBytes, writeFileAtomic } from "./manifest.ts";

@@ -1,7 +1,7 @@
 import { mkdir, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { erc20Abi, hexToString, keccak256, numberToHex, parseUnits, type Address, type Hex, type PublicClient } from "viem";
-import { actionReadAbi, adapterAbi, poolReadAbi } from "../../src/chain/abi.ts";
+import { actionReadAbi, poolReadAbi, ROUTE_KINDS } from "../../src/chain/abi.ts";
 import { ACTION_PARAMETERS, DeploymentConfig, type ExternalActionRoute } from "../../src/config/deployment-config.ts";
 import { QUEUE_PATHS } from "../../src/paths.ts";
 import type { CircuitManifest } from "./circuit.ts";
@@ -105,11 +105,13 @@ async function approvedRoutes(client: PublicClient, pool: Address, fromBlock: bi
   const ids = [...new Set(logs.map((log) => (log.args as { routeId: Hex }).routeId))].sort();
   const routes: ExternalActionRoute[] = [];
   for (const id of ids) {
-    const [adapter, codeHash] = await client.readContract({ address: pool, abi: actionReadAbi, functionName: "routes", args: [id] });
+    const [adapter, codeHash, kindIndex] = await client.readContract({ address: pool, abi: actionReadAbi, functionName: "routes", args: [id] });
     if (BigInt(adapter) === 0n) continue; // revoked
-    const [code, kind] = await Promise.all([client.getCode({ address: adapter }), client.readContract({ address: adapter, abi: adapterAbi, functionName: "routeKind" })]);
+    const code = await client.getCode({ address: adapter });
     if (code === undefined || keccak256(code) !== codeHash) continue; // the Pool refuses a changed adapter
-    if (kind !== "sync" && kind !== "async") throw new Error(`route ${id}: adapter ${adapter} says its kind is ${JSON.stringify(kind)}`);
+    // The kind the Pool registered at approval, not what the adapter says of itself.
+    const kind = ROUTE_KINDS[kindIndex];
+    if (kind === undefined) throw new Error(`route ${id}: the Pool registered an unknown kind ${kindIndex}`);
     routes.push({
       action: "external",
       id,

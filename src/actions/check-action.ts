@@ -9,7 +9,7 @@ const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 /**
  * An external action must cite, by its exact id, an unexpired quote this relayer signed, and carry
  * exactly its terms: the route's adapter as recipient, the quoted input, asset, output asset, least
- * output, deadline and finalize fee, and at least the quoted relay fee.
+ * output, deadline, finalize fee and finalizer (the relayer), and at least the quoted relay fee.
  */
 export function checkActionQuote(request: RelayRequest, config: DeploymentConfig, stored: unknown, nowSeconds: number): void {
   const action = request.action;
@@ -27,6 +27,8 @@ export function checkActionQuote(request: RelayRequest, config: DeploymentConfig
     ["action.minOutput", action.minOutput, quote.minOutput],
     ["action.deadline", action.deadline, quote.deadline],
     ["action.finalizeFee", action.finalizeFee, quote.fees.finalize],
+    // The quote's fee is paid for finalizing: only to the relayer that quoted it.
+    ["action.finalizer", action.finalizer, quote.relayer],
     ["publicInputs.asset", request.publicInputs.asset, quote.assetIn],
     ["-extData.extAmount", (-BigInt(request.extData.extAmount)).toString(), quote.amountIn],
     ["extData.recipient", request.extData.recipient, route.adapter.address],
@@ -38,5 +40,25 @@ export function checkActionQuote(request: RelayRequest, config: DeploymentConfig
   }
   if (BigInt(request.extData.fee) < BigInt(quote.fees.action)) {
     throw new ProblemError("fee_too_low", `fee ${request.extData.fee} is below the quoted action fee ${quote.fees.action}`, { extensions: { minimumFee: quote.fees.action } });
+  }
+}
+
+/** Pool.ReservationState's values, as Pool.transactAction returns its reservation's state. */
+const RESERVATION_STATES = ["none", "pending", "settled", "failed", "finalized"] as const;
+
+/**
+ * What the action's simulation left its reservation in (Pool.transactAction's second return). A
+ * synchronous route settles (at least the minimum) or fails in the action's own transaction: left
+ * Pending, only its adapter's cancel could refund it after the deadline, and a synchronous adapter may
+ * have none (the input would be stuck). The Pool refuses that itself; this runtime does not rely on it.
+ */
+export function checkSimulatedAction(request: RelayRequest, config: DeploymentConfig, simulatedState: number): void {
+  if (!request.action) return;
+  const route = externalRoute(config, request.action.routeId);
+  const state = RESERVATION_STATES[simulatedState] ?? `state ${simulatedState}`;
+  if (route.kind === "sync" && state !== "settled" && state !== "failed") {
+    throw new ProblemError("simulation_failed", `the action on synchronous route ${route.name} would leave its reservation ${state}: a synchronous route settles or fails at once, so it is not relayed`, {
+      extensions: { reservationState: state },
+    });
   }
 }

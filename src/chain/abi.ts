@@ -13,15 +13,17 @@ export const poolReadAbi = parseAbi([
 
 /** The Pool's action routes and reservations (approved external actions). */
 export const actionReadAbi = parseAbi([
-  "function routes(bytes32 routeId) view returns (address adapter, bytes32 codeHash)",
-  "function reservations(bytes32 reservationId) view returns (bytes32 routeId, address inputAsset, uint256 amountIn, address outputAsset, uint256 minOutput, uint256 precommitment, uint64 deadline, uint256 finalizeFee, uint256 amountOut, address adapter, uint8 state)",
-  "event RouteApproved(bytes32 indexed routeId, address adapter, bytes32 codeHash)",
+  "function routes(bytes32 routeId) view returns (address adapter, bytes32 codeHash, uint8 kind)",
+  "function reservations(bytes32 reservationId) view returns (bytes32 routeId, address inputAsset, uint256 amountIn, address outputAsset, uint256 minOutput, uint256 precommitment, uint64 deadline, uint256 finalizeFee, uint256 amountOut, address adapter, uint8 state, address finalizer)",
+  "event RouteApproved(bytes32 indexed routeId, address adapter, bytes32 codeHash, uint8 kind)",
   "event RouteRevoked(bytes32 indexed routeId)",
 ]);
 
+/** Pool.RouteKind, as the Pool registered each route when it approved it. */
+export const ROUTE_KINDS = ["sync", "async"] as const;
+
 /** What the runtime asks an action route's adapter. */
 export const adapterAbi = parseAbi([
-  "function routeKind() pure returns (string)",
   "function quote(address assetIn, address assetOut, uint256 amountIn) view returns (uint256)",
   "error PriceNotSet(address assetIn, address assetOut)",
 ]);

@@ -58,6 +58,8 @@ export interface ActionTerms {
   deadline: bigint;
   finalizeFee: bigint;
   quoteId: Hex;
+  /** Who alone may finalize it for its fee until deadline + the Pool's FINALIZE_GRACE: the quoting relayer. */
+  finalizer: Address;
 }
 
 const ACTION_TUPLE = {
@@ -70,6 +72,7 @@ const ACTION_TUPLE = {
     { name: "deadline", type: "uint64" },
     { name: "finalizeFee", type: "uint256" },
     { name: "quoteId", type: "bytes32" },
+    { name: "finalizer", type: "address" },
   ],
 } as const;
 

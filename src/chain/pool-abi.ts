@@ -7,8 +7,8 @@ export const poolAbi = parseAbi([
   "struct ExtData { address recipient; int256 extAmount; address relayer; uint256 fee; bytes encryptedOutput1; bytes encryptedOutput2; }",
   "function deposit(address asset, uint256 amount, uint256 precommitment, bytes encryptedOutput) returns (uint256)",
   "function transact(Proof proof, PublicInputs inputs, ExtData ext)",
-  "struct Action { bytes32 routeId; address outputAsset; uint256 minOutput; uint256 outputPrecommitment; uint64 deadline; uint256 finalizeFee; bytes32 quoteId; }",
-  "function transactAction(Proof proof, PublicInputs inputs, ExtData ext, Action action) returns (bytes32)",
+  "struct Action { bytes32 routeId; address outputAsset; uint256 minOutput; uint256 outputPrecommitment; uint64 deadline; uint256 finalizeFee; bytes32 quoteId; address finalizer; }",
+  "function transactAction(Proof proof, PublicInputs inputs, ExtData ext, Action action) returns (bytes32 reservationId, uint8 state)",
   "function finalize(bytes32 reservationId) returns (uint256)",
   "function hashExtData(ExtData ext, address asset) view returns (uint256)",
   "function isKnownRoot(uint256 root) view returns (bool)",
@@ -43,4 +43,5 @@ export const poolAbi = parseAbi([
   "error ReservationUnknown(bytes32 reservationId)",
   "error ReservationNotSettled(bytes32 reservationId)",
   "error AlreadyFinalized(bytes32 reservationId)",
+  "error FinalizerOnly(bytes32 reservationId, address finalizer, uint256 until)",
 ]);

@@ -1,5 +1,5 @@
 import { keccak256, type PublicClient } from "viem";
-import { actionReadAbi } from "./abi.ts";
+import { actionReadAbi, ROUTE_KINDS } from "./abi.ts";
 import type { DeploymentConfig } from "../config/deployment-config.ts";
 
 export class DeploymentMismatchError extends Error {
@@ -33,10 +33,10 @@ export async function verifyDeployment(client: PublicClient, config: DeploymentC
   // Every external route the manifest offers is approved in the Pool, for the adapter and code it names.
   for (const route of config.routes) {
     if (route.action !== "external") continue;
-    const [adapter, codeHash] = await client.readContract({ address: config.poolAddress, abi: actionReadAbi, functionName: "routes", args: [route.id as `0x${string}`] });
+    const [adapter, codeHash, kind] = await client.readContract({ address: config.poolAddress, abi: actionReadAbi, functionName: "routes", args: [route.id as `0x${string}`] });
     const adapterCode = await client.getCode({ address: route.adapter.address as `0x${string}` });
-    if (adapter.toLowerCase() !== route.adapter.address.toLowerCase() || codeHash !== route.adapter.runtimeCodeHash || adapterCode === undefined || keccak256(adapterCode) !== codeHash) {
-      throw new DeploymentMismatchError(`route ${route.name} (${route.id}) is not approved in the Pool for adapter ${route.adapter.address} with code ${route.adapter.runtimeCodeHash}`);
+    if (adapter.toLowerCase() !== route.adapter.address.toLowerCase() || codeHash !== route.adapter.runtimeCodeHash || adapterCode === undefined || keccak256(adapterCode) !== codeHash || ROUTE_KINDS[kind] !== route.kind) {
+      throw new DeploymentMismatchError(`route ${route.name} (${route.id}) is not approved in the Pool as a ${route.kind} route for adapter ${route.adapter.address} with code ${route.adapter.runtimeCodeHash}`);
     }
   }
 }

@@ -38,7 +38,8 @@ export const ACTION_PARAMETERS = {
   minOutput: "least output accepted, in the output asset's base units; less, and the action is refunded",
   outputPrecommitment: "Poseidon2(notePublicKey, blinding) of the output note, chosen by the client; the blinding never leaves it",
   deadline: "unix seconds: settled by then, or refunded (async routes)",
-  finalizeFee: "paid, in the output asset, to whoever finalizes a settled action; a refund carries no fee",
+  finalizeFee: "paid, in the output asset, for finalizing a settled action (to the finalizer until deadline + the Pool's FINALIZE_GRACE); a refund carries no fee",
+  finalizer: "who alone may finalize a settled action for its fee until deadline + the Pool's FINALIZE_GRACE (1 hour), then anyone may: the quote's relayer; 0x0 lets anyone",
   quoteId: "the quote whose terms these are (POST quote)",
 } as const;
 

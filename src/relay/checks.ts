@@ -170,15 +170,21 @@ export function nullifierInFlight(nullifier: string, operationId: string): Probl
 }
 
 /** The transaction, simulated from the relayer against the latest state. */
-export async function simulate({ chain, config, relayer, settings }: CheckContext, request: RelayRequest | FinalizeRequest): Promise<void> {
+export async function simulate(context: CheckContext, request: RelayRequest | FinalizeRequest): Promise<void> {
+  await simulateResult(context, request);
+}
+
+/** simulate(), returning what the call returns (an action's reservation state). */
+export async function simulateResult({ chain, config, relayer, settings }: CheckContext, request: RelayRequest | FinalizeRequest): Promise<unknown> {
   try {
-    await chain.simulateContract({
+    const { result } = await chain.simulateContract({
       account: relayer,
       address: config.poolAddress as Address,
       abi: poolAbi,
       ...poolCall(request),
       gas: settings.gasLimit,
     } as never);
+    return result;
   } catch (error) {
     // Only a revert means "would revert"; a timeout or a dead RPC says nothing about the transaction.
     const reverted = error instanceof BaseError && error.walk((e) => e instanceof ContractFunctionRevertedError);

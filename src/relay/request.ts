@@ -46,6 +46,7 @@ export const ActionTermsRequest = z
     outputPrecommitment: Uint.meta({ description: "Poseidon2(notePublicKey, blinding) of the output note; the blinding stays with the client" }),
     deadline: Uint,
     finalizeFee: Uint,
+    finalizer: Address.meta({ description: "who alone may finalize it for its fee until deadline + the Pool's FINALIZE_GRACE: the quote's relayer" }),
   })
   .meta({ description: "An external action: a withdrawal to the route's adapter with a quote's terms, which the proof binds (Pool.hashActionExtData)" });
 
@@ -117,6 +118,7 @@ export function toActionArg(action: NonNullable<RelayRequest["action"]>) {
     deadline: BigInt(action.deadline),
     finalizeFee: BigInt(action.finalizeFee),
     quoteId: `0x${action.quoteId.slice(3)}` as `0x${string}`,
+    finalizer: action.finalizer as `0x${string}`,
   };
 }
 

@@ -17,10 +17,11 @@ import {
   nullifierInFlight,
   nullifierSpent,
   simulate,
+  simulateResult,
   type CheckContext,
 } from "./checks.ts";
 import { RelayEngine, type EngineEvents } from "./engine.ts";
-import { checkActionQuote } from "../actions/check-action.ts";
+import { checkActionQuote, checkSimulatedAction } from "../actions/check-action.ts";
 import { ReservationTracker } from "../actions/reservation-tracker.ts";
 import { checkReservation, reservationClaim } from "../actions/finalize.ts";
 import { TERMINAL_STATES, type OperationKind } from "./operation.ts";
@@ -210,7 +211,10 @@ export class Relayer {
    * the simulation, whose InvalidProof() revert is an invalid proof.
    */
   private async checkOnChain(request: RelayRequest): Promise<void> {
-    const results = await Promise.allSettled([checkRelayerReady(this.checks), checkRootAndNullifiers(this.checks, request), simulate(this.checks, request)]);
+    const simulated = simulateResult(this.checks, request).then((result) => {
+      if (request.action) checkSimulatedAction(request, this.checks.config, Number((result as readonly [unknown, number])[1]));
+    });
+    const results = await Promise.allSettled([checkRelayerReady(this.checks), checkRootAndNullifiers(this.checks, request), simulated]);
     const failed = results.find((r) => r.status === "rejected");
     if (failed) throw provenOrSimulationError(failed.reason);
   }
