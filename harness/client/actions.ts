@@ -1,4 +1,4 @@
-import { parseAbi, type Address, type Hex, type PublicClient } from "viem";
+import { parseAbi, type Account, type Address, type Chain, type Hex, type PublicClient, type TransactionReceipt, type Transport, type WalletClient } from "viem";
 import { Quote } from "../../src/actions/quote.ts";
 import { readReservation, type ReservationState } from "../../src/actions/reservation-tracker.ts";
 import type { ActionTerms } from "../../src/chain/ext-data.ts";
@@ -8,6 +8,7 @@ import { recipientOf, type AccountKeys } from "./keys.ts";
 import type { MerkleTree } from "./merkle-tree.ts";
 import { commitmentOf, precommitmentOf, type Note } from "./note.ts";
 import type { Prover } from "./prover.ts";
+import { poolAbi } from "./pool-abi.ts";
 import { prepareTransaction, TransactionShapeError, type Deployment, type PreparedTransaction, type SpendInput } from "./transaction.ts";
 
 export { Quote };
@@ -87,6 +88,23 @@ export async function waitForReservation(args: { client: PublicClient; pool: Add
     if (Date.now() > deadline) return reservation;
     await new Promise((r) => setTimeout(r, args.intervalMs ?? 200));
   }
+}
+
+/** Gas of a finalize, set rather than estimated (it inserts into a Poseidon tree: about 1.0M). */
+export const FINALIZE_GAS = 2_000_000n;
+
+/**
+ * Finalizes a reservation from your own account (Pool.finalize), without the relayer: a refund, which
+ * pays no fee, or one the relayer refuses (fee_too_low). A settled one that pays a fee can be finalized
+ * by anyone but its finalizer only after its deadline plus the Pool's FINALIZE_GRACE, and the fee then
+ * goes to you. Throws, with the Pool's error by name, when the Pool refuses it.
+ */
+export async function finalizeReservation(args: { wallet: WalletClient<Transport, Chain | undefined, Account>; client: PublicClient; pool: Address; reservationId: Hex }): Promise<TransactionReceipt> {
+  const call = { address: args.pool, abi: poolAbi, functionName: "finalize", args: [args.reservationId], gas: FINALIZE_GAS } as const;
+  await args.client.simulateContract({ ...call, account: args.wallet.account });
+  const receipt = await args.client.waitForTransactionReceipt({ hash: await args.wallet.writeContract({ ...call, chain: args.wallet.chain }) });
+  if (receipt.status !== "success") throw new Error(`finalize of ${args.reservationId} reverted in ${receipt.transactionHash}`);
+  return receipt;
 }
 
 /**

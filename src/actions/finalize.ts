@@ -1,20 +1,26 @@
-import type { Address, Hex } from "viem";
+import { decodeFunctionData, parseAbiItem, type Address, type Hex } from "viem";
+import { poolAbi } from "../chain/pool-abi.ts";
+import type { DeploymentConfig } from "../config/deployment-config.ts";
 import { ProblemError } from "../problem.ts";
 import type { CheckContext } from "../relay/checks.ts";
 import type { FinalizeRequest } from "../relay/request.ts";
+import type { OperationRecord } from "../relay/store.ts";
 import { readReservation } from "./reservation-tracker.ts";
 
 /** What keeps two live finalizes of one reservation apart: it is claimed like a nullifier. */
 export const reservationClaim = (reservationId: string) => `reservation:${reservationId}`;
+
+export type Reservation = Awaited<ReturnType<typeof readReservation>>;
 
 /**
  * The reservation, as the Pool has it now: unknown (404), already finalized (409), or pending with its
  * deadline not passed (409: the fill may still come). A settled, failed, or expired pending one can be
  * finalized; the last is refunded.
  */
-export async function checkReservation({ chain, config }: CheckContext, request: FinalizeRequest): Promise<void> {
+export async function checkReservation({ chain, config }: CheckContext, request: FinalizeRequest): Promise<Reservation> {
   const id = request.reservationId as Hex;
-  const { state, deadline, blockTimestamp } = await readReservation(chain, config.poolAddress as Address, id);
+  const reservation = await readReservation(chain, config.poolAddress as Address, id);
+  const { state, deadline, blockTimestamp } = reservation;
   if (state === "none") throw new ProblemError("reservation_not_found", `the Pool has no reservation ${id}`);
   if (state === "finalized") throw new ProblemError("already_finalized", `reservation ${id} is already finalized`);
   if (state === "pending") {
@@ -23,4 +29,65 @@ export async function checkReservation({ chain, config }: CheckContext, request:
       headers: { "retry-after": String(Math.max(1, Math.min(60, Number(deadline - blockTimestamp)))) },
     });
   }
+  return reservation;
+}
+
+const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+
+/** The finalize fee this runtime charges for a route in an asset (config relayFees.actions); none configured, none finalized. */
+function configuredFinalizeFee(config: DeploymentConfig, routeId: string, asset: string): bigint {
+  const entry = config.relayFees.actions.find((f) => same(f.route, routeId) && same(f.asset, asset));
+  if (!entry) throw new ProblemError("unsupported_asset", `this runtime has no finalize fee for route ${routeId} in ${asset} (config relayFees.actions): it finalizes none`);
+  return BigInt(entry.finalize);
+}
+
+/**
+ * A finalize costs the relayer a transaction: it is relayed only when paid for (as a relay is: a proof of
+ * nothing must not make the relayer pay gas for free). A settled reservation pays its finalizeFee (at most
+ * its output), which must cover this runtime's finalize fee for its route and output asset. A refund pays
+ * nothing: it is relayed only for an action this runtime relayed itself, whose fee covered a finalize in
+ * the input asset. Otherwise 422 fee_too_low, naming the fee and the minimum: the owner can finalize it
+ * with Pool.finalize from any account.
+ */
+export async function checkFinalizeFee(context: CheckContext, request: FinalizeRequest, reservation: Reservation, operations: { get(id: string): OperationRecord | undefined }): Promise<void> {
+  const id = request.reservationId;
+  if (reservation.state === "settled") {
+    const minimum = configuredFinalizeFee(context.config, reservation.routeId, reservation.outputAsset);
+    const fee = reservation.finalizeFee < reservation.amountOut ? reservation.finalizeFee : reservation.amountOut;
+    if (fee < minimum) {
+      throw new ProblemError("fee_too_low", `reservation ${id} pays a finalize fee of ${fee}, below this runtime's ${minimum} for its route in ${reservation.outputAsset}: its owner can finalize it with Pool.finalize`, {
+        extensions: { fee: fee.toString(), minimumFee: minimum.toString() },
+      });
+    }
+    return;
+  }
+  const minimum = configuredFinalizeFee(context.config, reservation.routeId, reservation.inputAsset);
+  const paid = await relayedActionFee(context, id as Hex, operations);
+  if (paid === undefined || paid < minimum) {
+    const why = paid === undefined ? "an action this runtime did not relay" : `its action paid a fee of ${paid}`;
+    throw new ProblemError("fee_too_low", `reservation ${id} is a refund, which pays no fee, of ${why}: this runtime finalizes a refund only when its action's fee covered a finalize (${minimum} in ${reservation.inputAsset}); its owner can finalize it with Pool.finalize`, {
+      extensions: { fee: (paid ?? 0n).toString(), minimumFee: minimum.toString() },
+    });
+  }
+}
+
+const actionReserved = parseAbiItem("event ActionReserved(bytes32 indexed reservationId, bytes32 indexed routeId, bytes32 quoteId, address inputAsset, uint256 amountIn, address outputAsset)");
+
+/** The fee of the action that made the reservation, when this runtime relayed it (our mined operation spent its nullifiers). */
+async function relayedActionFee({ chain, config, spender }: CheckContext, reservationId: Hex, operations: { get(id: string): OperationRecord | undefined }): Promise<bigint | undefined> {
+  const [log] = await chain.getLogs({ address: config.poolAddress as Address, event: actionReserved, args: { reservationId }, fromBlock: BigInt(config.deploymentBlock) });
+  if (!log) return undefined;
+  const { input } = await chain.getTransaction({ hash: log.transactionHash });
+  let nullifier: bigint;
+  try {
+    const call = decodeFunctionData({ abi: poolAbi, data: input });
+    if (call.functionName !== "transactAction") return undefined;
+    nullifier = call.args[1].inputNullifiers[0];
+  } catch {
+    return undefined; // not a direct call of the Pool: not a transaction this runtime sent
+  }
+  const operationId = spender(nullifier.toString());
+  const op = operationId === undefined ? undefined : operations.get(operationId);
+  if (!op || "reservationId" in op.request || !op.request.action || op.minedHash?.toLowerCase() !== log.transactionHash.toLowerCase()) return undefined;
+  return BigInt(op.request.extData.fee);
 }

@@ -12,7 +12,18 @@ export async function readReservation(chain: PublicClient, pool: Address, reserv
   const [r, block] = await Promise.all([chain.readContract({ address: pool, abi: actionReadAbi, functionName: "reservations", args: [reservationId] }), chain.getBlock()]);
   const onChain = STATES[r[10]] ?? "none";
   const state: ReservationState = onChain === "pending" && block.timestamp > r[6] ? "expired" : onChain;
-  return { state, amountIn: r[2], amountOut: r[8], deadline: r[6], finalizeFee: r[7], blockTimestamp: block.timestamp };
+  return {
+    state,
+    routeId: r[0],
+    inputAsset: r[1],
+    amountIn: r[2],
+    outputAsset: r[3],
+    amountOut: r[8],
+    deadline: r[6],
+    finalizeFee: r[7],
+    finalizer: r[11],
+    blockTimestamp: block.timestamp,
+  };
 }
 
 export interface ObservedReservation {

@@ -23,7 +23,7 @@ import {
 import { RelayEngine, type EngineEvents } from "./engine.ts";
 import { checkActionQuote, checkSimulatedAction } from "../actions/check-action.ts";
 import { ReservationTracker } from "../actions/reservation-tracker.ts";
-import { checkReservation, reservationClaim } from "../actions/finalize.ts";
+import { checkFinalizeFee, checkReservation, reservationClaim } from "../actions/finalize.ts";
 import { TERMINAL_STATES, type OperationKind } from "./operation.ts";
 import type { FinalizeRequest, RelayRequest } from "./request.ts";
 import type { RelaySettings } from "./settings.ts";
@@ -105,7 +105,8 @@ export class Relayer {
         await withinDeadline(
           (async () => {
             await checkRelayerReady(this.checks);
-            await checkReservation(this.checks, request);
+            const reservation = await checkReservation(this.checks, request);
+            await checkFinalizeFee(this.checks, request, reservation, this.store);
             await simulate(this.checks, request);
           })(),
           this.chainTimeoutMs,

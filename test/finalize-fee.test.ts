@@ -1,0 +1,122 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { erc20Abi, keccak256, parseUnits, toHex, zeroAddress, type Address, type Hex } from "viem";
+import { ACTION_ROUTES, DEFAULT_SWAP_PRICES, startDevStack, type DevStack } from "../harness/index.ts";
+import {
+  closeProvers,
+  createAccountKeys,
+  createQueueClient,
+  finalizedNote,
+  finalizeReservation,
+  poolAbi,
+  precommitmentOf,
+  prepareAction,
+  randomFieldElement,
+  reviewedFrom,
+  type ActionTerms,
+  type QueueClient,
+} from "../harness/client/index.ts";
+import { GAS, poolFixture } from "./support/pool.ts";
+
+// Issue 25, item 3: POST /finalize relays a finalize only when it is paid for: a settled reservation's
+// fee covers the configured finalize fee; a refund (no fee) only of an action this runtime relayed,
+// whose fee covered it. Otherwise 422 fee_too_low, and the owner finalizes it from its own account.
+let stack: DevStack;
+let pool: Awaited<ReturnType<typeof poolFixture>>;
+let queue: QueueClient;
+let weth: Address;
+
+beforeAll(async () => {
+  stack = await startDevStack();
+  pool = await poolFixture(stack);
+  queue = createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(stack.manifest) });
+  weth = stack.manifest.assets.find((a) => a.decimals === 18)?.address as Address;
+}, 120_000);
+afterAll(async () => {
+  await closeProvers();
+  await stack?.stop();
+});
+
+const configured = (asset: Address) => BigInt(stack.manifest.relayFees.actions.find((f) => f.route === ACTION_ROUTES.swap && f.asset === asset)?.finalize as string);
+const balanceOf = (asset: Address, who: Address) => pool.user(0).public.readContract({ address: asset, abi: erc20Abi, functionName: "balanceOf", args: [who] });
+const postFinalize = async (reservationId: Hex) => {
+  const response = await fetch(`${stack.queueUrl}/api/queue/finalize`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ deployment: { chainId: stack.manifest.chainId, poolAddress: stack.manifest.poolAddress, domain: stack.manifest.domain }, reservationId }),
+  });
+  return { status: response.status, body: (await response.json()) as { code?: string; fee?: string; minimumFee?: string; detail?: string; id?: string } };
+};
+
+/** A swap sent straight to the Pool by the note's owner (no quote, no relayer: fee 0), with these terms; its reservation id. */
+async function directSwap(change: Partial<ActionTerms>) {
+  const keys = createAccountKeys();
+  const amountIn = pool.usdc("30");
+  const { state, input } = await pool.fundedNote(2, keys, amountIn);
+  const blinding = randomFieldElement();
+  const adapter = stack.manifest.routes.find((r) => r.action === "external" && r.id === ACTION_ROUTES.swap) as { adapter: { address: Address } };
+  const terms: ActionTerms = {
+    routeId: ACTION_ROUTES.swap, outputAsset: weth, minOutput: parseUnits("0.0099", 18),
+    outputPrecommitment: precommitmentOf({ ownerPublicKey: keys.notePublicKey, blinding }),
+    deadline: BigInt(Math.floor(Date.now() / 1000) + 600), finalizeFee: 0n, quoteId: keccak256(toHex(randomFieldElement())), finalizer: zeroAddress,
+    ...change,
+  };
+  const { transaction } = await pool.prove({ tree: state.tree, keys, inputs: [input], outputs: [], extAmount: -amountIn, recipient: adapter.adapter.address, action: terms });
+  const { wallet, public: client } = pool.user(2);
+  const hash = await wallet.writeContract({ address: stack.manifest.poolAddress, abi: poolAbi, functionName: "transactAction", args: [transaction.proof, transaction.publicInputs, transaction.extData, terms], gas: GAS });
+  const receipt = await client.waitForTransactionReceipt({ hash });
+  // ActionReserved(bytes32 indexed reservationId, …): not in the runtime's ABI, read by its topic.
+  const reserved = receipt.logs.find((log) => log.topics[0] === keccak256(toHex("ActionReserved(bytes32,bytes32,bytes32,address,uint256,address)")));
+  return { reservationId: reserved?.topics[1] as Hex, keys, blinding, amountIn };
+}
+
+describe("POST /finalize is relayed only when paid for", () => {
+  it("a settled reservation whose finalize fee is below the configured one: 422 fee_too_low naming both; its owner finalizes it; one that pays it is relayed", async () => {
+    const unpaid = await directSwap({ finalizeFee: 0n });
+    const refused = await postFinalize(unpaid.reservationId);
+    expect(refused).toMatchObject({ status: 422, body: { code: "fee_too_low", fee: "0", minimumFee: configured(weth).toString() } });
+    // The owner's way: Pool.finalize from its own account (a fee of 0: nobody's to take).
+    const { wallet, public: client } = pool.user(2);
+    await finalizeReservation({ wallet, client, pool: stack.manifest.poolAddress, reservationId: unpaid.reservationId });
+    const { note, refunded } = await finalizedNote({ client, pool: stack.manifest.poolAddress, reservationId: unpaid.reservationId, keys: unpaid.keys, output: { blinding: unpaid.blinding, precommitment: 0n, asset: weth, refundAsset: pool.asset } });
+    expect({ refunded, asset: note.asset }).toEqual({ refunded: false, asset: weth });
+
+    // Not relayed by this runtime, but paying the configured fee to it: relayed, the fee to the relayer.
+    const paid = await directSwap({ finalizeFee: configured(weth), finalizer: stack.relayer.address });
+    const before = await balanceOf(weth, stack.relayer.address);
+    const accepted = await postFinalize(paid.reservationId);
+    expect(accepted.status).toBe(202);
+    expect((await queue.waitFor("withdraw", accepted.body.id as string)).state).toBe("confirmed");
+    expect((await balanceOf(weth, stack.relayer.address)) - before).toBe(configured(weth));
+  });
+
+  it("a refund: 422 fee_too_low for an action this runtime did not relay; relayed for one it did, whose fee covered it", async () => {
+    const direct = await directSwap({ minOutput: parseUnits("1", 18) }); // the swap pays less: Failed
+    expect(await postFinalize(direct.reservationId)).toMatchObject({ status: 422, body: { code: "fee_too_low", fee: "0", minimumFee: configured(pool.asset).toString() } });
+
+    // Relayed here with the quoted fee, then the swap pays less than the quote's minimum: Failed, refunded through the queue.
+    const config = await queue.beforePrepare();
+    const quote = await queue.quote(config, { route: ACTION_ROUTES.swap, assetIn: pool.asset, assetOut: weth, amountIn: pool.usdc("30") });
+    const keys = createAccountKeys();
+    const { state, input } = await pool.fundedNote(2, keys, pool.usdc("31"));
+    const prepared = await prepareAction({ config, quote, prover: pool.prover, tree: state.tree, keys, inputs: [input] });
+    const setPrice = async (price: bigint) => {
+      const { wallet, public: client } = pool.user(0); // the adapters' price setter
+      const swap = (stack.manifest.routes.find((r) => r.action === "external" && r.id === ACTION_ROUTES.swap) as { adapter: { address: Address } }).adapter.address;
+      const abi = [{ type: "function", name: "setPrice", stateMutability: "nonpayable", inputs: [{ name: "", type: "address" }, { name: "", type: "address" }, { name: "", type: "uint256" }], outputs: [] }] as const;
+      await client.waitForTransactionReceipt({ hash: await wallet.writeContract({ address: swap, abi, functionName: "setPrice", args: [pool.asset, weth, price] }) });
+    };
+    await setPrice(DEFAULT_SWAP_PRICES.usdcToWeth / 2n);
+    try {
+      const acted = await queue.waitFor("withdraw", (await queue.submitAction(config, prepared)).id);
+      expect(acted.state).toBe("confirmed");
+      const reservationId = acted.action?.reservationId as Hex;
+      const accepted = await postFinalize(reservationId);
+      expect(accepted.status).toBe(202);
+      expect((await queue.waitFor("withdraw", accepted.body.id as string)).state).toBe("confirmed");
+      const refund = await finalizedNote({ client: pool.user(0).public, pool: stack.manifest.poolAddress, reservationId, keys, output: prepared.output });
+      expect(refund).toMatchObject({ refunded: true, note: { asset: pool.asset, amount: pool.usdc("30") } });
+    } finally {
+      await setPrice(DEFAULT_SWAP_PRICES.usdcToWeth);
+    }
+  });
+});
