@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { erc20Abi, keccak256, parseUnits, toHex, zeroAddress, type Address, type Hex } from "viem";
+import { erc20Abi, keccak256, parseAbi, parseUnits, toHex, zeroAddress, type Address, type Hex } from "viem";
 import { ACTION_ROUTES, DEFAULT_SWAP_PRICES, startDevStack, type DevStack } from "../harness/index.ts";
 import {
   closeProvers,
@@ -7,6 +7,7 @@ import {
   createQueueClient,
   finalizedNote,
   finalizeReservation,
+  FINALIZE_GAS,
   poolAbi,
   precommitmentOf,
   prepareAction,
@@ -16,6 +17,7 @@ import {
   type QueueClient,
 } from "../harness/client/index.ts";
 import { GAS, poolFixture } from "./support/pool.ts";
+import { rpc } from "./support/rpc.ts";
 
 // Issue 25, item 3: POST /finalize relays a finalize only when it is paid for: a settled reservation's
 // fee covers the configured finalize fee; a refund (no fee) only of an action this runtime relayed,
@@ -69,6 +71,29 @@ async function directSwap(change: Partial<ActionTerms>) {
   return { reservationId: reserved?.topics[1] as Hex, keys, blinding, amountIn };
 }
 
+/** A swap quoted and relayed by this runtime (its fee paid) whose output fell below the quote's minimum (the price halved first): Failed. */
+async function relayedFailedSwap() {
+  const config = await queue.beforePrepare();
+  const quote = await queue.quote(config, { route: ACTION_ROUTES.swap, assetIn: pool.asset, assetOut: weth, amountIn: pool.usdc("30") });
+  const keys = createAccountKeys();
+  const { state, input } = await pool.fundedNote(2, keys, pool.usdc("31"));
+  const prepared = await prepareAction({ config, quote, prover: pool.prover, tree: state.tree, keys, inputs: [input] });
+  const setPrice = async (price: bigint) => {
+    const { wallet, public: client } = pool.user(0); // the adapters' price setter
+    const swap = (stack.manifest.routes.find((r) => r.action === "external" && r.id === ACTION_ROUTES.swap) as { adapter: { address: Address } }).adapter.address;
+    const abi = parseAbi(["function setPrice(address assetIn, address assetOut, uint256 price)"]);
+    await client.waitForTransactionReceipt({ hash: await wallet.writeContract({ address: swap, abi, functionName: "setPrice", args: [pool.asset, weth, price] }) });
+  };
+  await setPrice(DEFAULT_SWAP_PRICES.usdcToWeth / 2n);
+  try {
+    const acted = await queue.waitFor("withdraw", (await queue.submitAction(config, prepared)).id);
+    expect(acted.state).toBe("confirmed");
+    return { reservationId: acted.action?.reservationId as Hex, keys, output: prepared.output };
+  } finally {
+    await setPrice(DEFAULT_SWAP_PRICES.usdcToWeth);
+  }
+}
+
 describe("POST /finalize is relayed only when paid for", () => {
   it("a settled reservation whose finalize fee is below the configured one: 422 fee_too_low naming both; its owner finalizes it; one that pays it is relayed", async () => {
     const unpaid = await directSwap({ finalizeFee: 0n });
@@ -93,30 +118,32 @@ describe("POST /finalize is relayed only when paid for", () => {
     const direct = await directSwap({ minOutput: parseUnits("1", 18) }); // the swap pays less: Failed
     expect(await postFinalize(direct.reservationId)).toMatchObject({ status: 422, body: { code: "fee_too_low", fee: "0", minimumFee: configured(pool.asset).toString() } });
 
-    // Relayed here with the quoted fee, then the swap pays less than the quote's minimum: Failed, refunded through the queue.
-    const config = await queue.beforePrepare();
-    const quote = await queue.quote(config, { route: ACTION_ROUTES.swap, assetIn: pool.asset, assetOut: weth, amountIn: pool.usdc("30") });
-    const keys = createAccountKeys();
-    const { state, input } = await pool.fundedNote(2, keys, pool.usdc("31"));
-    const prepared = await prepareAction({ config, quote, prover: pool.prover, tree: state.tree, keys, inputs: [input] });
-    const setPrice = async (price: bigint) => {
-      const { wallet, public: client } = pool.user(0); // the adapters' price setter
-      const swap = (stack.manifest.routes.find((r) => r.action === "external" && r.id === ACTION_ROUTES.swap) as { adapter: { address: Address } }).adapter.address;
-      const abi = [{ type: "function", name: "setPrice", stateMutability: "nonpayable", inputs: [{ name: "", type: "address" }, { name: "", type: "address" }, { name: "", type: "uint256" }], outputs: [] }] as const;
-      await client.waitForTransactionReceipt({ hash: await wallet.writeContract({ address: swap, abi, functionName: "setPrice", args: [pool.asset, weth, price] }) });
-    };
-    await setPrice(DEFAULT_SWAP_PRICES.usdcToWeth / 2n);
+    // Relayed here with the quoted fee, then the swap paid less than the quote's minimum: Failed, refunded through the queue.
+    const { reservationId, keys, output } = await relayedFailedSwap();
+    const accepted = await postFinalize(reservationId);
+    expect(accepted.status).toBe(202);
+    expect((await queue.waitFor("withdraw", accepted.body.id as string)).state).toBe("confirmed");
+    const refund = await finalizedNote({ client: pool.user(0).public, pool: stack.manifest.poolAddress, reservationId, keys, output });
+    expect(refund).toMatchObject({ refunded: true, note: { asset: pool.asset, amount: pool.usdc("30") } });
+  });
+
+  it("a relayed refund that loses the race to the owner's own finalize ends reverted, with AlreadyFinalized by name", async () => {
+    const { reservationId } = await relayedFailedSwap();
+    const owner = pool.user(2);
+    // The owner's finalize waits in the mempool (a high tip) when the relayer is asked for one: both are mined in one block, the owner's first.
+    await rpc(stack.rpcUrl, "evm_setAutomine", [false]);
+    let id: string;
     try {
-      const acted = await queue.waitFor("withdraw", (await queue.submitAction(config, prepared)).id);
-      expect(acted.state).toBe("confirmed");
-      const reservationId = acted.action?.reservationId as Hex;
+      const ownHash = await owner.wallet.writeContract({ address: stack.manifest.poolAddress, abi: poolAbi, functionName: "finalize", args: [reservationId], gas: FINALIZE_GAS, maxFeePerGas: 200_000_000_000n, maxPriorityFeePerGas: 100_000_000_000n });
       const accepted = await postFinalize(reservationId);
       expect(accepted.status).toBe(202);
-      expect((await queue.waitFor("withdraw", accepted.body.id as string)).state).toBe("confirmed");
-      const refund = await finalizedNote({ client: pool.user(0).public, pool: stack.manifest.poolAddress, reservationId, keys, output: prepared.output });
-      expect(refund).toMatchObject({ refunded: true, note: { asset: pool.asset, amount: pool.usdc("30") } });
+      id = accepted.body.id as string;
+      while ((await queue.status("withdraw", id)).transactions.length === 0) await new Promise((r) => setTimeout(r, 50));
+      await rpc(stack.rpcUrl, "evm_mine", []);
+      expect((await owner.public.waitForTransactionReceipt({ hash: ownHash })).status).toBe("success");
     } finally {
-      await setPrice(DEFAULT_SWAP_PRICES.usdcToWeth);
+      await rpc(stack.rpcUrl, "evm_setAutomine", [true]);
     }
+    expect(await queue.waitFor("withdraw", id)).toMatchObject({ state: "reverted", reason: { code: "reverted", revert: { name: "AlreadyFinalized" } } });
   });
 });
