@@ -13,6 +13,9 @@ import { poolFixture } from "./support/pool.ts";
 import { publicAmountOf } from "../src/chain/ext-data.ts";
 import { installProblemHandlers } from "../src/errors.ts";
 import { validatorCompiler } from "../src/validation.ts";
+import { HttpRequestError, IntegerOutOfRangeError, InternalRpcError, RpcRequestError, TimeoutError } from "viem";
+import { chainUnavailable } from "../src/relay/checks.ts";
+import { ProblemError } from "../src/problem.ts";
 
 // Malformed input, from outside: whatever a client sends, the answer is a problem with a stable code
 // naming what is wrong, never a 500.
@@ -136,6 +139,39 @@ describe("integer fields: any malformed value is a 400 invalid_request naming th
       if (!ok) failures.push(`blockNumber=${JSON.stringify(value)}: ${response.status} ${text.slice(0, 200)}`);
     }
     expect(failures).toEqual([]);
+  });
+});
+
+describe("an action's deadline is a uint64", () => {
+  const post = (body: unknown) => fetch(`${stack.queueUrl}/api/queue/withdraw-relay`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const withDeadline = (deadline: string) => ({
+    ...wellFormed(),
+    action: { quoteId: `qt_${"ab".repeat(32)}`, routeId: `0x${"73".repeat(32)}`, outputAsset: stack.manifest.assets[1]?.address, minOutput: "1", outputPrecommitment: "1", deadline, finalizeFee: "0" },
+  });
+
+  it("2^64 or more is a 400 naming action.deadline (it was a 503 chain_unavailable: viem could not encode it); 2^64 - 1 passes the schema", async () => {
+    for (const deadline of [(2n ** 64n).toString(), (2n ** 200n).toString(), (2n ** 256n - 1n).toString()]) {
+      const answer = await post(withDeadline(deadline));
+      const body = (await answer.json()) as { code: string; issues?: Array<{ path: string }> };
+      expect({ status: answer.status, code: body.code, paths: body.issues?.map((i) => i.path) }, deadline).toEqual({ status: 400, code: "invalid_request", paths: ["/action/deadline"] });
+    }
+    // Past the schema, into the checks: refused for what it is, not as an outage.
+    const largest = await post(withDeadline((2n ** 64n - 1n).toString()));
+    expect(largest.status).toBe(422);
+  });
+
+  it("only an error on the way to the node is chain_unavailable; any other error is left as it is (a 500)", () => {
+    const code = (error: unknown) => {
+      const mapped = chainUnavailable(error);
+      return mapped instanceof ProblemError ? mapped.code : "unexpected";
+    };
+    const http = new HttpRequestError({ url: "http://127.0.0.1:1", status: 503 });
+    expect(code(http)).toBe("chain_unavailable");
+    expect(code(new TimeoutError({ body: {}, url: "http://127.0.0.1:1" }))).toBe("chain_unavailable");
+    expect(code(new InternalRpcError(new RpcRequestError({ body: {}, error: { code: -32603, message: "down" }, url: "http://127.0.0.1:1" })))).toBe("chain_unavailable");
+    expect(code(new IntegerOutOfRangeError({ max: "18446744073709551615", min: "0", signed: false, size: 8, value: "18446744073709551616" }))).toBe("unexpected");
+    expect(code(new TypeError("a bug"))).toBe("unexpected");
+    expect(code(new ProblemError("unknown_root", "x"))).toBe("unknown_root");
   });
 });
 

@@ -1,4 +1,17 @@
-import { BaseError, ContractFunctionRevertedError, encodeFunctionData, type Address, type Hex, type PublicClient } from "viem";
+import {
+  BaseError,
+  ContractFunctionRevertedError,
+  encodeFunctionData,
+  HttpRequestError,
+  ResponseBodyTooLargeError,
+  RpcRequestError,
+  SocketClosedError,
+  TimeoutError,
+  WebSocketRequestError,
+  type Address,
+  type Hex,
+  type PublicClient,
+} from "viem";
 import type { DeploymentConfig } from "../config/deployment-config.ts";
 import { hashActionExtData, hashExtData, publicAmountOf } from "../chain/ext-data.ts";
 import { poolAbi } from "../chain/pool-abi.ts";
@@ -188,9 +201,19 @@ export async function simulate({ chain, config, relayer, settings }: CheckContex
   }
 }
 
-/** A chain call that failed for a reason other than the chain's answer: 503, try again. */
-export function chainUnavailable(error: unknown): ProblemError {
-  if (error instanceof ProblemError) return error;
+/** viem's errors of the way to the node (no answer, a cut connection, the node's own failure), not of what was asked. */
+const TRANSPORT_ERRORS = [HttpRequestError, TimeoutError, WebSocketRequestError, SocketClosedError, ResponseBodyTooLargeError, RpcRequestError];
+
+export function isTransportError(error: unknown): boolean {
+  return error instanceof BaseError && error.walk((e) => TRANSPORT_ERRORS.some((type) => e instanceof type)) !== null;
+}
+
+/**
+ * A chain call that failed on the way to the node: 503, try again. Any other error is returned as it
+ * is: a bug or a value viem cannot encode is no outage, and must not tell the client to retry (a 500).
+ */
+export function chainUnavailable(error: unknown): unknown {
+  if (error instanceof ProblemError || !isTransportError(error)) return error;
   return new ProblemError("chain_unavailable", "the chain did not answer; try again", { headers: { "retry-after": "2" } });
 }
 

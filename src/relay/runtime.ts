@@ -39,6 +39,7 @@ export class Relayer {
   /** The last state of each action's reservation, for status answers. */
   readonly reservations: ReservationTracker;
   private readonly chainTimeoutMs: number;
+  private readonly log: FastifyBaseLogger;
 
   constructor(args: {
     store: OperationStore;
@@ -58,6 +59,7 @@ export class Relayer {
     this.store = args.store;
     this.settings = args.settings;
     this.chainTimeoutMs = args.chainTimeoutMs;
+    this.log = args.log;
     this.head = new HeadTracker(() => args.chain.getBlockNumber());
     this.reservations = new ReservationTracker({ chain: args.chain, pool: args.config.poolAddress as `0x${string}` });
     this.checks = { config: args.config, chain: args.chain, relayer: args.account.address, settings: args.settings, spender: (n) => args.store.spender(n) };
@@ -126,7 +128,8 @@ export class Relayer {
     idempotencyKey: string | undefined,
     steps: {
       decide: () => Promise<void>;
-      explain: (error: unknown) => ProblemError;
+      /** The refusal a check's error means; anything but a ProblemError is unexpected (a 500). */
+      explain: (error: unknown) => unknown;
       /** The refusal when one of our operations has spent a claim (mined it, confirmed). */
       spentBy: (claim: string, operationId: string) => ProblemError;
     },
@@ -144,7 +147,11 @@ export class Relayer {
       // in flight or spent): a keyed request answers it.
       const meanwhile = stored();
       if (meanwhile) return meanwhile;
-      throw steps.explain(error);
+      const explained = steps.explain(error);
+      if (explained instanceof ProblemError) throw explained;
+      // Not the client's fault nor the chain's: logged with what was being admitted, answered as a 500.
+      this.log.error({ err: error, kind, requestHash, idempotencyKey, claims }, "admission failed unexpectedly");
+      throw new ProblemError("internal_error", `the runtime failed to check this ${kind} request; nothing was accepted`);
     }
     if (admissionHooks.afterChecks) await admissionHooks.afterChecks();
 
@@ -188,7 +195,7 @@ export class Relayer {
    * checked makes the chain say "spent" (or the simulation revert): while it is live, the request's
    * nullifiers are in flight with it; once confirmed, they were spent by it. Either way it is named.
    */
-  private explained(error: unknown, request: RelayRequest): ProblemError {
+  private explained(error: unknown, request: RelayRequest): unknown {
     const raced =
       error instanceof ProblemError &&
       (error.code === "nullifier_spent" || (error.code === "simulation_failed" && (error.extensions.revert as { name?: string } | undefined)?.name === "NullifierSpent"));
