@@ -29,6 +29,20 @@ export function externalRoute(config: DeploymentConfig, id: string): ExternalAct
 }
 
 /**
+ * The route's fees for an asset. None is no quote, never a fee of 0 (the manifest schema requires an
+ * entry for each external route and asset; this holds for a config built without it too).
+ */
+function feeEntry(config: DeploymentConfig, route: ExternalActionRoute, asset: string) {
+  const entry = config.relayFees.actions.find((f) => same(f.route, route.id) && same(f.asset, asset));
+  if (!entry) {
+    throw new ProblemError("unsupported_asset", `route ${route.name} has no relay fee for ${asset} (config relayFees.actions): it quotes nothing in it`, {
+      extensions: { route: route.id, asset },
+    });
+  }
+  return entry;
+}
+
+/**
  * Quotes approved external actions: request → validate (schema, by the route) → decide (deployment,
  * route, assets) → chain (the adapter's price) → sign (EIP-712, the relayer key) → store → response.
  */
@@ -46,9 +60,8 @@ export class Quoter {
     if (!route.inputAssets.some((a) => same(a, request.assetIn))) throw new ProblemError("unsupported_asset", `route ${route.name} takes no ${request.assetIn} (its inputAssets)`);
     if (!route.outputAssets.some((a) => same(a, request.assetOut))) throw new ProblemError("unsupported_asset", `route ${route.name} pays no ${request.assetOut} (its outputAssets)`);
     if (same(request.assetIn, request.assetOut)) throw new ProblemError("unsupported_asset", "assetIn and assetOut are the same asset");
-    const fee = (asset: string) => config.relayFees.actions.find((f) => f.route === route.id && same(f.asset, asset));
-    const actionFee = BigInt(fee(request.assetIn)?.action ?? "0");
-    const finalizeFee = BigInt(fee(request.assetOut)?.finalize ?? "0");
+    const actionFee = BigInt(feeEntry(config, route, request.assetIn).action);
+    const finalizeFee = BigInt(feeEntry(config, route, request.assetOut).finalize);
     const amountIn = BigInt(request.amountIn);
 
     const [expectedOutput, chainTime] = await Promise.all([this.price(route, request, amountIn), this.chainTime()]);

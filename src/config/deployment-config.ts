@@ -147,6 +147,16 @@ export const DeploymentConfig = z
     relayFees: RelayFees,
     queue: QueueInfo,
   })
+  .superRefine((config, ctx) => {
+    // Fail closed: a route and asset without fees would be quoted, relayed and finalized for nothing.
+    for (const route of config.routes) {
+      if (route.action !== "external") continue;
+      for (const asset of new Set([...route.inputAssets, ...route.outputAssets].map((a) => a.toLowerCase()))) {
+        if (config.relayFees.actions.some((f) => f.route.toLowerCase() === route.id.toLowerCase() && f.asset.toLowerCase() === asset)) continue;
+        ctx.addIssue({ code: "custom", path: ["relayFees", "actions"], message: `no fee entry for external route ${route.name} (${route.id}) and asset ${asset}: every route needs one for each of its assets` });
+      }
+    }
+  })
   .meta({ id: "DeploymentConfig", description: "Deployment configuration (spec §2.1)" });
 
 export type DeploymentConfig = z.output<typeof DeploymentConfig>;
