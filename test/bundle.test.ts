@@ -115,7 +115,7 @@ describe("repro bundles", () => {
     const future = path.join(dir, "future.qdbundle");
     await writeFile(future, gzipSync(JSON.stringify({ ...JSON.parse(gunzipSync(bytes).toString()), version: 99 })));
     await expect(startDevStack({ load: damaged })).rejects.toThrow(BundleError);
-    await expect(startDevStack({ load: future })).rejects.toThrow(/format version 99; this queue-devstack reads version 1/);
+    await expect(startDevStack({ load: future })).rejects.toThrow(/format version 99; this queue-devstack reads versions 1 and 2/);
     await expect(startDevStack({ load: path.join(dir, "missing.qdbundle") })).rejects.toThrow(BundleError);
   });
 });

@@ -5,12 +5,13 @@ import path from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { z } from "zod";
 import type { RelayControl } from "../../src/relay/control.ts";
-import { sqlite } from "../../src/relay/store.ts";
+import { parseStoreRows, type StoreRows } from "../../src/relay/store-rows.ts";
 import { printable } from "../../src/printable.ts";
 import { jsonRpc, jsonRpcBatch } from "../chain/index.ts";
 import type { ForkReads } from "../chain/index.ts";
 import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
-import { checkStoredOperations } from "./bundle-store-check.ts";
+import { settleAttempts } from "./bundle-store-check.ts";
+import { readStoreRows, writeFreshStore } from "./bundle-store.ts";
 import { formatBytes, gunzipBounded, OverCapError } from "./bounded-gunzip.ts";
 
 /**
@@ -25,7 +26,12 @@ import { formatBytes, gunzipBounded, OverCapError } from "./bounded-gunzip.ts";
  * back from the fork as it is now). It loads as a local chain: no upstream, no network.
  */
 export const BUNDLE_FORMAT = "queue-devstack-bundle";
-export const BUNDLE_VERSION = 1;
+/**
+ * 2: the store is its rows as JSON (src/relay/store-rows.ts). 1: the store was an SQLite file; still
+ * read, but only its rows, which go through the same checks (harness/dev/bundle-store.ts).
+ */
+export const BUNDLE_VERSION = 2;
+const READ_VERSIONS: ReadonlySet<unknown> = new Set([1, 2]);
 
 const Bundle = z.strictObject({
   format: z.literal(BUNDLE_FORMAT),
@@ -37,7 +43,7 @@ const Bundle = z.strictObject({
   /** anvil's state JSON (gzip, base64): what --load-state takes. */
   chain: z.string(),
   manifest: z.string(),
-  /** The SQLite operation store (gzip, base64). */
+  /** The operation store (gzip, base64): its rows as JSON (version 2), an SQLite file (version 1). */
   store: z.string(),
 });
 
@@ -89,7 +95,7 @@ export async function bundleBytes(args: BundleSource): Promise<Uint8Array> {
       fork: args.fork ? { blockNumber: args.fork.blockNumber, blockHash: args.fork.blockHash } : null,
       chain: Buffer.from(chain.slice(2), "hex").toString("base64"), // already gzip
       manifest: await readFile(args.manifestPath, "utf8"),
-      store: gzipSync(await readFile(storeCopy)).toString("base64"),
+      store: gzipSync(JSON.stringify(readStoreRows(storeCopy))).toString("base64"),
     };
     return gzipSync(JSON.stringify(bundle));
   } finally {
@@ -156,8 +162,8 @@ export async function unpackBundle(file: string, files: UnpackTargets, stateDir:
       await writeFile(staged.manifest, bytes);
     });
     await part(file, "store", async () => {
-      await gunzipBounded(Buffer.from(bundle.store, "base64"), BUNDLE_CAPS.store, staged.store);
-      await checkStore(staged.store, manifest as DeploymentConfig);
+      const rows = await storeRows(bundle, path.join(staging, "store-v1.sqlite"));
+      writeFreshStore(staged.store, (await settleAttempts(rows, manifest as DeploymentConfig)).rows);
     });
     // Checked: into place. The store may live outside the state dir (another filesystem).
     await rename(staged.chainState, files.chainState);
@@ -180,9 +186,9 @@ async function readEnvelope(file: string): Promise<z.output<typeof Bundle>> {
     const json = (await gunzipBounded(createReadStream(file), BUNDLE_CAPS.envelope, null)) as Buffer;
     const parsed = JSON.parse(json.toString("utf8")) as { format?: unknown; version?: unknown };
     if (parsed?.format !== BUNDLE_FORMAT) throw new BundleError(`${file} is not a queue-devstack bundle`);
-    if (parsed.version !== BUNDLE_VERSION) {
+    if (!READ_VERSIONS.has(parsed.version)) {
       const version = typeof parsed.version === "number" ? String(parsed.version) : JSON.stringify(parsed.version) ?? "none";
-      throw new BundleError(`${file} is a bundle of format version ${printable(version.slice(0, 40))}; this queue-devstack reads version ${BUNDLE_VERSION}`);
+      throw new BundleError(`${file} is a bundle of format version ${printable(version.slice(0, 40))}; this queue-devstack reads versions 1 and ${BUNDLE_VERSION}`);
     }
     return Bundle.parse(parsed);
   } catch (error) {
@@ -214,23 +220,23 @@ function checkChain(text: string): void {
 }
 
 /**
- * The store: an SQLite database, intact, with the operation store's tables and nothing that runs code
- * on the runtime's writes (a trigger) or on its reads (a view). Opened read-only; nothing is queried
- * but SQLite's catalogue, its integrity check and the operations' tables (no trigger, no view).
+ * The store's rows, validated. Version 2 carries them as JSON; version 1 an SQLite file, unpacked into
+ * the staging folder and only read (bundle-store.ts), never opened by the runtime.
  */
-async function checkStore(file: string, manifest: DeploymentConfig): Promise<void> {
-  const db = new (sqlite().DatabaseSync)(file, { readOnly: true });
-  try {
-    const check = db.prepare("PRAGMA quick_check").all() as Array<Record<string, unknown>>;
-    if (check.length !== 1 || Object.values(check[0] ?? {})[0] !== "ok") throw new Error("it is not an intact SQLite database");
-    const entries = db.prepare("SELECT type, name FROM sqlite_master").all() as Array<{ type: string; name: string }>;
-    const code = entries.find((e) => e.type !== "table" && e.type !== "index");
-    if (code) throw new Error(`it holds a ${code.type} (${printable(code.name.slice(0, 60))}): an operation store holds tables and indexes only`);
-    if (!entries.some((e) => e.type === "table" && e.name === "operations")) throw new Error("it has no operations table");
-    await checkStoredOperations(db, manifest);
-  } finally {
-    db.close();
+async function storeRows(bundle: z.output<typeof Bundle>, v1File: string): Promise<StoreRows> {
+  const gzip = Buffer.from(bundle.store, "base64");
+  if (bundle.version === 1) {
+    await gunzipBounded(gzip, BUNDLE_CAPS.store, v1File);
+    return parseStoreRows(readStoreRows(v1File));
   }
+  const json = (await gunzipBounded(gzip, BUNDLE_CAPS.store, null)) as Buffer;
+  let data: unknown;
+  try {
+    data = JSON.parse(json.toString("utf8"));
+  } catch (error) {
+    throw new Error(`it is not JSON (${firstLine(error)})`);
+  }
+  return parseStoreRows(data);
 }
 
 function firstLine(error: unknown): string {
