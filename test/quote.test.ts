@@ -9,8 +9,10 @@ import { buildQueueRuntime, parseManifest } from "../src/server.ts";
 import { CIRCUIT_BUILD_DIR } from "../harness/deployment/index.ts";
 import { RELAYER_KEY } from "./support/chain.ts";
 import { rpc } from "./support/rpc.ts";
+import { withStacks } from "./support/stacks.ts";
 
 // POST /api/queue/quote: signed quotes of approved external actions.
+const startStack = withStacks();
 let stack: DevStack;
 let usdc: Address;
 let weth: Address;
@@ -107,5 +109,22 @@ describe("POST /api/queue/quote", () => {
     await expect(buildQueueRuntime({ manifest: without, rpcUrl: stack.rpcUrl, relayerPrivateKey: RELAYER_KEY, artifactsDir: CIRCUIT_BUILD_DIR, store: ":memory:" })).rejects.toThrow(/no fee entry/);
     manifest.relayFees.actions = [];
     expect(() => parseManifest(Buffer.from(JSON.stringify(manifest)))).toThrow(/relayFees\.actions/);
+  });
+
+  it("caps each client's unexpired quotes: past the cap, 429 too_many_quotes with a Retry-After until the soonest one expires", async () => {
+    const capped = await startStack({ runtime: { quotes: { maxLivePerClient: 2 } } });
+    const ask = () =>
+      fetch(`${capped.queueUrl}/api/queue/quote`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ deployment: { chainId: capped.manifest.chainId, poolAddress: capped.manifest.poolAddress, domain: capped.manifest.domain }, route: swap.id, assetIn: usdc, assetOut: weth, amountIn: "30000000" }),
+      });
+    expect((await ask()).status).toBe(200);
+    expect((await ask()).status).toBe(200);
+    const third = await ask();
+    expect(await problem(third)).toEqual({ status: 429, type: "application/problem+json; charset=utf-8", code: "too_many_quotes" });
+    const wait = Number(third.headers.get("retry-after"));
+    expect(wait).toBeGreaterThanOrEqual(1);
+    expect(wait).toBeLessThanOrEqual(121);
   });
 });

@@ -87,6 +87,9 @@ export class Relayer {
         // Before the chain is asked: while our operation holding a nullifier is live, the chain may already
         // say "spent" (mined, not yet seen by the engine); "in flight, poll this operation" is the answer.
         checkInFlight(this.store, request.publicInputs.inputNullifiers);
+        // Before the chain is asked too; the insert decides (two actions citing one quote may both get here).
+        const user = request.action ? this.store.quoteUser(request.action.quoteId) : undefined;
+        if (user !== undefined) throw quoteUsed(request.action?.quoteId as string, user);
         checkCapacity(this.store, this.settings);
         await withinDeadline(this.checkOnChain(request), this.chainTimeoutMs);
       },
@@ -182,6 +185,10 @@ export class Relayer {
         if (TERMINAL_STATES.has(inserted.state)) throw steps.spentBy(inserted.nullifier, inserted.operationId);
         throw nullifierInFlight(inserted.nullifier, inserted.operationId);
       }
+      if (inserted.conflict === "quote") {
+        if (inserted.operationId === null) throw new ProblemError("quote_mismatch", `no quote ${inserted.quoteId} from this relayer (deleted after its expiry): ask POST quote for one`);
+        throw quoteUsed(inserted.quoteId, inserted.operationId);
+      }
       if (inserted.existing.requestHash !== requestHash) throw this.keyReused(idempotencyKey as string, inserted.existing);
       return inserted.existing;
     }
@@ -253,6 +260,13 @@ export class Relayer {
  * holds one there while a twin of it is mined). Never set by the runtime itself.
  */
 export const admissionHooks: { afterChecks?: () => Promise<void> } = {};
+
+/** A quote admits one action: the one stored with it (a failure before broadcast released it). */
+function quoteUsed(quoteId: string, operationId: string): ProblemError {
+  return new ProblemError("quote_used", `quote ${quoteId} was used by operation ${operationId}: ask POST quote for a new one and prove again`, {
+    extensions: { quoteId, operationId },
+  });
+}
 
 function alreadyFinalized(request: FinalizeRequest, operationId: string): ProblemError {
   return new ProblemError("already_finalized", `reservation ${request.reservationId} is already finalized, by operation ${operationId}`, { extensions: { operationId } });
