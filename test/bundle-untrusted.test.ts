@@ -1,4 +1,6 @@
 import { readdir, readFile, writeFile } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { gunzipSync, gzipSync } from "node:zlib";
@@ -8,7 +10,7 @@ import { mnemonicToAccount } from "viem/accounts";
 import { execa } from "execa";
 import { beforeAll, describe, expect, it } from "vitest";
 import { BundleError, startDevStack } from "../harness/index.ts";
-import { createQueueClient, poolAbi, reviewedFrom } from "../harness/client/index.ts";
+import { createQueueClient, fetchProofFiles, ForeignOriginError, poolAbi, reviewedFrom } from "../harness/client/index.ts";
 import { rpc } from "./support/rpc.ts";
 import { withStacks } from "./support/stacks.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
@@ -361,6 +363,64 @@ describe("resumed operations are checked before anything is re-broadcast (issue 
       expect(await relayerNonce()).toBe(before);
     } finally {
       await stack.stop();
+    }
+  });
+});
+
+describe("a bundle's manifest names only this runtime's paths, and a fork bundle's is checked against its chain (issue 24, item 4)", () => {
+  type Manifest = { queue: { endpoints: Record<string, string>; proof: { artifacts: Array<{ path: string; role: string; sha256: string }> } }; assets: Array<{ symbol: string }> };
+  const manifestWith = (change: (m: Manifest) => void) => {
+    const manifest = JSON.parse(good.manifest) as Manifest;
+    change(manifest);
+    return `${JSON.stringify(manifest, null, 2)}\n`;
+  };
+  const foreign: Array<[string, (m: Manifest) => void, RegExp]> = [
+    ["an artifact path to another host (//attacker.example/…)", (m) => void ((m.queue.proof.artifacts[0] as { path: string }).path = "//attacker.example/joinsplit.wasm"), /queue\.proof\.artifacts\.0\.path: expected a path on \{base_url\}'s origin/],
+    ["an artifact path through a backslash (/\\attacker.example/…)", (m) => void ((m.queue.proof.artifacts[0] as { path: string }).path = "/\\attacker.example/joinsplit.wasm"), /queue\.proof\.artifacts\.0\.path: expected a path on \{base_url\}'s origin/],
+    ["an endpoint this runtime does not serve", (m) => void (m.queue.endpoints.sendRelay = "/elsewhere/send-relay"), /queue\.endpoints\.sendRelay is "\/elsewhere\/send-relay": this runtime serves it at \/api\/queue\/send-relay/],
+  ];
+  it.each(foreign)("%s: refused as the manifest part, nothing started, the state dir as found", async (_name, change, why) => {
+    const file = await craft({ manifest: manifestWith(change) });
+    const { stateDir, asFound } = await stateDirWithNotes();
+    const { error, steps } = await loadRefused(file, stateDir);
+    expect(error).toBeInstanceOf(BundleError);
+    expect((error as Error).message).toMatch(/its manifest part is refused: /);
+    expect((error as Error).message).toMatch(why);
+    expect(steps).toEqual(["check state dir"]);
+    await asFound();
+  });
+
+  it("a bundle saying mode fork: its manifest is what its chain describes (a symbol of its own is refused), the state dir as found; as saved, it loads", async () => {
+    const forged = await craft({ mode: "fork", manifest: manifestWith((m) => void ((m.assets[0] as { symbol: string }).symbol = "FAKE")) });
+    const { stateDir, asFound } = await stateDirWithNotes();
+    const { error } = await loadRefused(forged, stateDir);
+    expect(String(error)).toMatch(/the saved chain does not describe the saved manifest/);
+    await asFound();
+    const honest = await startStack({ load: await craft({ mode: "fork" }) });
+    try {
+      expect(honest.manifest).toEqual(JSON.parse(good.manifest));
+    } finally {
+      await honest.stop();
+    }
+  });
+
+  it("the client fetches no proof file from another origin than the queue's, whatever the config says", async () => {
+    const hits: string[] = [];
+    const elsewhere = createServer((request, response) => {
+      hits.push(String(request.url));
+      response.end("x");
+    });
+    await new Promise<void>((resolve) => elsewhere.listen(0, "127.0.0.1", resolve));
+    try {
+      const config = JSON.parse(good.manifest) as Manifest;
+      const { port } = elsewhere.address() as AddressInfo;
+      for (const artifact of config.queue.proof.artifacts) artifact.path = `//127.0.0.1:${port}/${artifact.role}`;
+      const pin = (role: string) => config.queue.proof.artifacts.find((a) => a.role === role)?.sha256 as string;
+      const pins = { wasmSha256: pin("wasm"), zkeySha256: pin("zkey"), verificationKeySha256: pin("verificationKey") };
+      await expect(fetchProofFiles("http://127.0.0.1:9/", config as never, pins)).rejects.toThrow(ForeignOriginError);
+      expect(hits).toEqual([]);
+    } finally {
+      await new Promise((resolve) => elsewhere.close(resolve));
     }
   });
 });
