@@ -16,7 +16,7 @@ header p { margin: 0; }
 main { display: grid; grid-template-columns: minmax(0, 3fr) minmax(0, 2fr); gap: 1rem; padding: 1rem; align-items: start; }
 #ops-panel { grid-row: span 4; }
 @media (max-width: 800px) { main { grid-template-columns: minmax(0, 1fr); padding: .5rem; gap: .5rem; } #ops-panel { grid-row: auto; } }
-section { background: #fff; border: 1px solid #d0d7de; border-radius: 6px; padding: .5rem 1rem; min-width: 0; }
+section { background: #fff; border: 1px solid #d0d7de; border-radius: 6px; padding: .5rem 1rem; min-width: 0; overflow-wrap: anywhere; }
 h2 { font-size: 1rem; margin: .25rem 0 .5rem; }
 .filters { display: flex; flex-wrap: wrap; gap: .25rem 1rem; margin-bottom: .5rem; }
 .op { border-top: 1px solid #d0d7de; padding: .25rem 0; }

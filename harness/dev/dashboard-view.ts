@@ -8,7 +8,9 @@ export function esc(value: unknown): string {
 }
 
 /** A time: the page's script shows it relative ("12 s ago"), the absolute one in its title. */
-export const time = (iso: string) => `<time datetime="${esc(iso)}" title="${esc(iso)}">${esc(iso)}</time>`;
+export const time = (iso: string, title = iso) => `<time datetime="${esc(iso)}" title="${esc(title)}">${esc(iso)}</time>`;
+/** Wei per gas as gwei (the exact wei in its title). */
+const gwei = (wei: string) => `<span title="${esc(wei)} wei">${esc((Number(wei) / 1e9).toFixed(4))} gwei</span>`;
 const seconds = (ms: number) => (ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`);
 /** A hash shortened, the whole of it in its title and behind a copy button. */
 export const hash = (value: string) =>
@@ -38,7 +40,7 @@ export function operationHtml(op: Readonly<OperationRecord>, prefix: string): st
     .join("");
   const attempts = op.attempts.length
     ? `<table class="attempts"><caption>signed attempts</caption><thead><tr><th scope="col">#</th><th scope="col">nonce</th><th scope="col">max fee</th><th scope="col">priority fee</th><th scope="col">hash</th></tr></thead><tbody>${op.attempts
-        .map((a, i) => `<tr><td>${i + 1}</td><td>${esc(a.nonce)}</td><td>${esc(a.maxFeePerGas)}</td><td>${esc(a.maxPriorityFeePerGas)}</td><td>${hash(a.hash)}</td></tr>`)
+        .map((a, i) => `<tr><td>${i + 1}</td><td>${esc(a.nonce)}</td><td>${gwei(a.maxFeePerGas)}</td><td>${gwei(a.maxPriorityFeePerGas)}</td><td>${hash(a.hash)}</td></tr>`)
         .join("")}</tbody></table>`
     : "";
   const block = op.block ? `<p>block ${esc(op.block.number)} ${hash(op.block.hash)}${op.minedHash ? `, transaction ${hash(op.minedHash)}` : ""}</p>` : "";
@@ -69,7 +71,8 @@ export function operationHtml(op: Readonly<OperationRecord>, prefix: string): st
 export interface HealthView {
   health: { status: number; body: unknown };
   relayer: { address: string; balanceWei: bigint; nonce: number } | null;
-  head: { number: number; timestamp: number };
+  /** The head, and its age by the chain's own clock (anvil's pending block's time less the head's). */
+  head: { number: number; timestamp: number; ageS: number };
   mining: "auto" | "hold";
   engine: "running" | "paused" | null;
   faults: { fault: string; delayMs?: number | null; methods: string[] | null; endsAt: string | null; revertNextRelay: boolean };
@@ -92,7 +95,11 @@ export function healthHtml(view: HealthView): string {
   const { faults } = view;
   const rows: Array<[string, string]> = [
     ["health", `<span class="ready" data-ready="${ready}">${ready ? "ready" : "not ready"}</span>${ready ? "" : ` <span class="detail">${esc(body.detail ?? "")}</span>`}`],
-    ["head", `block ${esc(view.head.number)}, ${time(new Date(view.head.timestamp * 1000).toISOString())}`],
+    [
+      "head",
+      // Its age ticks on the page from when it was mined, by the chain's clock (a loaded or time-moved chain runs apart from the wall's).
+      `block <span id="head-number">${esc(view.head.number)}</span>, mined ${time(new Date(Date.now() - view.head.ageS * 1000).toISOString(), `block time ${new Date(view.head.timestamp * 1000).toISOString()}`)}`,
+    ],
     ["mining", `<span id="mining-mode">${esc(view.mining)}</span>`],
     ["relay engine", `<span id="engine">${esc(view.engine ?? "none")}</span>`],
     [

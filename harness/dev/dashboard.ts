@@ -94,8 +94,9 @@ export async function registerDashboard(scope: FastifyInstance, deps: DashboardD
   const healthView = async (): Promise<HealthView> => {
     const health = await dev.inject({ method: "GET", url: HEALTH_PATH });
     const rpc = <T>(method: string, params: unknown[] = []) => jsonRpc<T>(deps.rpcUrl, method, params);
-    const [block, automine, balance, nonce] = await Promise.all([
+    const [block, pending, automine, balance, nonce] = await Promise.all([
       rpc<{ number: string; timestamp: string }>("eth_getBlockByNumber", ["latest", false]),
+      rpc<{ timestamp: string }>("eth_getBlockByNumber", ["pending", false]),
       rpc<boolean>("anvil_getAutomine"),
       rpc<string>("eth_getBalance", [deps.relayer, "latest"]),
       rpc<string>("eth_getTransactionCount", [deps.relayer, "latest"]),
@@ -103,7 +104,7 @@ export async function registerDashboard(scope: FastifyInstance, deps: DashboardD
     return {
       health: { status: health.statusCode, body: health.json() },
       relayer: control ? { address: deps.relayer, balanceWei: BigInt(balance), nonce: Number(nonce) } : null,
-      head: { number: Number(block.number), timestamp: Number(block.timestamp) },
+      head: { number: Number(block.number), timestamp: Number(block.timestamp), ageS: Math.max(0, Number(pending.timestamp) - Number(block.timestamp)) },
       mining: automine ? "auto" : "hold",
       engine: control ? (control.paused() ? "paused" : "running") : null,
       faults: deps.faults.state(),
