@@ -79,8 +79,8 @@ async function requestsAnswered(queueUrl: string): Promise<number> {
   return total;
 }
 
-/** The push channel's first message (the operation list a connecting page gets), in bytes. */
-async function firstMessageBytes(queueUrl: string): Promise<{ bytes: number; ops: number }> {
+/** The push channel's first message (what a connecting page gets first: its list), in bytes. */
+async function firstMessageBytes(queueUrl: string): Promise<{ bytes: number; name: string; ops: number }> {
   const abort = new AbortController();
   try {
     const response = await fetch(`${queueUrl}/api/dev/events`, { signal: abort.signal });
@@ -92,8 +92,8 @@ async function firstMessageBytes(queueUrl: string): Promise<{ bytes: number; ops
       received = Buffer.concat([received, value]);
     }
     const message = received.subarray(0, received.indexOf("\n\n") + 2);
-    if (!message.toString().startsWith("event: ops\n")) throw new Error(`the push channel's first message is not the list: ${message.toString().slice(0, 80)}`);
-    return { bytes: message.length, ops: (message.toString().match(/<details id="op-/g) ?? []).length };
+    const text = message.toString();
+    return { bytes: message.length, name: /^event: (.*)$/m.exec(text)?.[1] ?? "message", ops: (text.match(/<details id="op-/g) ?? []).length };
   } finally {
     abort.abort();
   }
@@ -117,6 +117,7 @@ async function pageWeight(browser: Browser, queueUrl: string) {
     await page.goto(`${queueUrl}${DASHBOARD}`);
     await page.getByText("live", { exact: true }).waitFor();
     await page.locator("#health .ready").waitFor();
+    await sleep(SETTLE_MS); // what the first messages made it fetch (a list, say) finishes too
     const requests = await Promise.all(finished);
     return { requests, total: requests.reduce((n, r) => n + r.bytes, 0), body: requests.reduce((n, r) => n + r.body, 0), gzip: requests.reduce((n, r) => n + r.gzip, 0) };
   } finally {
@@ -281,7 +282,8 @@ try {
     for (const withPage of r % 2 === 0 ? [false, true] : [true, false]) await burst(withPage);
   }
 
-  // The list a connecting page gets, with the last burst's operations in the store.
+  // The first load again, with the last burst's operations in the store.
+  const loadedWeight = await pageWeight(browser, queueUrl);
   const loadedMessage = await firstMessageBytes(queueUrl);
 
   // 2. On an idle queue, one operation at a time, the page open.
@@ -315,8 +317,10 @@ try {
       .map((r) => `${new URL(r.url).pathname.split("/").pop()} ${r.bytes}`)
       .join(", ")}`;
   console.log(weightLine("page weight, first load, empty store", emptyWeight));
+  console.log(weightLine(`page weight, first load, ${N} confirmed sends stored`, loadedWeight));
+  const perOp = (m: typeof emptyMessage) => (m.ops > 0 ? `, ${((m.bytes - emptyMessage.bytes) / m.ops).toFixed(0)} bytes an operation` : "");
   console.log(
-    `push channel's first message (the list): ${emptyMessage.bytes} bytes with ${emptyMessage.ops} operations; ${loadedMessage.bytes} bytes (${kb(loadedMessage.bytes)}) with ${loadedMessage.ops} confirmed sends, ${((loadedMessage.bytes - emptyMessage.bytes) / Math.max(1, loadedMessage.ops)).toFixed(0)} bytes each`,
+    `push channel's first message: "${emptyMessage.name}", ${emptyMessage.bytes} bytes, on an empty store; "${loadedMessage.name}", ${loadedMessage.bytes} bytes (${kb(loadedMessage.bytes)}) with ${N} confirmed sends stored (${loadedMessage.ops} in it${perOp(loadedMessage)})`,
   );
 
   const latencyLine = (label: string, xs: Sample[]) => {
@@ -333,7 +337,7 @@ try {
 
   console.log(`${ROUNDS} rounds of bursts of N = ${N} private sends (clients poll status every ${POLL.intervalMs} ms), no page against the page open, alternating:`);
   const modeLine = (label: string, mode: Run[]) =>
-    `  ${label.padEnd(10)} requests answered median ${med(mode, rps).toFixed(0)} req/s (rounds: ${list(mode, rps, 0)}), relays ${med(mode, tps).toFixed(2)} tx/s (rounds: ${list(mode, tps)}); CPU per transaction: this process (runtime + clients) ${med(mode, (r) => cpuPerTx(r, "node")).toFixed(1)} ms (${med(mode, cpuShare).toFixed(0)}% of a core), anvil ${med(mode, (r) => cpuPerTx(r, "anvil")).toFixed(1)} ms, chromium ${med(mode, (r) => cpuPerTx(r, "chromium")).toFixed(1)} ms`;
+    `  ${label.padEnd(10)} requests answered median ${med(mode, rps).toFixed(0)} req/s (rounds: ${list(mode, rps, 0)}), relays ${med(mode, tps).toFixed(2)} tx/s (rounds: ${list(mode, tps)}); CPU per transaction: this process (runtime + clients) ${med(mode, (r) => cpuPerTx(r, "node")).toFixed(1)} ms (${med(mode, cpuShare).toFixed(0)}% of a core), anvil ${med(mode, (r) => cpuPerTx(r, "anvil")).toFixed(1)} ms, chromium${mode === runs.none ? " (on about:blank)" : ""} ${med(mode, (r) => cpuPerTx(r, "chromium")).toFixed(1)} ms`;
   console.log(modeLine("no page", runs.none));
   console.log(modeLine("page open", runs.page));
   console.log(`  ratio page open / no page (medians): request rate ${ratio(rps)}, relay rate ${ratio(tps)}, this process's CPU per transaction ${ratio((r) => cpuPerTx(r, "node"))}, anvil's ${ratio((r) => cpuPerTx(r, "anvil"))}`);
