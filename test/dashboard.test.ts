@@ -288,10 +288,15 @@ describe("dashboard", () => {
     while (!(await reader.read()).done);
   }, 90_000);
 
-  it("an operator's runtime serves no dashboard and no push channel (404)", async () => {
+  it("refuses a bad list or reservation query with a problem; an operator's runtime serves no dashboard and no push channel (404)", async () => {
+    for (const [query, code] of [["ops?kind=bogus", "invalid_request"], ["ops?since=-1", "invalid_request"], ["ops?extra=1", "invalid_request"], ["reservation?id=op_unknown", "operation_not_found"]]) {
+      const refused = await fetch(`${stack.queueUrl}/api/dev/dashboard/${query}`);
+      expect(refused.headers.get("content-type"), query).toMatch(/^application\/problem\+json/);
+      expect(((await refused.json()) as { code: string }).code, query).toBe(code);
+    }
     const { url, child } = await startRuntimeProcess(stack, ["--store", ":memory:"]);
     try {
-      for (const path of ["/api/dev/dashboard", "/api/dev/events", "/api/dev/dashboard/assets/htmx.min.js"]) {
+      for (const path of ["/api/dev/dashboard", "/api/dev/events", "/api/dev/dashboard/assets/htmx.min.js", "/api/dev/dashboard/ops", "/api/dev/dashboard/reservation?id=op_1"]) {
         const response = await fetch(`${url}${path}`);
         expect(response.status, path).toBe(404);
         expect(((await response.json()) as { code: string }).code).toBe("route_not_found");

@@ -13,6 +13,8 @@ const treeAbi = parseAbi(["function nextIndex() view returns (uint32)", "functio
 const newCommitment = parseAbiItem("event NewCommitment(uint256 commitment, uint256 index, bytes encryptedOutput)");
 /** Roots listed by the block that made them; the rest are counted. */
 const ROOTS_SHOWN = 5;
+/** How far back the latest roots are looked for (the rest are counted, not listed). */
+const ROOT_BLOCKS = 1_000n;
 /** Reservations listed, newest first. */
 const RESERVATIONS_SHOWN = 10;
 
@@ -57,11 +59,13 @@ export async function reservationHtml(client: PublicClient, control: RelayContro
 /** The Pool panel: its tree, roots, balances and fees per asset, reservations and proof files. */
 export async function poolHtml(client: PublicClient, control: RelayControl | null, config: DeploymentConfig): Promise<string> {
   const pool = config.poolAddress as Address;
+  const latest = await client.getBlockNumber();
+  const fromBlock = latest - ROOT_BLOCKS > BigInt(config.deploymentBlock) ? latest - ROOT_BLOCKS : BigInt(config.deploymentBlock);
   const [leaves, lastRoot, logs, balances] = await Promise.all([
-    client.readContract({ address: pool, abi: treeAbi, functionName: "nextIndex" }),
-    client.readContract({ address: pool, abi: treeAbi, functionName: "getLastRoot" }),
-    client.getLogs({ address: pool, event: newCommitment, fromBlock: BigInt(config.deploymentBlock) }),
-    Promise.all(config.assets.map((asset) => client.readContract({ address: asset.address as Address, abi: treeAbi, functionName: "balanceOf", args: [pool] }))),
+    client.readContract({ address: pool, abi: treeAbi, functionName: "nextIndex", blockNumber: latest }),
+    client.readContract({ address: pool, abi: treeAbi, functionName: "getLastRoot", blockNumber: latest }),
+    client.getLogs({ address: pool, event: newCommitment, fromBlock, toBlock: latest }),
+    Promise.all(config.assets.map((asset) => client.readContract({ address: asset.address as Address, abi: treeAbi, functionName: "balanceOf", args: [pool], blockNumber: latest }))),
   ]);
   // Every root the tree has had stays valid (roots never expire): the empty tree's, then one per pair inserted.
   const rootCount = leaves / 2 + 1;
@@ -89,9 +93,9 @@ export async function poolHtml(client: PublicClient, control: RelayControl | nul
     .map((a) => `<tr><th scope="row"><a href="${esc(a.path)}">${esc(a.name)}</a></th><td>${esc(a.role)}</td><td>${esc(a.size.toLocaleString("en"))} B</td><td>${hash(a.sha256)}</td></tr>`)
     .join("");
   return (
-    `<dl><dt>Pool</dt><dd>${hash(pool)}</dd><dt>leaves</dt><dd id="pool-leaves">${esc(leaves)}</dd><dt>last root</dt><dd>${root(lastRoot)}</dd>` +
+    `<dl><dt>Pool</dt><dd>${hash(pool)}</dd><dt>at block</dt><dd>${esc(latest)}</dd><dt>leaves</dt><dd id="pool-leaves">${esc(leaves)}</dd><dt>last root</dt><dd>${root(lastRoot)}</dd>` +
     `<dt>roots a proof may use</dt><dd>all <span id="pool-roots">${esc(rootCount)}</span> the tree has had (roots never expire)</dd></dl>` +
-    (recent.length ? `<table><caption>latest roots, by the block that made them</caption><thead><tr><th scope="col">block</th><th scope="col">root</th></tr></thead><tbody>${recent.map((r) => `<tr><td>${esc(r.blockNumber)}</td><td>${root(r.root)}</td></tr>`).join("")}</tbody></table>` : "") +
+    (recent.length ? `<table><caption>latest roots, by the block that made them (last ${esc(ROOT_BLOCKS)} blocks)</caption><thead><tr><th scope="col">block</th><th scope="col">root</th></tr></thead><tbody>${recent.map((r) => `<tr><td>${esc(r.blockNumber)}</td><td>${root(r.root)}</td></tr>`).join("")}</tbody></table>` : "") +
     `<table><caption>per asset: the Pool's balance and the relay fees</caption><thead><tr><th scope="col">asset</th><th scope="col">Pool balance</th><th scope="col">send fee</th><th scope="col">withdraw fee</th></tr></thead><tbody>${assets}</tbody></table>` +
     `<table><caption>reservations (newest ${RESERVATIONS_SHOWN} actions)</caption><thead><tr><th scope="col">reservation</th><th scope="col">state</th><th scope="col">action</th><th scope="col">finalize</th></tr></thead><tbody>${reservations.join("") || `<tr><td colspan="4">no action yet</td></tr>`}</tbody></table>` +
     `<table><caption>proof files</caption><thead><tr><th scope="col">file</th><th scope="col">role</th><th scope="col">size</th><th scope="col">sha256</th></tr></thead><tbody>${artifacts}</tbody></table>`

@@ -21,6 +21,8 @@ import { esc, healthHtml, operationHtml, type HealthView } from "./dashboard-vie
 const PAGE_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 /** Health is read from the chain: pushed this often while a page listens, and after every control. */
 const HEALTH_EVERY_MS = 5_000;
+/** After an on-chain change, health and the Pool are read again at most this often (a relay burst is a few reads). */
+const CHAIN_CHANGE_MS = 1_000;
 /** States an operation reaches in a new block: the Pool and the head may have moved. */
 const ON_CHAIN = new Set(["included", "confirmed", "reverted"]);
 
@@ -128,6 +130,17 @@ export async function registerDashboard(scope: FastifyInstance, deps: DashboardD
       pushPool();
     }
   });
+  // An operation mined: health and the Pool again, soon, once for a burst of them.
+  let chainTimer: NodeJS.Timeout | null = null;
+  let chainReadAt = 0;
+  const chainMovedSoon = () => {
+    if (chainTimer) return;
+    chainTimer = setTimeout(() => {
+      chainTimer = null;
+      chainReadAt = Date.now();
+      pushHealth();
+    }, Math.max(0, chainReadAt + CHAIN_CHANGE_MS - Date.now())).unref();
+  };
   const pushManifest = coalesced(async () => {
     if (pages.size === 0) return;
     const served = await servedManifest(deps.deployments.servedRuntime());
@@ -154,7 +167,7 @@ export async function registerDashboard(scope: FastifyInstance, deps: DashboardD
       chainMoved ||= ON_CHAIN.has(op.state);
       send("op", operationHtml(op, prefix));
     }
-    if (chainMoved) pushHealth();
+    if (chainMoved) chainMovedSoon();
   };
   const onChange = (id: string | null) => {
     if (pending === null) {
@@ -175,6 +188,8 @@ export async function registerDashboard(scope: FastifyInstance, deps: DashboardD
     unlisten = null;
     if (healthTimer) clearInterval(healthTimer);
     healthTimer = null;
+    if (chainTimer) clearTimeout(chainTimer);
+    chainTimer = null;
   };
 
   dev.get(`${prefix}/dashboard`, { schema: { hide: true } }, async (_request, reply) =>
