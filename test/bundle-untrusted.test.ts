@@ -296,6 +296,26 @@ describe("the store is rows, checked and rebuilt in a fresh store (issue 24, ite
   });
 });
 
+describe("text from a loaded bundle is printed escaped by trace and ctl (issue 24, item 6)", () => {
+  it("an operation's failure detail with escape sequences: trace's message shows it escaped", async () => {
+    const ESC = "\u001b";
+    const at = new Date(Date.now() - 60_000).toISOString();
+    const rows = rowsOf(good);
+    const { operation } = operationRow("op_esc", "rejected", at, sendRequest("1"));
+    rows.operations = [...(rows.operations ?? []), { ...operation, reason: JSON.stringify({ code: "simulation_failed", detail: `${ESC}[2J${ESC}]0;pwned\u0007\u009b32mready` }) }];
+    const stateDir = await tempDir("devstack-untrusted-state-");
+    const stack = await startStack({ load: await craft({ store: storeOf(rows) }), stateDir });
+    try {
+      const trace = await execa(process.execPath, [...CLI, "trace", "op_esc", "--state-dir", stateDir], { reject: false });
+      expect(trace.exitCode).toBe(1);
+      expect(trace.stderr).toMatch(/was never mined \(rejected: simulation_failed, \\x1b\[2J\\x1b\]0;pwned\\x07\\x9b32mready\)/);
+      for (const control of [ESC, "\u0007", "\u009b"]) expect(trace.stdout + trace.stderr).not.toContain(control);
+    } finally {
+      await stack.stop();
+    }
+  });
+});
+
 describe("resumed operations are checked before anything is re-broadcast (issue 24, item 3)", () => {
   const transfer = (from: number) =>
     dev(from).signTransaction({ type: "eip1559", chainId: 11155111, nonce: 0, to: "0x000000000000000000000000000000000000dEaD", value: parseEther("1234"), gas: 21000n, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 1n });
