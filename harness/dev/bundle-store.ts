@@ -1,5 +1,6 @@
 import { SqliteOperationStore, sqlite } from "../../src/relay/store.ts";
-import { MAX_ROWS, STORE_COLUMNS, STORE_TABLES, type StoreRows } from "../../src/relay/store-rows.ts";
+import type { DatabaseSync } from "node:sqlite";
+import { MAX_ROWS, STORE_COLUMNS, STORE_TABLES, type StoreRows, type StoreTable } from "../../src/relay/store-rows.ts";
 import { printable } from "../../src/printable.ts";
 
 /**
@@ -24,7 +25,8 @@ export function readStoreRows(file: string): Record<string, unknown[]> {
     const rows: Record<string, unknown[]> = {};
     for (const table of STORE_TABLES) {
       if (!tables.has(table)) continue; // an older store's: none of those rows
-      const columns = STORE_COLUMNS[table].map((c) => `"${c}"`).join(", ");
+      // Of ours, those it has (an older store lacks the newer ones: their shapes give defaults).
+      const columns = columnsOf(db, table).map((c) => `"${c}"`).join(", ");
       rows[table] = db.prepare(`SELECT ${columns} FROM main."${table}" LIMIT ${MAX_ROWS + 1}`).all().map((row) => ({ ...row }));
     }
     return rows;
@@ -43,7 +45,7 @@ export function writeFreshStore(file: string, rows: StoreRows): void {
   try {
     db.exec("BEGIN IMMEDIATE");
     for (const table of STORE_TABLES) {
-      const columns = STORE_COLUMNS[table];
+      const columns = columnsOf(db, table);
       const insert = db.prepare(`INSERT INTO main."${table}" (${columns.map((c) => `"${c}"`).join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`);
       for (const row of rows[table]) insert.run(...columns.map((c) => (row as Record<string, string | number | null>)[c] as string | number | null));
     }
@@ -54,4 +56,10 @@ export function writeFreshStore(file: string, rows: StoreRows): void {
     if (db.isOpen && db.isTransaction) db.exec("ROLLBACK");
     db.close();
   }
+}
+
+/** The table's columns that are the store's (in STORE_COLUMNS), as this file has them. */
+function columnsOf(db: DatabaseSync, table: StoreTable): string[] {
+  const has = new Set((db.prepare(`SELECT name FROM pragma_table_info(?)`).all(table) as Array<{ name: string }>).map((c) => c.name));
+  return STORE_COLUMNS[table].filter((c) => has.has(c));
 }

@@ -56,6 +56,8 @@ export const OperationRow = z
     history: jsonText(z.array(HistoryEntry.extend({ at: PastDate })).max(1000)),
     created_at: PastDate,
     updated_at: PastDate,
+    /** Who submitted it (a request IP), for the per-client in-flight share; none in an older store. */
+    client: z.string().max(100).nullable().default(null),
   })
   // A finalize holds a FinalizeRequest; a send or withdrawal a RelayRequest.
   .superRefine((row, ctx) => {
@@ -77,8 +79,17 @@ export type AttemptRow = z.output<typeof AttemptRow>;
 
 export const IdempotencyKeyRow = z.strictObject({ key: z.string().min(1).max(255), operation_id: Id, created_at: PastDate });
 export const NullifierRow = z.strictObject({ nullifier: z.string().min(1).max(100), operation_id: Id });
-// Follows the quotes table of src/relay/store.ts: a column added there is added here.
-export const QuoteRow = z.strictObject({ id: z.string().min(1).max(200), quote: jsonText(z.record(z.string(), z.unknown())), expires_at: z.int(), created_at: PastDate });
+// Follows the quotes table of src/relay/store.ts: a column added there is added here (with the default
+// it has there, for an older store's rows).
+export const QuoteRow = z.strictObject({
+  id: z.string().min(1).max(200),
+  quote: jsonText(z.record(z.string(), z.unknown())),
+  expires_at: z.int(),
+  created_at: PastDate,
+  client: z.string().max(100).default(""),
+  /** The operation whose action used it: a used quote stays used in a loaded stack. */
+  used_by: Id.nullable().default(null),
+});
 
 /** Rows of each table a bundle may carry; a table's row cap keeps a bundle's store to a stack's size. */
 export const MAX_ROWS = 100_000;
