@@ -99,10 +99,19 @@ export function checkRequest(kind: Exclude<OperationKind, "finalize">, request: 
   if (n0 === n1) throw new ProblemError("duplicate_nullifier", `the request spends nullifier ${n0} twice`, { extensions: { nullifier: n0 } });
 }
 
-export function checkCapacity(store: OperationStore, settings: RelaySettings): void {
+/** Room in the in-flight limit: in all (503 queue_full), and in the client's share of it, if known (429 too_many_in_flight). */
+export function checkCapacity(store: OperationStore, settings: RelaySettings, client?: string): void {
   const live = store.countLive();
   if (live >= settings.maxLiveOperations) {
     throw new ProblemError("queue_full", `${live} operations are in flight, the limit is ${settings.maxLiveOperations}`, { headers: { "retry-after": "5" } });
+  }
+  if (client === undefined) return;
+  const mine = store.countLive(client);
+  if (mine >= settings.maxLivePerClient) {
+    throw new ProblemError("too_many_in_flight", `this client has ${mine} operations in flight, its share of the queue is ${settings.maxLivePerClient}: wait for one to end`, {
+      extensions: { limit: settings.maxLivePerClient },
+      headers: { "retry-after": "5" },
+    });
   }
 }
 

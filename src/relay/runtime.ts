@@ -79,8 +79,9 @@ export class Relayer {
    * request → validate (schema, done by the route) → decide (checks) → store → hand to the engine.
    * Returns the new operation, or the stored one a keyed request refers to.
    */
-  async submit(kind: Exclude<OperationKind, "finalize">, request: RelayRequest, idempotencyKey: string | undefined): Promise<OperationRecord> {
-    return this.admit(kind, request, [...request.publicInputs.inputNullifiers], idempotencyKey, {
+  /** `client`: who submits (the request's IP), for its share of the in-flight limit. */
+  async submit(kind: Exclude<OperationKind, "finalize">, request: RelayRequest, idempotencyKey: string | undefined, client?: string): Promise<OperationRecord> {
+    return this.admit(kind, request, [...request.publicInputs.inputNullifiers], idempotencyKey, client, {
       decide: async () => {
         checkRequest(kind, request, this.checks);
         checkActionQuote(request, this.checks.config, request.action ? this.store.getQuote(request.action.quoteId) : undefined, Math.floor(Date.now() / 1000));
@@ -90,7 +91,7 @@ export class Relayer {
         // Before the chain is asked too; the insert decides (two actions citing one quote may both get here).
         const user = request.action ? this.store.quoteUser(request.action.quoteId) : undefined;
         if (user !== undefined) throw quoteUsed(request.action?.quoteId as string, user);
-        checkCapacity(this.store, this.settings);
+        checkCapacity(this.store, this.settings, client);
         await withinDeadline(this.checkOnChain(request), this.chainTimeoutMs);
       },
       explain: (error) => this.explained(error, request),
@@ -101,7 +102,7 @@ export class Relayer {
   /** POST /finalize: the same pipeline; the reservation is claimed as a nullifier, so one finalize runs at a time. */
   async submitFinalize(request: FinalizeRequest, idempotencyKey: string | undefined): Promise<OperationRecord> {
     const claims = [reservationClaim(request.reservationId)];
-    return this.admit("finalize", request, claims, idempotencyKey, {
+    return this.admit("finalize", request, claims, idempotencyKey, undefined, {
       decide: async () => {
         checkDeploymentRef(this.checks.config, request.deployment);
         checkInFlight(this.store, claims);
@@ -129,6 +130,7 @@ export class Relayer {
     request: RelayRequest | FinalizeRequest,
     claims: string[],
     idempotencyKey: string | undefined,
+    client: string | undefined,
     steps: {
       decide: () => Promise<void>;
       /** The refusal a check's error means; anything but a ProblemError is unexpected (a 500). */
@@ -174,6 +176,7 @@ export class Relayer {
       history: [{ state: "accepted", at: now }],
       createdAt: now,
       updatedAt: now,
+      ...(client === undefined ? {} : { client }),
     };
     // The checks above awaited the chain: a concurrent twin may have been stored meanwhile, and even
     // mined and confirmed (its claims outlive it). The insert is the atomic decision.

@@ -27,6 +27,8 @@ export interface OperationRecord {
   history: HistoryEntry[];
   createdAt: string;
   updatedAt: string;
+  /** Who submitted it (the request's IP), for the per-client share of the in-flight limit; absent if unknown. */
+  client?: string;
 }
 
 export type InsertResult =
@@ -123,7 +125,8 @@ export interface OperationStore {
   countQuotes(): number;
   /** Operations accepted at or after this time (ISO 8601), oldest first. */
   createdSince(at: string): OperationRecord[];
-  countLive(): number;
+  /** Live operations: all, or one client's. */
+  countLive(client?: string): number;
   /**
    * Null when the store can be written; else why the last write failed (a full disk, say). After a
    * failure it tries a write that changes nothing first, so it notices the room made since.
@@ -179,7 +182,8 @@ CREATE TABLE IF NOT EXISTS operations (
   block TEXT,
   history TEXT NOT NULL,
   created_at TEXT NOT NULL,
-  updated_at TEXT NOT NULL
+  updated_at TEXT NOT NULL,
+  client TEXT
 );
 CREATE INDEX IF NOT EXISTS operations_state ON operations(state);
 CREATE TABLE IF NOT EXISTS attempts (
@@ -218,9 +222,10 @@ CREATE TABLE IF NOT EXISTS quotes (
 `;
 
 /** Indexes on columns a migration may only now have added: created after it. */
-const QUOTE_INDEXES = `
+const VERSION_4_INDEXES = `
 CREATE INDEX IF NOT EXISTS quotes_expires_at ON quotes(expires_at);
 CREATE INDEX IF NOT EXISTS quotes_client ON quotes(client, expires_at);
+CREATE INDEX IF NOT EXISTS operations_client ON operations(client, state);
 `;
 
 /**
@@ -229,13 +234,15 @@ CREATE INDEX IF NOT EXISTS quotes_client ON quotes(client, expires_at);
  * nullifiers of every operation. Version 3 drops the table of live nullifiers, which confirmation
  * emptied: a nullifier's claim is its operation's state (claimed unless it failed). Version 4 gives a
  * quote the client that asked for it (the per-client cap) and the operation that used it (a quote is
- * used once); a quote stored before has neither. An older file is brought up to date when it is opened.
+ * used once), and an operation the client that submitted it (its share of the in-flight limit); rows
+ * stored before have none. An older file is brought up to date when it is opened.
  */
 const SCHEMA_VERSION = 4;
-/** Version 4's columns, added to a quotes table made before (ALTER TABLE has no IF NOT EXISTS). */
-const QUOTE_COLUMNS_V4: Array<[string, string]> = [
-  ["client", "client TEXT NOT NULL DEFAULT ''"],
-  ["used_by", "used_by TEXT"],
+/** Version 4's columns by table, added to tables made before (ALTER TABLE has no IF NOT EXISTS). */
+const VERSION_4_COLUMNS: Array<[table: string, column: string, definition: string]> = [
+  ["quotes", "client", "client TEXT NOT NULL DEFAULT ''"],
+  ["quotes", "used_by", "used_by TEXT"],
+  ["operations", "client", "client TEXT"],
 ];
 const MIGRATE = `
 INSERT OR IGNORE INTO idempotency_keys (key, operation_id, created_at)
@@ -363,11 +370,13 @@ export class SqliteOperationStore implements OperationStore {
         const { user_version: version } = this.prepare("PRAGMA user_version").get() as { user_version: number };
         if (version < SCHEMA_VERSION) {
           this.db.exec(MIGRATE);
-          const columns = new Set((this.prepare("PRAGMA table_info(quotes)").all() as Array<{ name: string }>).map((c) => c.name));
-          for (const [name, definition] of QUOTE_COLUMNS_V4) if (!columns.has(name)) this.db.exec(`ALTER TABLE quotes ADD COLUMN ${definition}`);
+          for (const [table, column, definition] of VERSION_4_COLUMNS) {
+            const columns = (this.db.prepare(`PRAGMA table_info(${table})`).all() as Array<{ name: string }>).map((c) => c.name);
+            if (!columns.includes(column)) this.db.exec(`ALTER TABLE ${table} ADD COLUMN ${definition}`);
+          }
           this.db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
         }
-        this.db.exec(QUOTE_INDEXES);
+        this.db.exec(VERSION_4_INDEXES);
       });
     } catch (error) {
       this.db.close();
@@ -418,8 +427,8 @@ export class SqliteOperationStore implements OperationStore {
       }
       this
         .prepare(
-          `INSERT INTO operations (id, kind, state, idempotency_key, request_hash, request, nullifiers, reason, mined_hash, block, history, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, ?, ?, ?)`,
+          `INSERT INTO operations (id, kind, state, idempotency_key, request_hash, request, nullifiers, reason, mined_hash, block, history, created_at, updated_at, client)
+           VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, ?, ?, ?, ?)`,
         )
         .run(
           record.id,
@@ -432,6 +441,7 @@ export class SqliteOperationStore implements OperationStore {
           JSON.stringify(record.history),
           record.createdAt,
           record.updatedAt,
+          record.client ?? null,
         );
       const index = this.prepare("INSERT OR IGNORE INTO operation_nullifiers (nullifier, operation_id) VALUES (?, ?)");
       for (const nullifier of record.nullifiers) index.run(nullifier, record.id);
@@ -630,7 +640,8 @@ export class SqliteOperationStore implements OperationStore {
     return rows.map((row) => this.hydrate(row));
   }
 
-  countLive(): number {
+  countLive(client?: string): number {
+    if (client !== undefined) return Number((this.prepare(`SELECT COUNT(*) AS n FROM operations WHERE client = ? AND state IN ${LIVE_STATES}`).get(client) as Row).n);
     return Number((this.prepare(`SELECT COUNT(*) AS n FROM operations WHERE state IN ${LIVE_STATES}`).get() as Row).n);
   }
 
@@ -720,6 +731,7 @@ export class SqliteOperationStore implements OperationStore {
       history: JSON.parse(String(row.history)) as HistoryEntry[],
       createdAt: String(row.created_at),
       updatedAt: String(row.updated_at),
+      ...(row.client === null || row.client === undefined ? {} : { client: String(row.client) }),
     };
   }
 }
