@@ -184,6 +184,12 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     const { runtime, dev, queueUrl } = await timed(progress, "start queue runtime", async () => {
       const runtime = await parts.start(runtimePart(options, { host, chain, faults, fork: upstream.fork !== null, manifest, dir }));
       const dev = await parts.start(devRoutesPart({ runtime, chain, contracts, manifest, manifestPath: dir.manifestPath, faults, fork: upstream.capture, allowedHosts }));
+      // A loaded bundle's live operations wait, as saved, until the developer resumes the relayer (ctl
+      // relayer resume): loading a file signs and sends nothing, and "stuck at submitted" stays so.
+      if (dir.loadedLive > 0) {
+        const live = dir.loadedLive;
+        await timed(progress, "hold loaded operations", async () => relayControl(runtime.app)?.pause("dev"), () => `${live} live operation${live === 1 ? "" : "s"} from the bundle wait, the relayer paused: queue-devstack ctl relayer resume`);
+      }
       return { runtime, dev, queueUrl: await runtime.listen() };
     });
     const info = await parts.start(stackInfoPart(options, { dir, upstream, chain, manifest, faults, queueUrl }));

@@ -12,7 +12,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { BundleError, startDevStack } from "../harness/index.ts";
 import { createQueueClient, fetchProofFiles, ForeignOriginError, poolAbi, reviewedFrom } from "../harness/client/index.ts";
 import { rpc } from "./support/rpc.ts";
-import { withStacks } from "./support/stacks.ts";
+import { resumeRelayer, withStacks } from "./support/stacks.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
 
 // Issue 24: a bundle is an untrusted file. Crafted ones, made from a real bundle, are refused in one
@@ -374,6 +374,7 @@ describe("resumed operations are checked before anything is re-broadcast (issue 
       const relayerNonce = () => rpc<string>(stack.rpcUrl, "eth_getTransactionCount", [stack.relayer.address, "pending"]);
       const before = await relayerNonce();
       const queue = createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(stack.manifest) });
+      await resumeRelayer(stack);
       const op = await queue.waitFor("send", "op_stale");
       console.log(`resumed operation: ${op.state} (${op.reason?.code}: ${op.reason?.detail})`);
       expect(op.state).toBe("rejected");

@@ -6,6 +6,7 @@ import { gunzipSync, gzipSync } from "node:zlib";
 import { z } from "zod";
 import type { RelayControl } from "../../src/relay/control.ts";
 import { parseStoreRows, type StoreRows } from "../../src/relay/store-rows.ts";
+import { TERMINAL_STATES } from "../../src/relay/operation.ts";
 import { printable } from "../../src/printable.ts";
 import { jsonRpc, jsonRpcBatch } from "../chain/index.ts";
 import type { ForkReads } from "../chain/index.ts";
@@ -142,7 +143,7 @@ type UnpackTargets = { chainState: string; manifest: string; store: string };
  * anvil's dump, the manifest by parseManifest, the store as an operation store — before any is renamed
  * into place. Every refusal is one BundleError naming the file and the part.
  */
-export async function unpackBundle(file: string, files: UnpackTargets, stateDir: string): Promise<{ mode: "local" | "fork" }> {
+export async function unpackBundle(file: string, files: UnpackTargets, stateDir: string): Promise<{ mode: "local" | "fork"; live: number }> {
   const bundle = await readEnvelope(file);
   // A run killed while unpacking left its folder (no other stack runs from this state dir now).
   for (const entry of await readdir(stateDir)) if (entry.startsWith(STAGING_PREFIX)) await rm(path.join(stateDir, entry), { recursive: true, force: true });
@@ -154,6 +155,7 @@ export async function unpackBundle(file: string, files: UnpackTargets, stateDir:
       checkChain(await readFile(staged.chainState, "utf8"));
     });
     let manifest: DeploymentConfig | undefined;
+    let live = 0;
     await part(file, "manifest", async () => {
       const bytes = Buffer.from(bundle.manifest, "utf8");
       if (bytes.length > BUNDLE_CAPS.manifest) throw new OverCapError(`is more than ${formatBytes(BUNDLE_CAPS.manifest)}`);
@@ -163,7 +165,9 @@ export async function unpackBundle(file: string, files: UnpackTargets, stateDir:
     });
     await part(file, "store", async () => {
       const rows = await storeRows(bundle, path.join(staging, "store-v1.sqlite"));
-      writeFreshStore(staged.store, (await settleAttempts(rows, manifest as DeploymentConfig)).rows);
+      const settled = (await settleAttempts(rows, manifest as DeploymentConfig)).rows;
+      writeFreshStore(staged.store, settled);
+      live = settled.operations.filter((op) => !TERMINAL_STATES.has(op.state)).length;
     });
     // Checked: into place. The store may live outside the state dir (another filesystem).
     await rename(staged.chainState, files.chainState);
@@ -172,7 +176,7 @@ export async function unpackBundle(file: string, files: UnpackTargets, stateDir:
       if (error.code !== "EXDEV") throw error;
       await copyFile(staged.store, files.store);
     });
-    return { mode: bundle.mode };
+    return { mode: bundle.mode, live };
   } finally {
     await rm(staging, { recursive: true, force: true });
   }
