@@ -14,8 +14,13 @@ header { display: flex; gap: 1rem; align-items: baseline; padding: .5rem 1rem; b
 header h1 { font-size: 1.1rem; margin: 0; }
 header p { margin: 0; }
 main { display: grid; grid-template-columns: minmax(0, 3fr) minmax(0, 2fr); gap: 1rem; padding: 1rem; align-items: start; }
-#ops-panel { grid-row: span 4; }
-@media (max-width: 800px) { main { grid-template-columns: minmax(0, 1fr); padding: .5rem; gap: .5rem; } #ops-panel { grid-row: auto; } }
+.column { display: flex; flex-direction: column; gap: 1rem; min-width: 0; }
+/* A phone: one column, what changes most first (operations, health), then controls, the Pool, the manifest. */
+@media (max-width: 800px) {
+  main { grid-template-columns: minmax(0, 1fr); padding: .5rem; gap: .5rem; }
+  .column { display: contents; }
+  #ops-panel { order: 1; } #health-panel { order: 2; } #controls-panel { order: 3; } #pool-panel { order: 4; } #manifest-panel { order: 5; }
+}
 section { background: #fff; border: 1px solid #d0d7de; border-radius: 6px; padding: .5rem 1rem; min-width: 0; overflow-wrap: anywhere; }
 h2 { font-size: 1rem; margin: .25rem 0 .5rem; }
 .filters { display: flex; flex-wrap: wrap; gap: .25rem 1rem; margin-bottom: .5rem; }
@@ -23,6 +28,7 @@ h2 { font-size: 1rem; margin: .25rem 0 .5rem; }
 .op summary { cursor: pointer; overflow-wrap: anywhere; }
 .op .timeline { margin: .25rem 0; padding-left: 1.5rem; }
 .state { display: inline-block; min-width: 6.5em; padding: 0 .4em; border-radius: 3px; color: #fff; background: #57606a; text-align: center; }
+td .state { min-width: 0; }
 .state[data-state="processing"] { background: #6f42c1; }
 .state[data-state="submitted"], .state[data-state="pending"] { background: #0969da; }
 .state[data-state="included"], .state[data-state="settled"] { background: #1b7c83; }
@@ -34,6 +40,8 @@ h2 { font-size: 1rem; margin: .25rem 0 .5rem; }
 table { border-collapse: collapse; margin: .25rem 0 .5rem; max-width: 100%; }
 caption { text-align: left; color: #57606a; }
 th, td { padding: 0 .5rem 0 0; text-align: left; overflow-wrap: anywhere; vertical-align: top; }
+th[scope="col"], th[scope="row"], .state { overflow-wrap: normal; white-space: nowrap; }
+dd code[title] { white-space: nowrap; }
 code { font-size: .9em; }
 button, .button { margin: .15rem; font: inherit; cursor: pointer; }
 .button { display: inline-block; padding: 1px 6px; border: 1px solid #8c959f; border-radius: 3px; background: #f6f8fa; color: #0550ae; }

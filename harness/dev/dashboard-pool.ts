@@ -19,7 +19,8 @@ const ROOT_BLOCKS = 1_000n;
 const RESERVATIONS_SHOWN = 10;
 
 export function chainReader(rpcUrl: string): PublicClient {
-  return createPublicClient({ transport: http(rpcUrl, { retryCount: 0 }) });
+  // cacheTime 0: viem keeps the block number for seconds otherwise, and the panel must show the head it read.
+  return createPublicClient({ transport: http(rpcUrl, { retryCount: 0 }), cacheTime: 0 });
 }
 
 const root = (value: bigint) => hash(`0x${value.toString(16).padStart(64, "0")}`);
@@ -39,7 +40,7 @@ function finalizesOf(control: RelayControl, reservationId: string, after: string
     .reverse();
 }
 
-const opLink = (op: OperationRecord) => `<a href="#op-${esc(op.id)}" data-op="${esc(op.id)}">${esc(op.id)}</a> ${badge(op.state)}`;
+const opLink = (op: OperationRecord, withState = true) => `<a href="#op-${esc(op.id)}" data-op="${esc(op.id)}">${esc(op.id)}</a>${withState ? ` ${badge(op.state)}` : ""}`;
 
 /** An operation's reservation: its state on the Pool and, for an action, the finalizes of it. */
 export async function reservationHtml(client: PublicClient, control: RelayControl, op: OperationRecord): Promise<string> {
@@ -50,10 +51,10 @@ export async function reservationHtml(client: PublicClient, control: RelayContro
   const state = read instanceof Error ? `<span class="failure">not read: ${esc(read.message.split("\n")[0])}</span>` : badge(read.state);
   if (op.kind === "finalize") {
     const actions = control.operationsSince(new Date(0).toISOString()).filter((a) => kindOf(a) === "action" && reservationIdOf(a) === id);
-    return `reservation ${hash(id)} ${state}${actions.length ? `, of the action ${actions.map(opLink).join(", ")}` : ""}`;
+    return `reservation ${hash(id)} ${state}${actions.length ? `, of the action ${actions.map((a) => opLink(a)).join(", ")}` : ""}`;
   }
   const finalizes = finalizesOf(control, id, op.createdAt);
-  return `reservation ${hash(id)} ${state}, ${finalizes.length ? `finalized by ${finalizes.map(opLink).join(", ")}` : "no finalize yet"}`;
+  return `reservation ${hash(id)} ${state}, ${finalizes.length ? `finalized by ${finalizes.map((f) => opLink(f)).join(", ")}` : "no finalize yet"}`;
 }
 
 /** The Pool panel: its tree, roots, balances and fees per asset, reservations and proof files. */
@@ -86,7 +87,7 @@ export async function poolHtml(client: PublicClient, control: RelayControl | nul
       const id = reservationIdOf(op) as Hex;
       const read = await readReservation(client, op.request.deployment.poolAddress as Address, id).catch(() => null);
       const finalize = control ? finalizesOf(control, id, op.createdAt)[0] : undefined;
-      return `<tr><td>${hash(id)}</td><td>${read ? badge(read.state) : "not read"}</td><td>${opLink(op)}</td><td>${finalize ? opLink(finalize) : "—"}</td></tr>`;
+      return `<tr><td>${hash(id)}</td><td>${read ? badge(read.state) : "not read"}</td><td>${opLink(op, false)}</td><td>${finalize ? opLink(finalize, false) : "—"}</td></tr>`;
     }),
   );
   const artifacts = config.queue.proof.artifacts
