@@ -15,6 +15,11 @@ import { installProblemHandlers } from "../src/errors.ts";
 import { validatorCompiler } from "../src/validation.ts";
 import { HttpRequestError, IntegerOutOfRangeError, InternalRpcError, RpcRequestError, TimeoutError } from "viem";
 import { chainUnavailable } from "../src/relay/checks.ts";
+import { createChainClient } from "../src/chain/client.ts";
+import { Relayer } from "../src/relay/runtime.ts";
+import { relaySettings } from "../src/server.ts";
+import { SqliteOperationStore } from "../src/relay/store.ts";
+import { privateKeyToAccount } from "viem/accounts";
 import { ProblemError } from "../src/problem.ts";
 
 // Malformed input, from outside: whatever a client sends, the answer is a problem with a stable code
@@ -172,6 +177,32 @@ describe("an action's deadline is a uint64", () => {
     expect(code(new IntegerOutOfRangeError({ max: "18446744073709551615", min: "0", signed: false, size: 8, value: "18446744073709551616" }))).toBe("unexpected");
     expect(code(new TypeError("a bug"))).toBe("unexpected");
     expect(code(new ProblemError("unknown_root", "x"))).toBe("unknown_root");
+  });
+});
+
+describe("an unexpected error during an admission", () => {
+  it("is a 500 internal_error logged with the request's kind, hash and claims, not a 503 chain_unavailable", async () => {
+    const logged: Array<{ context: Record<string, unknown>; message: string }> = [];
+    const quiet = () => {};
+    const log = { level: "info", error: (context: Record<string, unknown>, message: string) => void logged.push({ context, message }), warn: quiet, info: quiet, debug: quiet, trace: quiet, fatal: quiet, silent: quiet, child: () => log };
+    const store = new SqliteOperationStore(":memory:");
+    const chain = createChainClient(stack.rpcUrl, { timeoutMs: 3_000, retryCount: 0 });
+    const relayer = new Relayer({ store, chain, engineChain: chain, account: privateKeyToAccount(RELAYER_KEY), config: stack.manifest, settings: relaySettings(), log: log as never, chainTimeoutMs: 3_000 });
+    try {
+      // A value past the schema that no check foresaw (as a bug would make one): BigInt() throws a SyntaxError.
+      const request = wellFormed();
+      request.publicInputs.extDataHash = "not a number";
+      const refusal = await relayer.submit("send", request as never, "key-1").then(() => null, (error: unknown) => error);
+      expect(refusal).toBeInstanceOf(ProblemError);
+      expect(refusal).toMatchObject({ code: "internal_error", status: 500 });
+      expect(logged).toHaveLength(1);
+      expect(logged[0]?.message).toBe("admission failed unexpectedly");
+      expect(logged[0]?.context).toMatchObject({ kind: "send", idempotencyKey: "key-1", claims: ["11", "12"], requestHash: expect.stringMatching(/^[0-9a-f]{64}$/) });
+      expect(logged[0]?.context.err).toBeInstanceOf(SyntaxError);
+      expect(store.countLive()).toBe(0);
+    } finally {
+      store.close();
+    }
   });
 });
 
