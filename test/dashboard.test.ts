@@ -150,7 +150,10 @@ describe("dashboard", () => {
     await submitControl("RPC fault", { methods: "eth_sendRawTransaction, eth_getLogs", "for (ms)": "600000" }, { fault: "fail" });
     await page.locator("#rpc-fault-methods", { hasText: "eth_sendRawTransaction, eth_getLogs" }).waitFor();
     expect(await page.locator("#health dd", { has: page.locator("#rpc-fault") }).locator("time").count()).toBe(1); // until when
-    await submitControl("RPC fault", {}, { fault: "none" });
+    await submitControl("RPC fault", { "delay (ms, for delay)": "5", methods: "", "for (ms)": "" }, { fault: "delay" });
+    await page.locator("#rpc-fault", { hasText: "delay" }).waitFor();
+    expect(await page.locator("#health dd", { has: page.locator("#rpc-fault") }).textContent()).toBe("delay 5 ms");
+    await submitControl("RPC fault", { "delay (ms, for delay)": "" }, { fault: "none" });
     await page.locator("#rpc-fault", { hasText: "none" }).waitFor();
     await page.getByRole("button", { name: "disarm revert next" }).click();
     await page.locator("#revert-next", { hasText: "off" }).waitFor();
