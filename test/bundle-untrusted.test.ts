@@ -411,6 +411,25 @@ describe("a bundle's manifest names only this runtime's paths, and a fork bundle
     await asFound();
   });
 
+  const undescribed: Array<[string, (m: Manifest) => void, RegExp]> = [
+    ["the Pool's code hash not its code's in the chain", (m) => void ((m as unknown as { poolRuntimeCodeHash: string }).poolRuntimeCodeHash = `0x${"ab".repeat(32)}`), /poolAddress \(0x[0-9a-fA-F]{40}\) has code of hash 0x[0-9a-f]{64} in the bundle's chain, the manifest says 0xabab/],
+    // A dev account: in the chain, with no code.
+    ["a registry address that is no contract in the chain", (m) => void ((m as unknown as { accountRegistry: { address: string } }).accountRegistry.address = dev(5).address), /accountRegistry \(0x[0-9a-fA-F]{40}\) has no code in the bundle's chain/],
+    ["an ABI that is not the fixture's", (m) => void ((m as unknown as { receiveDirectory: { abi: unknown[] } }).receiveDirectory.abi = [{ type: "function", name: "drain" }]), /receiveDirectory\.abi is not the ReceiveDirectory's/],
+  ];
+  it.each(undescribed)("%s: refused as the manifest part before anything starts, local or fork, the state dir as found", async (_name, change, why) => {
+    for (const mode of ["local", "fork"] as const) {
+      const file = await craft({ mode, manifest: manifestWith(change) });
+      const { stateDir, asFound } = await stateDirWithNotes();
+      const { error, steps } = await loadRefused(file, stateDir);
+      expect(error).toBeInstanceOf(BundleError);
+      expect((error as Error).message).toMatch(/its manifest part is refused: it does not describe this runtime and the bundle's chain: /);
+      expect((error as Error).message).toMatch(why);
+      expect(steps).toEqual(["check state dir"]);
+      await asFound();
+    }
+  });
+
   it("a bundle saying mode fork: its manifest is what its chain describes (a symbol of its own is refused), the state dir as found; as saved, it loads", async () => {
     const forged = await craft({ mode: "fork", manifest: manifestWith((m) => void ((m.assets[0] as { symbol: string }).symbol = "FAKE")) });
     const { stateDir, asFound } = await stateDirWithNotes();

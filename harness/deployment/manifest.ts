@@ -139,7 +139,8 @@ const ARTIFACT_KINDS: Record<string, { role: "wasm" | "zkey" | "verificationKey"
   ".json": { role: "verificationKey", contentType: "application/json" },
 };
 
-function proofSection(circuit: CircuitManifest, verifier: Address, verifierCodeHash: `0x${string}`) {
+/** The manifest's proof section: the circuit's files (the runtime's own, served under its artifacts prefix) and the Pool's verifier. */
+export function proofSection(circuit: CircuitManifest, verifier: Address, verifierCodeHash: `0x${string}`) {
   const artifacts = circuit.files.map((f) => {
     const kind = ARTIFACT_KINDS[path.extname(f.file)];
     if (!kind) throw new Error(`unknown proof artifact type: ${f.file}`);

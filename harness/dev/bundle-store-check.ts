@@ -6,7 +6,7 @@ import type { AttemptRow, OperationRow, StoreRows } from "../../src/relay/store-
 import { printable } from "../../src/printable.ts";
 
 /** The relayer of every stack: anvil's dev account #1, re-derived at load (a bundle holds no key). */
-const RELAYER = mnemonicToAccount("test test test test test test test test test test test junk", { addressIndex: 1 }).address;
+export const RELAYER = mnemonicToAccount("test test test test test test test test test test test junk", { addressIndex: 1 }).address;
 
 /** The failure code of an operation whose stored attempt is not the relayer's own call of the Pool. */
 export const BUNDLE_ATTEMPT_INVALID = "bundle_attempt_invalid";

@@ -12,6 +12,7 @@ import { jsonRpc, jsonRpcBatch } from "../chain/index.ts";
 import type { ForkReads } from "../chain/index.ts";
 import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
 import { settleAttempts } from "./bundle-store-check.ts";
+import { manifestAgainstConstants } from "./bundle-manifest-check.ts";
 import { readStoreRows, writeFreshStore } from "./bundle-store.ts";
 import { formatBytes, gunzipBounded, OverCapError } from "./bounded-gunzip.ts";
 
@@ -83,7 +84,12 @@ export async function bundleBytes(args: BundleSource): Promise<Uint8Array> {
       chain = await jsonRpc<string>(args.rpcUrl, "anvil_dumpState", [true]).catch((error: unknown) => {
         throw new BundleError(`anvil did not dump its state: ${(error as Error).message}`);
       });
-      if (args.fork) chain = `0x${gzipSync(JSON.stringify(await withForkedState(args.rpcUrl, JSON.parse(gunzipSync(Buffer.from(chain.slice(2), "hex")).toString("utf8")) as AnvilState, args.fork.reads))).toString("hex")}`;
+      if (args.fork) {
+        // The manifest's contracts too, read or not (a loaded bundle's manifest is checked against their code).
+        const named = manifestContracts(JSON.parse(await readFile(args.manifestPath, "utf8")) as DeploymentConfig);
+        const reads = { ...args.fork.reads, accounts: new Set([...args.fork.reads.accounts, ...named]) };
+        chain = `0x${gzipSync(JSON.stringify(await withForkedState(args.rpcUrl, JSON.parse(gunzipSync(Buffer.from(chain.slice(2), "hex")).toString("utf8")) as AnvilState, reads))).toString("hex")}`;
+      }
       args.control.backupStore(storeCopy);
     } finally {
       args.control.resume();
@@ -150,9 +156,10 @@ export async function unpackBundle(file: string, files: UnpackTargets, stateDir:
   const staging = await mkdtemp(path.join(stateDir, STAGING_PREFIX));
   try {
     const staged = { chainState: path.join(staging, "chain-state.json"), manifest: path.join(staging, "manifest.json"), store: path.join(staging, "queue.sqlite") };
+    let accounts: Record<string, { code: string }> = {};
     await part(file, "chain", async () => {
       await gunzipBounded(Buffer.from(bundle.chain, "base64"), BUNDLE_CAPS.chain, staged.chainState);
-      checkChain(await readFile(staged.chainState, "utf8"));
+      accounts = checkChain(await readFile(staged.chainState, "utf8")).accounts;
     });
     let manifest: DeploymentConfig | undefined;
     let live = 0;
@@ -161,6 +168,8 @@ export async function unpackBundle(file: string, files: UnpackTargets, stateDir:
       if (bytes.length > BUNDLE_CAPS.manifest) throw new OverCapError(`is more than ${formatBytes(BUNDLE_CAPS.manifest)}`);
       const { parseManifest } = await import("../../src/server.ts");
       manifest = parseManifest(bytes);
+      const differs = await manifestAgainstConstants(manifest, accounts, bundle.mode === "fork");
+      if (differs !== null) throw new Error(`it does not describe this runtime and the bundle's chain: ${differs}`);
       await writeFile(staged.manifest, bytes);
     });
     await part(file, "store", async () => {
@@ -212,7 +221,7 @@ async function part(file: string, name: "chain" | "manifest" | "store", unpack: 
   }
 }
 
-function checkChain(text: string): void {
+function checkChain(text: string): z.output<typeof AnvilDump> {
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -221,6 +230,7 @@ function checkChain(text: string): void {
   }
   const parsed = AnvilDump.safeParse(json);
   if (!parsed.success) throw new Error(`it is not anvil's state dump (${parsed.error.issues.slice(0, 3).map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")})`);
+  return parsed.data;
 }
 
 /**
@@ -241,6 +251,12 @@ async function storeRows(bundle: z.output<typeof Bundle>, v1File: string): Promi
     throw new Error(`it is not JSON (${firstLine(error)})`);
   }
   return parseStoreRows(data);
+}
+
+/** The contracts a manifest names (lower case, as the fork's reads are). */
+function manifestContracts(manifest: DeploymentConfig): string[] {
+  const adapters = manifest.routes.flatMap((route) => (route.action === "external" ? [route.adapter.address] : []));
+  return [manifest.poolAddress, manifest.accountRegistry.address, manifest.receiveDirectory.address, manifest.queue.proof.verifier.address, ...manifest.assets.map((a) => a.address), ...adapters].map((a) => a.toLowerCase());
 }
 
 function firstLine(error: unknown): string {
