@@ -79,6 +79,13 @@ describe("dashboard", () => {
     await page.locator(`#op-${sent.id} summary`).click();
     expect(await page.locator(`#op-${sent.id} .timeline .state`).allTextContents()).toEqual(expect.arrayContaining(["accepted", "submitted", "confirmed"]));
     expect(await page.locator(`#op-${sent.id} .attempts tbody tr`).count()).toBeGreaterThanOrEqual(1);
+    // Its confirmations count up with the head: two more blocks mined, two more confirmations.
+    const confirmations = page.locator(`#op-${sent.id} .confirmations`);
+    await confirmations.filter({ hasText: /^[1-9]\d* confirmations?$/ }).waitFor(); // once the head it counts from is shown
+    const mined = Number(/^(\d+) confirmation/.exec((await confirmations.textContent()) ?? "")?.[1]);
+    expect(mined).toBeGreaterThanOrEqual(1);
+    await fetch(`${stack.queueUrl}/api/dev/mine`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ blocks: 2 }) });
+    await confirmations.filter({ hasText: new RegExp(`^${mined + 2} confirmations$`) }).waitFor();
 
     // Proven first: its note's deposit must be mined.
     const second = await provenSendOf(stack, pool, queue, 3);

@@ -73,6 +73,12 @@ const SCRIPT = `
   }
   function refreshTimes(root) {
     root.querySelectorAll("time[datetime]").forEach(function (t) { t.textContent = ago(t.getAttribute("datetime")); });
+    var head = document.getElementById("head-number");
+    if (!head) return;
+    root.querySelectorAll(".confirmations[data-block]").forEach(function (c) {
+      var n = Math.max(0, Number(head.textContent) - Number(c.dataset.block) + 1);
+      c.textContent = n + (n === 1 ? " confirmation" : " confirmations");
+    });
   }
   function list() { return document.getElementById("ops"); }
   // A pushed operation is filtered here as the server filters a page.

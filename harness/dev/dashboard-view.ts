@@ -43,7 +43,10 @@ export function operationHtml(op: Readonly<OperationRecord>, prefix: string): st
         .map((a, i) => `<tr><td>${i + 1}</td><td>${esc(a.nonce)}</td><td>${gwei(a.maxFeePerGas)}</td><td>${gwei(a.maxPriorityFeePerGas)}</td><td>${hash(a.hash)}</td></tr>`)
         .join("")}</tbody></table>`
     : "";
-  const block = op.block ? `<p>block ${esc(op.block.number)} ${hash(op.block.hash)}${op.minedHash ? `, transaction ${hash(op.minedHash)}` : ""}</p>` : "";
+  // Its confirmations are counted on the page from the head the health panel shows (pushed as blocks come).
+  const block = op.block
+    ? `<p>block ${esc(op.block.number)} ${hash(op.block.hash)}${op.minedHash ? `, transaction ${hash(op.minedHash)}` : ""}, <span class="confirmations" data-block="${esc(op.block.number)}"></span></p>`
+    : "";
   const failure = op.reason
     ? `<p class="failure"><strong class="code">${esc(op.reason.code)}</strong>: <span class="reason">${esc(op.reason.detail)}</span>${op.reason.revert ? ` <code>${esc(op.reason.revert.name)}(${esc(op.reason.revert.args.join(", "))})</code>` : ""}</p>`
     : "";
