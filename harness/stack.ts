@@ -4,12 +4,13 @@ import type { DeploymentConfig } from "../src/config/deployment-config.ts";
 import type { QueueRuntimeOptions } from "../src/server.ts";
 import type { RelaySettings } from "../src/relay/settings.ts";
 import { relayControl } from "../src/relay/control.ts";
+import { printable } from "../src/printable.ts";
 import { StackParts, timed, type ProgressListener } from "./part/index.ts";
 import { stackInfoPart, stateDirPart, StackInfo, type LeftoverReport } from "./state-dir/index.ts";
 import { chainPart, faultsPart, forkUpstreamPart, saverPart, type DevAccount, type ForkPoint, type RpcFaultSpec, type RpcFaultState, type StackChain } from "./chain/index.ts";
 import { contractsPart, deploymentPart } from "./deployment/index.ts";
 import { runtimePart } from "./runtime/index.ts";
-import { actionControls, allowedHostsFor, devRoutesPart, saveBundle, snapshotsPart, type ActionControls, type ServedDeployment, type StackSnapshot, type Trace } from "./dev/index.ts";
+import { actionControls, allowedHostsFor, BundleError, devRoutesPart, saveBundle, snapshotsPart, type ActionControls, type ServedDeployment, type StackSnapshot, type Trace } from "./dev/index.ts";
 
 export interface DevStackOptions {
   /** Interface for anvil and the queue runtime. Loopback by default. */
@@ -183,6 +184,12 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     const { runtime, dev, queueUrl } = await timed(progress, "start queue runtime", async () => {
       const runtime = await parts.start(runtimePart(options, { host, chain, faults, fork: upstream.fork !== null, manifest, dir }));
       const dev = await parts.start(devRoutesPart({ runtime, chain, contracts, manifest, manifestPath: dir.manifestPath, faults, fork: upstream.capture, allowedHosts }));
+      // A loaded bundle's live operations wait, as saved, until the developer resumes the relayer (ctl
+      // relayer resume): loading a file signs and sends nothing, and "stuck at submitted" stays so.
+      if (dir.loadedLive > 0) {
+        const live = dir.loadedLive;
+        await timed(progress, "hold loaded operations", async () => relayControl(runtime.app)?.pause("dev"), () => `${live} live operation${live === 1 ? "" : "s"} from the bundle wait, the relayer paused: queue-devstack ctl relayer resume`);
+      }
       return { runtime, dev, queueUrl: await runtime.listen() };
     });
     const info = await parts.start(stackInfoPart(options, { dir, upstream, chain, manifest, faults, queueUrl }));
@@ -244,8 +251,17 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     // A step that failed because anvil died says so, rather than as the RPC's "connection refused".
     const exited = await startedChain?.exitError("during the stack's start-up", error);
     await parts.failedStart();
-    throw exited ?? error;
+    throw (options.load === undefined ? null : bundleFault(options.load, exited ?? error)) ?? exited ?? error;
   }
+}
+
+/** What a loaded bundle's chain or manifest made fail once started: its chain refused, or the two not one stack. */
+const BUNDLE_FAULTS = new Set(["ChainStartError", "PersistedStateError", "DeploymentMismatchError", "ManifestInvalidError"]);
+
+/** A start from a bundle that failed on the bundle's own content is the bundle's refusal: one BundleError line (all started is stopped by then). */
+function bundleFault(file: string, error: unknown): BundleError | null {
+  if (!(error instanceof Error) || !BUNDLE_FAULTS.has(error.name)) return null;
+  return new BundleError(`${file}: its chain and manifest do not make a stack: ${printable(error.message.split("\n")[0] as string)}`, { cause: error });
 }
 
 export type { DevAccount, Hex };

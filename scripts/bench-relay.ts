@@ -1,24 +1,9 @@
-import { readFileSync } from "node:fs";
-import { encodeFunctionData, erc20Abi, maxUint256, type Address, type Hex, type TransactionReceipt } from "viem";
-import {
-  closeProvers,
-  createAccountKeys,
-  createQueueClient,
-  encryptNote,
-  findNotes,
-  poolAbi,
-  precommitmentOf,
-  prepareTransaction,
-  randomFieldElement,
-  recipientOf,
-  reviewedFrom,
-  type Note,
-  type PreparedTransaction,
-} from "../harness/client/index.ts";
+import { encodeFunctionData, type TransactionReceipt } from "viem";
+import { closeProvers, createQueueClient, poolAbi, reviewedFrom, type PreparedTransaction } from "../harness/client/index.ts";
 import { startDevStack, type DevStack } from "../harness/index.ts";
 import { DEFAULT_RELAY_SETTINGS } from "../src/relay/settings.ts";
-import type { Operation } from "../src/relay/operation.ts";
 import { poolFixture } from "../test/support/pool.ts";
+import { cpuMs, depositedNotes, GAS, nodeCpuMs, QueuePathError, queueBurst as burstThroughQueue, sendFee } from "./relay-load.ts";
 import { median, percentile } from "./stats.ts";
 
 // Sustained relay throughput through the queue (POST /send-relay, polled until `confirmed`) against
@@ -38,79 +23,27 @@ if (!Number.isInteger(N) || N < 1) {
 // Relays one at a time after the burst: the latency of a single operation on an idle queue.
 const SINGLE = Number(process.env.BENCH_SINGLE ?? 8);
 const SINGLE_POLL_MS = 10;
-const GAS = 3_000_000n; // explicit: eth_estimateGas is wrong for snarkjs verifiers
 const POLL_MS = 50;
 const TIMEOUT_MS = 120_000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const ms = (x: number) => `${x.toFixed(0)} ms`;
 
-/** CPU time (ms) a process has used so far, from /proc (Linux); null elsewhere. */
-function cpuMs(pid: number): number | null {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime + stime, in 1/100 s
-  } catch {
-    return null;
-  }
-}
-const nodeCpuMs = () => {
-  const { user, system } = process.cpuUsage();
-  return (user + system) / 1000;
-};
-
-class QueuePathError extends Error {
-  override name = "QueuePathError";
-}
-
 let stack: DevStack | undefined;
 try {
   stack = await startDevStack({ logger: process.env.DEVSTACK_LOG ? { level: process.env.DEVSTACK_LOG } : false });
   const setupStarted = performance.now();
   const pool = await poolFixture(stack); // the served proof files, checked, and a prover over them
-  const { config, prover, deployment, asset, usdc } = pool;
-  const depositor = pool.user(2);
+  const { config, asset } = pool;
   const direct = pool.user(3);
-  const chain = depositor.public;
+  const chain = direct.public;
 
-  // Set-up (untimed): one approval, 2N deposits to one set of keys, one sync, 2N proofs.
-  const alice = createAccountKeys();
-  const amount = usdc("10");
-  const approve = await depositor.wallet.writeContract({ address: asset, abi: erc20Abi, functionName: "approve", args: [config.poolAddress, maxUint256] });
-  await chain.waitForTransactionReceipt({ hash: approve });
-  let nonce = await chain.getTransactionCount({ address: depositor.account.address, blockTag: "pending" });
-  const depositHashes: Hex[] = [];
-  for (let i = 0; i < 2 * N * ROUNDS + SINGLE; i++) {
-    const note: Note = { amount, asset, ownerPublicKey: alice.notePublicKey, blinding: randomFieldElement() };
-    depositHashes.push(
-      await depositor.wallet.writeContract({
-        address: config.poolAddress, abi: poolAbi, functionName: "deposit",
-        args: [asset, amount, precommitmentOf(note), encryptNote(note, alice.encryption.publicKey)], gas: GAS, nonce: nonce++,
-      }),
-    );
-  }
-  for (const hash of depositHashes) {
-    if ((await chain.waitForTransactionReceipt({ hash })).status !== "success") throw new Error(`deposit ${hash} reverted`);
-  }
-  const state = await pool.sync();
-  const notes = findNotes(alice, state, deployment.domain).filter((n) => !n.spent);
-  if (notes.length !== 2 * N * ROUNDS + SINGLE) throw new Error(`expected ${2 * N * ROUNDS + SINGLE} deposited notes, found ${notes.length}`);
-
+  // Set-up (untimed): one approval, 2N deposits to one set of keys, one sync, 2N proofs. The same
+  // private send for both paths, its fee paid to the stack's relayer through the queue, to the direct
+  // account itself on the baseline: same calldata shape, same token transfers.
   const queue = createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(config) });
   const queueConfig = await queue.beforePrepare();
-  const fee = BigInt(queueConfig.relayFees.fees.find((f) => f.asset.toLowerCase() === asset.toLowerCase())?.send ?? "0");
-  // The same private send for both paths: 4 to a fresh recipient, the rest minus the fee back to
-  // alice, the fee paid to msg.sender (Pool: RelayerMismatch otherwise): the stack's relayer through
-  // the queue, the direct account itself on the baseline. Same calldata shape, same token transfers.
-  const prove = async (input: (typeof notes)[number], relayer: Address): Promise<PreparedTransaction> =>
-    (
-      await prepareTransaction({
-        deployment, prover, tree: state.tree, keys: alice, asset,
-        inputs: [{ note: input.note, leafIndex: input.leafIndex }],
-        outputs: [{ amount: usdc("4"), to: recipientOf(createAccountKeys()) }, { amount: amount - usdc("4") - fee, to: recipientOf(alice) }],
-        fee, relayer,
-      })
-    ).transaction;
+  const { notes, prove } = await depositedNotes(pool, 2 * N * ROUNDS + SINGLE, sendFee(queueConfig, asset));
   const rounds: Array<{ queued: PreparedTransaction[]; baseline: PreparedTransaction[] }> = [];
   const proveStarted = performance.now();
   let next = 0;
@@ -138,33 +71,7 @@ try {
   };
 
   // 1. Through the queue: all N submitted at once, each polled until terminal.
-  const queueBurst = async (txs: PreparedTransaction[]) => {
-    const started = performance.now();
-    const settled = await Promise.allSettled(
-      txs.map(async (tx) => {
-        const t0 = performance.now();
-        const accepted = await queue.submit("send", queueConfig, tx);
-        const accept = performance.now();
-        const op: Operation = await queue.waitFor("send", accepted.id, { intervalMs: POLL_MS, timeoutMs: TIMEOUT_MS });
-        return { op, acceptMs: accept - t0, latencyMs: performance.now() - t0, doneAt: performance.now() };
-      }),
-    );
-    let failures = 0;
-    for (const r of settled) {
-      if (r.status === "rejected") {
-        failures++;
-        console.error(`submission failed: ${(r.reason as Error).message}`); // a QueueProblemError names the problem code
-      } else if (r.value.op.state !== "confirmed") {
-        const op = r.value.op;
-        failures++;
-        console.error(`operation ${op.id} ended ${op.state}${op.terminal ? "" : ` (not terminal after ${TIMEOUT_MS} ms)`}: ${op.reason ? `${op.reason.code}: ${op.reason.detail}` : "no reason given"}`);
-        console.error(`  history: ${op.history.map((h) => `${h.state}${h.detail ? ` (${h.detail})` : ""}`).join(" -> ")}`);
-      }
-    }
-    if (failures > 0) throw new QueuePathError(`${failures} of ${N} relayed operations did not confirm`);
-    const relayed = settled.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
-    return { relayed, ms: Math.max(...relayed.map((r) => r.doneAt)) - started };
-  };
+  const queueBurst = (txs: PreparedTransaction[]) => burstThroughQueue(queue, queueConfig, txs, { intervalMs: POLL_MS, timeoutMs: TIMEOUT_MS });
 
   // 2. Baseline: the same kind of transactions straight to Pool.transact from one account, signed
   // locally with explicit nonces, gas and fees, all sent, then every receipt awaited.

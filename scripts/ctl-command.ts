@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import { failer, runningStack } from "./running-stack.ts";
+import { printable } from "../src/printable.ts";
 
 // `queue-devstack ctl <control> …`: the dev controls of the stack running from a state dir (its
 // /api/dev routes), for trying what a client does when the chain or the relayer misbehaves.
@@ -72,4 +73,4 @@ const response = await fetch(
 if (!response) fail(`the stack at ${info.queueUrl} does not answer`, 1);
 const text = await response.text();
 if (!response.ok) fail(`${response.status}: ${text}`, 1);
-process.stdout.write(`${text}\n`);
+process.stdout.write(`${printable(text)}\n`); // JSON escapes C0 controls, not DEL or C1

@@ -1,11 +1,13 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { StackInfo } from "../harness/state-dir/index.ts";
+import { printable } from "../src/printable.ts";
 
 /** A sub-command's one-line failure: with the usage and exit 2 for a mistake in the call, exit 1 otherwise. */
 export function failer(command: string, usage: string) {
   return (message: string, code: 1 | 2): never => {
-    process.stderr.write(`queue-devstack ${command}: ${message}\n${code === 2 ? `${usage}\n` : ""}`);
+    // A message may quote the stack's answers (an operation's failure, a loaded bundle's text): escaped.
+    process.stderr.write(`queue-devstack ${command}: ${printable(message)}\n${code === 2 ? `${usage}\n` : ""}`);
     process.exit(code);
   };
 }

@@ -5,6 +5,7 @@ import { loadFixtures } from "../harness/deployment/index.ts";
 import { failer, runningStack } from "./running-stack.ts";
 import { traceOf } from "../harness/dev/index.ts";
 import { parseManifest } from "../src/server.ts";
+import { printable } from "../src/printable.ts";
 
 // `queue-devstack trace <operation id> [--state-dir dir] [--json]`: the call trace of an operation of the
 // stack running from that state dir, its revert decoded. Exit 2 on a usage mistake, 1 when it cannot.
@@ -37,4 +38,5 @@ if (!op.transactionHash) {
   fail(`operation ${id} was never mined (${op.state}${op.reason ? `: ${op.reason.code}, ${op.reason.detail}` : ""}); stack.trace(id) replays it from the harness API`, 1);
 }
 const trace = await traceOf({ rpcUrl: info.rpcUrl, config, fixtures: await loadFixtures(), transactionHash: op.transactionHash });
-process.stdout.write(parsed.values.json ? `${JSON.stringify(trace)}\n` : `operation ${id} (${op.state}), transaction ${trace.transactionHash}\n${trace.text}\n`);
+// What the chain said is shown escaped (trace.text is, line by line; JSON escapes C0 controls, not DEL or C1).
+process.stdout.write(parsed.values.json ? `${printable(JSON.stringify(trace))}\n` : `${printable(`operation ${id} (${op.state}), transaction ${trace.transactionHash}`)}\n${trace.text}\n`);

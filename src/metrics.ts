@@ -41,6 +41,14 @@ export function createMetrics(storeOf: () => OperationStore | null): RuntimeMetr
       for (const { kind, state, count } of storeOf()?.stateCounts() ?? []) this.set({ kind, state }, count);
     },
   });
+  new Gauge({
+    name: "queue_quotes_stored",
+    help: "Quotes in the store, expired or not (deleted some time after expiry)",
+    registers: [registry],
+    collect() {
+      this.set(storeOf()?.countQuotes() ?? 0);
+    },
+  });
   const confirmSeconds = new Histogram({
     name: "queue_operation_confirm_seconds",
     help: "Time from accepted to confirmed, by kind",

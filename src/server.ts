@@ -8,6 +8,7 @@ import { createChainClient } from "./chain/client.ts";
 import { verifyDeployment } from "./chain/verify-deployment.ts";
 import { DeploymentConfig } from "./config/deployment-config.ts";
 import { describeNetworks, SEPOLIA_CHAIN_NAME } from "./config/networks.ts";
+import { manifestPathProblem } from "./config/manifest-paths.ts";
 import { checkCorsOrigins, registerCors, type CorsOrigins } from "./cors.ts";
 import type { RuntimeContext } from "./context.ts";
 import { answerClientError, answerFrameworkError, installProblemHandlers } from "./errors.ts";
@@ -110,6 +111,8 @@ export function parseManifest(bytes: Uint8Array): DeploymentConfig {
   if (!parsed.success) {
     throw new ManifestInvalidError(`manifest does not match the configuration schema: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
   }
+  const paths = manifestPathProblem(parsed.data);
+  if (paths !== null) throw new ManifestInvalidError(`manifest names a path this runtime does not serve: ${paths}`);
   return parsed.data;
 }
 

@@ -1,11 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseAbi, parseUnits, type Address, type Hex } from "viem";
+import { createWalletClient, http, parseAbi, parseUnits, type Abi, type Address, type Hex } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
 import { startDevStack, type DevStack } from "../harness/index.ts";
 import { ACTION_ROUTES } from "../harness/deployment/index.ts";
 import { closeProvers, createAccountKeys, createQueueClient, precommitmentOf, randomFieldElement, reviewedFrom, toRelayRequest } from "../harness/client/index.ts";
 import { Quote } from "../src/actions/quote.ts";
 import type { ExternalActionRoute } from "../src/config/deployment-config.ts";
-import { poolFixture } from "./support/pool.ts";
+import { loadFixtures } from "../harness/deployment/index.ts";
+import { RELAYER_KEY } from "./support/chain.ts";
+import { GAS, poolFixture } from "./support/pool.ts";
 
 // An external action through the queue: quote, prove with the quote's terms, submit to withdraw-relay.
 let stack: DevStack;
@@ -136,5 +139,38 @@ describe("an external action through the queue", () => {
       await hasty.stop();
     }
     expect(parseUnits("1", 6)).toBe(1_000_000n);
+  });
+
+  it("a quote admits one action: a second one citing it is 409 quote_used naming the first; an action that failed before broadcast releases it", async () => {
+    const client = createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(stack.manifest) });
+    const dev = (body: unknown) => post(stack, "/api/dev/relayer", body);
+    const q = await quoteFor(stack, pool.usdc("30"));
+    const [first, second, third] = [await proveAction(q), await proveAction(q), await proveAction(q)];
+
+    // The engine held: the first action is accepted, not yet sent.
+    expect((await dev({ engine: "paused" })).status).toBe(200);
+    const accepted = await post(stack, "/api/queue/withdraw-relay", first.request);
+    expect(accepted.status).toBe(202);
+    const op = (await accepted.json()) as { id: string };
+    // Another note, another proof, the same quote: refused, naming the operation that used it.
+    expect(await problemOf(await post(stack, "/api/queue/withdraw-relay", second.request))).toMatchObject({ status: 409, code: "quote_used", quoteId: q.quoteId, operationId: op.id });
+
+    // The first fails before anything is signed: its input is spent meanwhile by the same transaction,
+    // sent by the relayer key itself (so the engine's fresh checks, after the pause, refuse it).
+    expect((await dev({ engine: "paused" })).status).toBe(200); // a second pause forgets the admission's checks: read again
+    const relayerWallet = createWalletClient({ account: privateKeyToAccount(RELAYER_KEY), transport: http(stack.rpcUrl) });
+    const poolAbi = (await loadFixtures()).contracts.Pool.abi as Abi;
+    const hash = await relayerWallet.writeContract({ chain: null, address: stack.manifest.poolAddress, abi: poolAbi, functionName: "transactAction", args: [first.transaction.proof, first.transaction.publicInputs, first.transaction.extData, first.action], gas: GAS } as never);
+    expect((await pool.user(0).public.waitForTransactionReceipt({ hash })).status).toBe("success");
+    expect((await dev({ engine: "running" })).status).toBe(200);
+    const failed = await client.waitFor("withdraw", op.id);
+    expect(failed).toMatchObject({ state: "rejected", transactions: [] });
+
+    // Released: the next action citing it is accepted and confirmed; then it is used again.
+    const retried = await post(stack, "/api/queue/withdraw-relay", second.request);
+    expect(retried.status).toBe(202);
+    const retriedOp = (await retried.json()) as { id: string };
+    expect((await client.waitFor("withdraw", retriedOp.id)).state).toBe("confirmed");
+    expect(await problemOf(await post(stack, "/api/queue/withdraw-relay", third.request))).toMatchObject({ status: 409, code: "quote_used", operationId: retriedOp.id });
   });
 });

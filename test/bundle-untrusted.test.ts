@@ -1,14 +1,18 @@
 import { readdir, readFile, writeFile } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { DatabaseSync } from "node:sqlite";
-import { keccak256, parseEther, type Hex } from "viem";
+import { encodeFunctionData, keccak256, parseEther, type Hex } from "viem";
 import { mnemonicToAccount } from "viem/accounts";
 import { execa } from "execa";
 import { beforeAll, describe, expect, it } from "vitest";
 import { BundleError, startDevStack } from "../harness/index.ts";
-import { withStacks } from "./support/stacks.ts";
+import { createQueueClient, fetchProofFiles, ForeignOriginError, poolAbi, reviewedFrom } from "../harness/client/index.ts";
+import { rpc } from "./support/rpc.ts";
+import { resumeRelayer, withStacks } from "./support/stacks.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
 
 // Issue 24: a bundle is an untrusted file. Crafted ones, made from a real bundle, are refused in one
@@ -19,12 +23,15 @@ const CLI = ["--experimental-strip-types", "--no-warnings", "scripts/dev-stack.t
 type Envelope = Record<string, unknown> & { chain: string; store: string; manifest: string };
 let dir: string;
 let good: Envelope;
+/** The Pool's last root when the good bundle was saved. */
+let goodRoot: string;
 
 beforeAll(async () => {
   dir = await tempDir("devstack-untrusted-");
   const stack = await startStack();
   const file = path.join(dir, "good.qdbundle");
   try {
+    goodRoot = String(await rpc<string>(stack.rpcUrl, "eth_call", [{ to: stack.manifest.poolAddress, data: encodeFunctionData({ abi: poolAbi, functionName: "getLastRoot" }) }, "latest"]).then(BigInt));
     await stack.save(file);
   } finally {
     await stack.stop();
@@ -125,7 +132,8 @@ describe("parts are checked before they are written (issue 24, item 5)", () => {
     ["chain gzip of non-JSON", () => ({ chain: gzipSync("{ not json").toString("base64") }), /its chain part is refused: it is not JSON/],
     ["chain JSON that is not anvil's dump (an account's code not hex)", () => ({ chain: gzipSync(JSON.stringify(withBadCode())).toString("base64") }), /its chain part is refused: it is not anvil's state dump \(accounts\.0x[0-9a-f]{40}\.code/],
     ["manifest not JSON", () => ({ manifest: "{ not json" }), /its manifest part is refused: manifest is not JSON/],
-    ["store not a database", () => ({ store: gzipSync(Buffer.alloc(8192, 7)).toString("base64") }), /its store part is refused: .*(not a database|not an intact)/],
+    ["store not JSON", () => ({ store: gzipSync(Buffer.alloc(8192, 7)).toString("base64") }), /its store part is refused: it is not JSON/],
+    ["version 1 store not a database", () => ({ version: 1 as never, store: gzipSync(Buffer.alloc(8192, 7)).toString("base64") }), /its store part is refused: .*(not a database|not an intact)/],
   ];
 
   it.each(damaged)("%s: startDevStack({ load }) refuses it with a BundleError, nothing started, the state dir as found", async (_name, change, why) => {
@@ -184,39 +192,275 @@ describe("escape sequences never reach the terminal (issue 24, item 6)", () => {
   });
 });
 
-describe("resumed operations are checked before anything is re-broadcast (issue 24, item 3)", () => {
-  const dev = (index: number) => mnemonicToAccount("test test test test test test test test test test test junk", { addressIndex: index });
+/** The good bundle's store rows (version 2: JSON). */
+type Rows = Record<string, Array<Record<string, unknown>>>;
+const rowsOf = (bundle: Envelope): Rows => JSON.parse(gunzipSync(Buffer.from(bundle.store, "base64")).toString("utf8")) as Rows;
+const storeOf = (rows: Rows) => gzipSync(JSON.stringify(rows)).toString("base64");
+const dev = (index: number) => mnemonicToAccount("test test test test test test test test test test test junk", { addressIndex: index });
 
-  /** The good bundle's store with one more operation (and, given, its attempt): rows as a crafted file would hold them. */
-  async function withOperation(op: { createdAt: string; raw?: Hex }): Promise<Partial<Envelope>> {
-    const file = path.join(await tempDir("devstack-untrusted-store-"), "queue.sqlite");
-    await writeFile(file, gunzipSync(Buffer.from(good.store, "base64")));
-    const db = new DatabaseSync(file);
-    try {
-      const history = JSON.stringify([{ state: "submitted", at: op.createdAt }]);
-      db.prepare("INSERT INTO operations (id, kind, state, request_hash, request, nullifiers, history, created_at, updated_at) VALUES ('forged', 'send', 'submitted', 'x', '{}', '[]', ?, ?, ?)").run(history, op.createdAt, op.createdAt);
-      if (op.raw) db.prepare("INSERT INTO attempts (hash, operation_id, nonce, raw, max_fee_per_gas, max_priority_fee_per_gas, created_at) VALUES (?, 'forged', 0, ?, '1', '1', ?)").run(keccak256(op.raw), op.raw, op.createdAt);
-    } finally {
-      db.close();
-    }
-    return { store: gzipSync(await readFile(file)).toString("base64") };
-  }
-  const transfer = (from: number) =>
-    dev(from).signTransaction({ type: "eip1559", chainId: 11155111, nonce: 0, to: "0x000000000000000000000000000000000000dEaD", value: parseEther("1234"), gas: 21000n, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 1n });
+/** A send's request, well formed, for the good bundle's Pool: its proof is no proof (the Pool reverts it). */
+function sendRequest(root: string): Record<string, unknown> {
+  const manifest = JSON.parse(good.manifest) as { chainId: number; poolAddress: string; domain: string; assets: Array<{ address: string }> };
+  const random = () => BigInt(keccak256(`0x${Math.random().toString(16).slice(2).padStart(16, "0")}`)) % 2n ** 250n;
+  return {
+    deployment: { chainId: manifest.chainId, poolAddress: manifest.poolAddress, domain: manifest.domain },
+    proof: { a: ["1", "2"], b: [["1", "2"], ["3", "4"]], c: ["1", "2"] },
+    publicInputs: { root, publicAmount: "0", extDataHash: "1", asset: manifest.assets[0]?.address, domain: BigInt(manifest.domain).toString(), inputNullifiers: [String(random()), String(random())], outputCommitments: ["1", "2"] },
+    extData: { recipient: dev(2).address, extAmount: "0", relayer: dev(1).address, fee: "0", encryptedOutput1: "0x", encryptedOutput2: "0x" },
+  };
+}
 
-  const forged: Array<[string, () => Promise<Partial<Envelope>>, RegExp]> = [
-    ["an attempt signed by dev account #0", async () => withOperation({ createdAt: new Date().toISOString(), raw: await transfer(0) }), /attempt 0x[0-9a-f]{64} is not signed by the relayer/],
-    ["the relayer's transfer of 1,234 ETH to 0x…dEaD", async () => withOperation({ createdAt: new Date().toISOString(), raw: await transfer(1) }), /attempt 0x[0-9a-f]{64} is not sent to the Pool/],
-    ["an operation dated 2099", async () => withOperation({ createdAt: "2099-01-01T00:00:00.000Z" }), /operation forged is dated in the future/],
-  ];
-  it.each(forged)("%s: the load is refused, naming it; nothing started, the state dir as found", async (_name, change, why) => {
-    const file = await craft(await change());
+/** An operation's row (and its nullifiers'), as a stack stores them. */
+function operationRow(id: string, state: string, at: string, request: Record<string, unknown>) {
+  const nullifiers = (request.publicInputs as { inputNullifiers: string[] }).inputNullifiers;
+  return {
+    operation: { id, kind: "send", state, idempotency_key: null, request_hash: id, request: JSON.stringify(request), nullifiers: JSON.stringify(nullifiers), reason: null, mined_hash: null, block: null, history: JSON.stringify([{ state: "accepted", at }]), created_at: at, updated_at: at },
+    nullifiers: nullifiers.map((nullifier) => ({ nullifier, operation_id: id })),
+  };
+}
+
+describe("the store is rows, checked and rebuilt in a fresh store (issue 24, item 2)", () => {
+  it("a version 2 bundle with an invalid row is one BundleError naming the row; nothing started, the state dir as found", async () => {
+    const rows = rowsOf(good);
+    const { operation } = operationRow("op_bad_state", "accepted", new Date().toISOString(), sendRequest("1"));
+    rows.operations = [...(rows.operations ?? []), { ...operation, state: "hijacked" }];
+    const file = await craft({ store: storeOf(rows) });
     const { stateDir, asFound } = await stateDirWithNotes();
     const { error, steps } = await loadRefused(file, stateDir);
     expect(error).toBeInstanceOf(BundleError);
-    expect((error as Error).message).toMatch(/its store part is refused: /);
+    expect((error as Error).message).toMatch(/its store part is refused: operations row \d+ \(op_bad_state\) is invalid: state: /);
+    expect(steps).toEqual(["check state dir"]);
+    await asFound();
+  });
+
+  /** A version 1 bundle: its store an SQLite file of our schema holding the good rows, then `change` applied to it. */
+  async function v1Bundle(change: (db: DatabaseSync) => void): Promise<string> {
+    const file = path.join(await tempDir("devstack-untrusted-v1-"), "queue.sqlite");
+    const { SqliteOperationStore } = await import("../src/relay/store.ts");
+    new SqliteOperationStore(file).close();
+    const db = new DatabaseSync(file);
+    try {
+      change(db);
+    } finally {
+      db.close();
+    }
+    return craft({ version: 1 as never, store: gzipSync(await readFile(file)).toString("base64") });
+  }
+
+  it("a version 1 bundle's trigger never runs, and a view in place of the quotes table never hangs the start: refused in one line", async () => {
+    const withTrigger = await v1Bundle((db) => {
+      db.exec("CREATE TABLE spy (state TEXT); CREATE TRIGGER watch AFTER UPDATE ON operations BEGIN INSERT INTO spy VALUES (new.state); END;");
+    });
+    const endlessView = await v1Bundle((db) => {
+      db.exec("DROP TABLE quotes; CREATE VIEW quotes AS WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT i AS id, '{}' AS quote, 0 AS expires_at, '' AS created_at FROM n;");
+    });
+    for (const [file, why] of [[withTrigger, /its store part is refused: it holds a trigger \(watch\)/], [endlessView, /its store part is refused: it holds a view \(quotes\)/]] as const) {
+      const { stateDir, asFound } = await stateDirWithNotes();
+      const { error, steps } = await loadRefused(file, stateDir);
+      expect(error).toBeInstanceOf(BundleError);
+      expect((error as Error).message).toMatch(why);
+      expect(steps).toEqual(["check state dir"]);
+      await asFound();
+    }
+  });
+
+  it("a version 1 bundle's store is read as rows into a fresh store of our schema: a table, column or default of its own is not kept", async () => {
+    const { SqliteOperationStore } = await import("../src/relay/store.ts");
+    const fresh = path.join(await tempDir("devstack-untrusted-fresh-"), "queue.sqlite");
+    new SqliteOperationStore(fresh).close();
+    const schemaOf = (file: string) => {
+      const db = new DatabaseSync(file, { readOnly: true });
+      try {
+        return db.prepare("SELECT type, name, sql FROM sqlite_master ORDER BY name").all();
+      } finally {
+        db.close();
+      }
+    };
+    const at = new Date(Date.now() - 60_000).toISOString();
+    const { operation } = operationRow("op_v1", "confirmed", at, sendRequest("1"));
+    const file = await v1Bundle((db) => {
+      db.exec("CREATE TABLE extra (secret TEXT); INSERT INTO extra VALUES ('kept?'); ALTER TABLE operations ADD COLUMN note TEXT DEFAULT 'theirs';");
+      const columns = Object.keys(operation);
+      db.prepare(`INSERT INTO operations (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`).run(...(Object.values(operation) as Array<string | null>));
+    });
+    const stateDir = await tempDir("devstack-untrusted-state-");
+    const stack = await startStack({ load: file, stateDir });
+    try {
+      const op = await createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(stack.manifest) }).status("send", "op_v1");
+      expect(op.state).toBe("confirmed");
+    } finally {
+      await stack.stop();
+    }
+    // Read once the runtime let go of it (it holds the store's lock while it runs).
+    expect(schemaOf(path.join(stateDir, "queue.sqlite"))).toEqual(schemaOf(fresh));
+  });
+});
+
+describe("text from a loaded bundle is printed escaped by trace and ctl (issue 24, item 6)", () => {
+  it("an operation's failure detail with escape sequences: trace's message shows it escaped", async () => {
+    const ESC = "\u001b";
+    const at = new Date(Date.now() - 60_000).toISOString();
+    const rows = rowsOf(good);
+    const { operation } = operationRow("op_esc", "rejected", at, sendRequest("1"));
+    rows.operations = [...(rows.operations ?? []), { ...operation, reason: JSON.stringify({ code: "simulation_failed", detail: `${ESC}[2J${ESC}]0;pwned\u0007\u009b32mready` }) }];
+    const stateDir = await tempDir("devstack-untrusted-state-");
+    const stack = await startStack({ load: await craft({ store: storeOf(rows) }), stateDir });
+    try {
+      const trace = await execa(process.execPath, [...CLI, "trace", "op_esc", "--state-dir", stateDir], { reject: false });
+      expect(trace.exitCode).toBe(1);
+      expect(trace.stderr).toMatch(/was never mined \(rejected: simulation_failed, \\x1b\[2J\\x1b\]0;pwned\\x07\\x9b32mready\)/);
+      for (const control of [ESC, "\u0007", "\u009b"]) expect(trace.stdout + trace.stderr).not.toContain(control);
+    } finally {
+      await stack.stop();
+    }
+  });
+});
+
+describe("resumed operations are checked before anything is re-broadcast (issue 24, item 3)", () => {
+  const transfer = (from: number) =>
+    dev(from).signTransaction({ type: "eip1559", chainId: 11155111, nonce: 0, to: "0x000000000000000000000000000000000000dEaD", value: parseEther("1234"), gas: 21000n, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 1n });
+  const attemptRow = (operationId: string, raw: Hex, at: string) => ({ hash: keccak256(raw), operation_id: operationId, nonce: 0, raw, max_fee_per_gas: "10000000000", max_priority_fee_per_gas: "1", created_at: at });
+
+  const forged: Array<[string, number, RegExp]> = [
+    ["an attempt signed by dev account #0", 0, /its attempt 0x[0-9a-f]{64} is not signed by the relayer/],
+    ["the relayer's transfer of 1,234 ETH to 0x…dEaD", 1, /its attempt 0x[0-9a-f]{64} is not sent to the Pool/],
+  ];
+  it.each(forged)("%s: that operation fails (bundle_attempt_invalid) and keeps no attempt, the others load; nothing is broadcast", async (_name, signer, why) => {
+    const at = new Date().toISOString();
+    const rows = rowsOf(good);
+    const forgedOp = operationRow("op_forged", "submitted", at, sendRequest("1"));
+    const kept = operationRow("op_kept", "confirmed", at, sendRequest("1"));
+    rows.operations = [...(rows.operations ?? []), forgedOp.operation, kept.operation];
+    rows.operation_nullifiers = [...(rows.operation_nullifiers ?? []), ...forgedOp.nullifiers, ...kept.nullifiers];
+    rows.attempts = [...(rows.attempts ?? []), attemptRow("op_forged", await transfer(signer), at)];
+    const stack = await startStack({ load: await craft({ store: storeOf(rows) }) });
+    try {
+      const queue = createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(stack.manifest) });
+      const failed = await queue.status("send", "op_forged");
+      expect(failed.state).toBe("rejected");
+      expect(failed.reason?.code).toBe("bundle_attempt_invalid");
+      expect(failed.reason?.detail).toMatch(why);
+      expect(failed.transactions).toEqual([]);
+      expect((await queue.status("send", "op_kept")).state).toBe("confirmed");
+      // Its bytes never reached the chain: not known to the node, the dead address still empty.
+      expect(await rpc(stack.rpcUrl, "eth_getTransactionByHash", [keccak256(await transfer(signer))])).toBeNull();
+      expect(BigInt(await rpc<string>(stack.rpcUrl, "eth_getBalance", ["0x000000000000000000000000000000000000dEaD", "latest"]))).toBeLessThan(parseEther("1234"));
+    } finally {
+      await stack.stop();
+    }
+  });
+
+  it("an operation dated 2099 is refused, naming it; nothing started, the state dir as found", async () => {
+    const rows = rowsOf(good);
+    rows.operations = [...(rows.operations ?? []), operationRow("op_2099", "submitted", "2099-01-01T00:00:00.000Z", sendRequest("1")).operation];
+    const file = await craft({ store: storeOf(rows) });
+    const { stateDir, asFound } = await stateDirWithNotes();
+    const { error, steps } = await loadRefused(file, stateDir);
+    expect(error).toBeInstanceOf(BundleError);
+    expect((error as Error).message).toMatch(/its store part is refused: operations row \d+ \(op_2099\) is invalid: [\w.]+: dated in the future/);
+    expect(steps).toEqual(["check state dir"]);
+    await asFound();
+  });
+
+  it("a resumed live operation is checked again on the loaded chain before the relayer signs: one whose call now reverts is rejected, nothing broadcast", async () => {
+    const at = new Date().toISOString();
+    const rows = rowsOf(good);
+    // The Pool's own root at the save: the operation passes the root and nullifier reads, and the Pool's simulation refuses its proof.
+    const { operation, nullifiers } = operationRow("op_stale", "accepted", at, sendRequest(goodRoot));
+    rows.operations = [...(rows.operations ?? []), operation];
+    rows.operation_nullifiers = [...(rows.operation_nullifiers ?? []), ...nullifiers];
+    const stack = await startStack({ load: await craft({ store: storeOf(rows) }) });
+    try {
+      const relayerNonce = () => rpc<string>(stack.rpcUrl, "eth_getTransactionCount", [stack.relayer.address, "pending"]);
+      const before = await relayerNonce();
+      const queue = createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(stack.manifest) });
+      await resumeRelayer(stack);
+      const op = await queue.waitFor("send", "op_stale");
+      console.log(`resumed operation: ${op.state} (${op.reason?.code}: ${op.reason?.detail})`);
+      expect(op.state).toBe("rejected");
+      expect(op.reason?.code).not.toMatch(/^bundle_/);
+      expect(op.transactions).toEqual([]);
+      expect(op.history.map((h) => h.state)).not.toContain("submitted");
+      expect(await relayerNonce()).toBe(before);
+    } finally {
+      await stack.stop();
+    }
+  });
+});
+
+describe("a bundle's manifest names only this runtime's paths, and a fork bundle's is checked against its chain (issue 24, item 4)", () => {
+  type Manifest = { queue: { endpoints: Record<string, string>; proof: { artifacts: Array<{ path: string; role: string; sha256: string }> } }; assets: Array<{ symbol: string }> };
+  const manifestWith = (change: (m: Manifest) => void) => {
+    const manifest = JSON.parse(good.manifest) as Manifest;
+    change(manifest);
+    return `${JSON.stringify(manifest, null, 2)}\n`;
+  };
+  const foreign: Array<[string, (m: Manifest) => void, RegExp]> = [
+    ["an artifact path to another host (//attacker.example/…)", (m) => void ((m.queue.proof.artifacts[0] as { path: string }).path = "//attacker.example/joinsplit.wasm"), /queue\.proof\.artifacts\.0\.path: expected a path on \{base_url\}'s origin/],
+    ["an artifact path through a backslash (/\\attacker.example/…)", (m) => void ((m.queue.proof.artifacts[0] as { path: string }).path = "/\\attacker.example/joinsplit.wasm"), /queue\.proof\.artifacts\.0\.path: expected a path on \{base_url\}'s origin/],
+    ["an endpoint this runtime does not serve", (m) => void (m.queue.endpoints.sendRelay = "/elsewhere/send-relay"), /queue\.endpoints\.sendRelay is "\/elsewhere\/send-relay": this runtime serves it at \/api\/queue\/send-relay/],
+  ];
+  it.each(foreign)("%s: refused as the manifest part, nothing started, the state dir as found", async (_name, change, why) => {
+    const file = await craft({ manifest: manifestWith(change) });
+    const { stateDir, asFound } = await stateDirWithNotes();
+    const { error, steps } = await loadRefused(file, stateDir);
+    expect(error).toBeInstanceOf(BundleError);
+    expect((error as Error).message).toMatch(/its manifest part is refused: /);
     expect((error as Error).message).toMatch(why);
     expect(steps).toEqual(["check state dir"]);
     await asFound();
+  });
+
+  const undescribed: Array<[string, (m: Manifest) => void, RegExp]> = [
+    ["the Pool's code hash not its code's in the chain", (m) => void ((m as unknown as { poolRuntimeCodeHash: string }).poolRuntimeCodeHash = `0x${"ab".repeat(32)}`), /poolAddress \(0x[0-9a-fA-F]{40}\) has code of hash 0x[0-9a-f]{64} in the bundle's chain, the manifest says 0xabab/],
+    // A dev account: in the chain, with no code.
+    ["a registry address that is no contract in the chain", (m) => void ((m as unknown as { accountRegistry: { address: string } }).accountRegistry.address = dev(5).address), /accountRegistry \(0x[0-9a-fA-F]{40}\) has no code in the bundle's chain/],
+    ["an ABI that is not the fixture's", (m) => void ((m as unknown as { receiveDirectory: { abi: unknown[] } }).receiveDirectory.abi = [{ type: "function", name: "drain" }]), /receiveDirectory\.abi is not the ReceiveDirectory's/],
+  ];
+  it.each(undescribed)("%s: refused as the manifest part before anything starts, local or fork, the state dir as found", async (_name, change, why) => {
+    for (const mode of ["local", "fork"] as const) {
+      const file = await craft({ mode, manifest: manifestWith(change) });
+      const { stateDir, asFound } = await stateDirWithNotes();
+      const { error, steps } = await loadRefused(file, stateDir);
+      expect(error).toBeInstanceOf(BundleError);
+      expect((error as Error).message).toMatch(/its manifest part is refused: it does not describe this runtime and the bundle's chain: /);
+      expect((error as Error).message).toMatch(why);
+      expect(steps).toEqual(["check state dir"]);
+      await asFound();
+    }
+  });
+
+  it("a bundle saying mode fork: its manifest is what its chain describes (a symbol of its own is refused), the state dir as found; as saved, it loads", async () => {
+    const forged = await craft({ mode: "fork", manifest: manifestWith((m) => void ((m.assets[0] as { symbol: string }).symbol = "FAKE")) });
+    const { stateDir, asFound } = await stateDirWithNotes();
+    const { error } = await loadRefused(forged, stateDir);
+    expect(String(error)).toMatch(/the saved chain does not describe the saved manifest/);
+    await asFound();
+    const honest = await startStack({ load: await craft({ mode: "fork" }) });
+    try {
+      expect(honest.manifest).toEqual(JSON.parse(good.manifest));
+    } finally {
+      await honest.stop();
+    }
+  });
+
+  it("the client fetches no proof file from another origin than the queue's, whatever the config says", async () => {
+    const hits: string[] = [];
+    const elsewhere = createServer((request, response) => {
+      hits.push(String(request.url));
+      response.end("x");
+    });
+    await new Promise<void>((resolve) => elsewhere.listen(0, "127.0.0.1", resolve));
+    try {
+      const config = JSON.parse(good.manifest) as Manifest;
+      const { port } = elsewhere.address() as AddressInfo;
+      for (const artifact of config.queue.proof.artifacts) artifact.path = `//127.0.0.1:${port}/${artifact.role}`;
+      const pin = (role: string) => config.queue.proof.artifacts.find((a) => a.role === role)?.sha256 as string;
+      const pins = { wasmSha256: pin("wasm"), zkeySha256: pin("zkey"), verificationKeySha256: pin("verificationKey") };
+      await expect(fetchProofFiles("http://127.0.0.1:9/", config as never, pins)).rejects.toThrow(ForeignOriginError);
+      expect(hits).toEqual([]);
+    } finally {
+      await new Promise((resolve) => elsewhere.close(resolve));
+    }
   });
 });

@@ -8,7 +8,7 @@ import { BundleError, startDevStack } from "../harness/index.ts";
 import { closeProvers, createQueueClient, poolAbi, reviewedFrom } from "../harness/client/index.ts";
 import { poolFixture, provenSend } from "./support/pool.ts";
 import { rpc } from "./support/rpc.ts";
-import { withStacks } from "./support/stacks.ts";
+import { engineState, resumeRelayer, withStacks } from "./support/stacks.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
 
 // Repro bundles: a local stack saved to one file and brought back elsewhere, operations included.
@@ -25,7 +25,7 @@ afterAll(async () => {
 const head = (url: string) => rpc<{ number: Hex; hash: Hex }>(url, "eth_getBlockByNumber", ["latest", false]);
 
 describe("repro bundles", () => {
-  it("save -> load elsewhere: the same blocks, Pool, roots, balances and operations; one in flight resumes", async () => {
+  it("save -> load elsewhere: the same blocks, Pool, roots, balances and operations; one in flight waits, then resumes with the relayer", async () => {
     const first = await startStack();
     const pool = await poolFixture(first);
     const queue = createQueueClient({ baseUrl: first.queueUrl, reviewed: reviewedFrom(first.manifest) });
@@ -66,7 +66,11 @@ describe("repro bundles", () => {
       expect(await client.readContract({ address: pool.asset, abi: erc20Abi, functionName: "balanceOf", args: [holder] })).toBe(balance);
       const again = createQueueClient({ baseUrl: second.queueUrl, reviewed: reviewedFrom(second.manifest) });
       expect((await again.status("send", confirmed.id)).state).toBe("confirmed");
-      // The operation in flight resumes: its stored transaction is broadcast again and mined.
+      // The operation in flight waits, as saved, with the relayer paused: nothing is signed or sent on a load.
+      expect(await engineState(second)).toBe("paused");
+      expect((await again.status("send", inFlight.id)).state).toBe("submitted");
+      // Resumed (ctl relayer resume), its stored transaction is broadcast again and mined.
+      await resumeRelayer(second);
       expect((await again.waitFor("send", inFlight.id, { timeoutMs: 30_000 })).state).toBe("confirmed");
     } finally {
       await second.stop();
@@ -115,7 +119,7 @@ describe("repro bundles", () => {
     const future = path.join(dir, "future.qdbundle");
     await writeFile(future, gzipSync(JSON.stringify({ ...JSON.parse(gunzipSync(bytes).toString()), version: 99 })));
     await expect(startDevStack({ load: damaged })).rejects.toThrow(BundleError);
-    await expect(startDevStack({ load: future })).rejects.toThrow(/format version 99; this queue-devstack reads version 1/);
+    await expect(startDevStack({ load: future })).rejects.toThrow(/format version 99; this queue-devstack reads versions 1 and 2/);
     await expect(startDevStack({ load: path.join(dir, "missing.qdbundle") })).rejects.toThrow(BundleError);
   });
 });

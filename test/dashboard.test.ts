@@ -1,14 +1,23 @@
 import { execFileSync } from "node:child_process";
+import { mkdir } from "node:fs/promises";
+import path from "node:path";
+import AxeBuilder from "@axe-core/playwright";
 import { chromium, type Browser, type Page } from "playwright-core";
+import { encodeFunctionData, parseAbi, type Address, type Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startDevStack, type DevStack } from "../harness/index.ts";
-import type { QueueClient } from "../harness/client/index.ts";
+import { ACTION_ROUTES, type DevStack } from "../harness/index.ts";
+import { createAccountKeys, prepareAction, type QueueClient } from "../harness/client/index.ts";
+import { jsonRpc } from "../harness/chain/index.ts";
 import { poolFixture, provenSend as provenSendOf } from "./support/pool.ts";
 import { withQueueStack } from "./support/queue-stack.ts";
 import { startRuntimeProcess } from "./support/runtime-process.ts";
+import { withStacks } from "./support/stacks.ts";
+import { withTempDirs } from "./support/temp-dirs.ts";
 
 // The dev stack's dashboard in a real browser: Debian's chromium, headless, driven by playwright-core
 // (never a downloaded browser build; .ci/run installs the package).
+const tempDir = withTempDirs();
+const startStack = withStacks();
 let stack: DevStack;
 let pool: Awaited<ReturnType<typeof poolFixture>>;
 let queue: QueueClient;
@@ -23,7 +32,8 @@ beforeAll(async () => {
   if (!executablePath) throw new Error("no chromium on PATH: apt-get install chromium (see the README's contributing notes), or set CHROMIUM_PATH");
   // --no-sandbox: CI runs as root, where chromium's sandbox refuses to start.
   browser = await chromium.launch({ executablePath, headless: true, args: ["--no-sandbox"] });
-  page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  // In a context of its own: axe-core's runner opens pages in it.
+  page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
   // A step that never shows fails with its own name, well inside the test's timeout.
   page.setDefaultTimeout(30_000);
   page.on("console", (message) => {
@@ -36,6 +46,23 @@ afterAll(async () => {
 });
 
 const opEntry = (id: string, state: string) => page.locator(`#op-${id}[data-state="${state}"]`);
+/** Screenshots are the test's artifacts: in the git-ignored test-results/, never in the run's TMPDIR. */
+const SCREENSHOTS = path.join(import.meta.dirname, "..", "test-results", "dashboard");
+const open = async () => {
+  await page.goto(`${stack.queueUrl}/api/dev/dashboard`);
+  await page.getByText("live", { exact: true }).waitFor();
+};
+/** Submits one of the page's control forms (by its legend) with these fields, and waits for its answer. */
+async function submitControl(legend: string, fields: Record<string, string>, option?: Record<string, string>) {
+  const form = page.locator("form.control", { has: page.locator("legend", { hasText: legend }) });
+  for (const [label, value] of Object.entries(fields)) await form.getByLabel(label).fill(value);
+  for (const [label, value] of Object.entries(option ?? {})) await form.getByLabel(label).selectOption(value);
+  await page.locator("#control-result").evaluate((el) => (el.textContent = ""));
+  await form.getByRole("button").click();
+  await page.locator("#control-result", { hasText: `${legend}: ` }).waitFor();
+  return (await page.locator("#control-result").textContent()) as string;
+}
+const head = () => jsonRpc<{ number: string; timestamp: string; hash: string }>(stack.rpcUrl, "eth_getBlockByNumber", ["latest", false]);
 
 describe("dashboard", () => {
   it("loads with no console error and shows a relayed send reaching confirmed, then a held one stopping at submitted until release, without a reload", async () => {
@@ -52,6 +79,13 @@ describe("dashboard", () => {
     await page.locator(`#op-${sent.id} summary`).click();
     expect(await page.locator(`#op-${sent.id} .timeline .state`).allTextContents()).toEqual(expect.arrayContaining(["accepted", "submitted", "confirmed"]));
     expect(await page.locator(`#op-${sent.id} .attempts tbody tr`).count()).toBeGreaterThanOrEqual(1);
+    // Its confirmations count up with the head: two more blocks mined, two more confirmations.
+    const confirmations = page.locator(`#op-${sent.id} .confirmations`);
+    await confirmations.filter({ hasText: /^[1-9]\d* confirmations?$/ }).waitFor(); // once the head it counts from is shown
+    const mined = Number(/^(\d+) confirmation/.exec((await confirmations.textContent()) ?? "")?.[1]);
+    expect(mined).toBeGreaterThanOrEqual(1);
+    await fetch(`${stack.queueUrl}/api/dev/mine`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ blocks: 2 }) });
+    await confirmations.filter({ hasText: new RegExp(`^${mined + 2} confirmations$`) }).waitFor();
 
     // Proven first: its note's deposit must be mined.
     const second = await provenSendOf(stack, pool, queue, 3);
@@ -60,6 +94,11 @@ describe("dashboard", () => {
     const held = await queue.submit("send", second.config, second.transaction);
     await opEntry(held.id, "submitted").waitFor();
     expect((await queue.status("send", held.id)).state).toBe("submitted"); // held: nothing mines it
+    // Its transaction dropped from its entry: the node forgets it, the relayer sends it again, still submitted.
+    await page.locator(`#op-${held.id} summary`).click();
+    await page.locator(`#op-${held.id}`).getByRole("button", { name: "drop its transaction" }).click();
+    await page.locator("#control-result", { hasText: "dropped" }).waitFor();
+    expect(await page.locator("#control-result").textContent()).toContain(held.id === "" ? "" : "drop its transaction: done");
     await page.getByRole("button", { name: "release mining" }).click();
     await opEntry(held.id, "confirmed").waitFor();
     await page.locator("#mining-mode", { hasText: "auto" }).waitFor();
@@ -94,25 +133,180 @@ describe("dashboard", () => {
     expect(consoleErrors).toEqual([]);
   }, 120_000);
 
-  it("a page's open push channel does not hold the stack's stop", async () => {
-    const other = await startDevStack({});
-    try {
-      const response = await fetch(`${other.queueUrl}/api/dev/events`);
-      expect(response.headers.get("content-type")).toMatch(/^text\/event-stream/);
-      const reader = (response.body as ReadableStream<Uint8Array>).getReader();
-      expect(new TextDecoder().decode((await reader.read()).value)).toMatch(/^event: ops\n/);
-      await other.stop(); // hangs (the test times out) if the stream kept the server open
-      // The stream ends (whatever was still on its way, health say, comes first).
-      while (!(await reader.read()).done);
-    } finally {
-      await other.stop();
-    }
+  it("reaches every dev control from its forms and buttons, each shown as on in the health and manifest panels", async () => {
+    await open();
+    await page.locator("#health .ready").waitFor();
+
+    const before = Number((await head()).number);
+    expect(await submitControl("mine blocks", { blocks: "3" })).toContain("done");
+    await page.locator("#head-number", { hasText: String(before + 3) }).waitFor();
+    const earlier = Number((await head()).timestamp);
+    expect(await submitControl("move time", { seconds: "7200" })).toContain("done");
+    expect(Number((await head()).timestamp)).toBeGreaterThanOrEqual(earlier + 7200);
+    const top = await head();
+    expect(await submitControl("reorg the last blocks", { depth: "1" })).toContain("done");
+    expect((await head()).hash).not.toBe(top.hash); // same height, another block
+    // The drop form answers the route's problem for an id it does not know.
+    expect(await submitControl("drop an operation's transaction", { "operation id": "op_unknown" })).toContain("404");
+    // The browser logs the refused request: expected here, and only here.
+    const refused = consoleErrors.findIndex((text) => text.includes("404") && text.includes("/api/dev/drop"));
+    expect(refused).toBeGreaterThanOrEqual(0);
+    consoleErrors.splice(refused, 1);
+
+    // An RPC fault limited to some methods and a duration, then switched off.
+    await submitControl("RPC fault", { methods: "eth_sendRawTransaction, eth_getLogs", "for (ms)": "600000" }, { fault: "fail" });
+    await page.locator("#rpc-fault-methods", { hasText: "eth_sendRawTransaction, eth_getLogs" }).waitFor();
+    expect(await page.locator("#health dd", { has: page.locator("#rpc-fault") }).locator("time").count()).toBe(1); // until when
+    await submitControl("RPC fault", { "delay (ms, for delay)": "5", methods: "", "for (ms)": "" }, { fault: "delay" });
+    await page.locator("#rpc-fault", { hasText: "delay" }).waitFor();
+    expect(await page.locator("#health dd", { has: page.locator("#rpc-fault") }).textContent()).toBe("delay 5 ms");
+    await submitControl("RPC fault", { "delay (ms, for delay)": "" }, { fault: "none" });
+    await page.locator("#rpc-fault", { hasText: "none" }).waitFor();
+    await page.getByRole("button", { name: "disarm revert next" }).click();
+    await page.locator("#revert-next", { hasText: "off" }).waitFor();
+
+    // The relayer paused and resumed; its balance set, and back.
+    await page.getByRole("button", { name: "pause relayer" }).click();
+    await page.locator("#engine", { hasText: "paused" }).waitFor();
+    await page.getByRole("button", { name: "resume relayer" }).click();
+    await page.locator("#engine", { hasText: "running" }).waitFor();
+    await submitControl("relayer balance", { ETH: "1.5" });
+    await page.locator("#relayer-balance", { hasText: "1.5000" }).waitFor();
+    await submitControl("relayer balance", { ETH: "10000" });
+    await page.locator("#relayer-balance", { hasText: "10000.0000" }).waitFor();
+
+    // The served configuration switched: the manifest panel shows the other Pool and ETag, then the original's again.
+    const etag = (await fetch(`${stack.queueUrl}/api/queue/config`)).headers.get("etag") as string;
+    await page.locator("#manifest-etag", { hasText: etag }).waitFor();
+    await page.getByRole("button", { name: "serve the alternate configuration" }).click();
+    await page.locator("#serving", { hasText: "alternate" }).waitFor();
+    const alternate = (await fetch(`${stack.queueUrl}/api/queue/config`)).headers.get("etag") as string;
+    expect(alternate).not.toBe(etag);
+    await page.locator("#manifest-etag", { hasText: alternate }).waitFor();
+    await page.getByRole("button", { name: "serve the original configuration" }).click();
+    await page.locator("#manifest-etag", { hasText: etag }).waitFor();
+    expect(consoleErrors).toEqual([]);
+  }, 120_000);
+
+  it("shows the Pool (leaves, roots, balances, fees, proof files) and the manifest, with 'add to wallet' calling the wallet", async () => {
+    // A wallet in the page: it records what it is asked.
+    await page.addInitScript(() => {
+      const calls: unknown[] = [];
+      (globalThis as unknown as { walletCalls: unknown[] }).walletCalls = calls;
+      (globalThis as unknown as { ethereum: unknown }).ethereum = { request: async (args: unknown) => void calls.push(args) };
+    });
+    await open();
+    const data = encodeFunctionData({ abi: parseAbi(["function nextIndex() view returns (uint32)"]), functionName: "nextIndex" });
+    const leaves = Number(BigInt(await jsonRpc<string>(stack.rpcUrl, "eth_call", [{ to: stack.manifest.poolAddress, data }, "latest"])));
+    expect(leaves).toBeGreaterThan(0);
+    await page.locator("#pool-leaves").filter({ hasText: new RegExp(`^${leaves}$`) }).waitFor();
+    expect(Number(await page.locator("#pool-roots").textContent())).toBe(Number(await page.locator("#pool-leaves").textContent()) / 2 + 1);
+    for (const artifact of stack.manifest.queue.proof.artifacts) await page.locator(`#pool code[title="${artifact.sha256}"]`).waitFor({ state: "attached" });
+    for (const asset of stack.manifest.assets) await page.locator("#pool th", { hasText: asset.symbol }).first().waitFor();
+
+    const served = await (await fetch(`${stack.queueUrl}/api/queue/config`)).text();
+    await page.locator("#manifest summary").click();
+    expect(JSON.parse((await page.locator("#manifest-json").textContent()) as string)).toEqual(JSON.parse(served));
+    await page.getByRole("button", { name: "add to wallet" }).click();
+    await page.locator("#manifest .wallet-status", { hasText: "added" }).waitFor();
+    const { supportedChains } = (await (await fetch(`${stack.queueUrl}/api/queue/networks`)).json()) as { supportedChains: Array<{ addEthereumChainParameter: unknown }> };
+    expect(await page.evaluate(() => (globalThis as unknown as { walletCalls: unknown[] }).walletCalls)).toEqual([{ method: "wallet_addEthereumChain", params: [supportedChains[0]?.addEthereumChainParameter] }]);
+    expect(consoleErrors).toEqual([]);
+  }, 60_000);
+  it("an action shows its reservation and that reservation's state, with a link to its finalize; the filters narrow the list", async () => {
+    await open();
+    const keys = createAccountKeys();
+    const config = await queue.beforePrepare();
+    const weth = stack.manifest.assets.find((a) => a.decimals === 18)?.address as Address;
+    const quote = await queue.quote(config, { route: ACTION_ROUTES.swap, assetIn: pool.asset, assetOut: weth, amountIn: pool.usdc("30") });
+    const { state, input } = await pool.fundedNote(5, keys, pool.usdc("31"));
+    const prepared = await prepareAction({ config, quote, prover: pool.prover, tree: state.tree, keys, inputs: [input] });
+    const acted = await queue.waitFor("withdraw", (await queue.submitAction(config, prepared)).id);
+    await opEntry(acted.id, "confirmed").waitFor();
+    expect(await page.locator(`#op-${acted.id} .kind`).textContent()).toBe("action");
+    const finalize = await queue.waitFor("withdraw", (await queue.finalize(config, acted.action?.reservationId as Hex)).id);
+    await opEntry(finalize.id, "confirmed").waitFor();
+
+    // Opened, the action reads its reservation from the Pool: finalized, by the finalize operation.
+    await page.locator(`#op-${acted.id} summary`).click();
+    const reservation = page.locator(`#op-${acted.id} .reservation`);
+    await reservation.locator('.state[data-state="finalized"]').waitFor();
+    expect(await reservation.locator("code").first().getAttribute("title")).toBe(acted.action?.reservationId);
+    await reservation.getByRole("link", { name: finalize.id }).click();
+    expect(await page.locator(`#op-${finalize.id}`).evaluate((el) => (el as unknown as { open: boolean }).open)).toBe(true);
+    // The Pool panel's reservations, pushed as the finalize was mined.
+    await page.locator("#pool tr", { has: page.getByRole("link", { name: finalize.id }) }).locator('.state[data-state="finalized"]').waitFor();
+
+    // Filters: on the server for the list, on the page for what is pushed.
+    const visible = () => page.locator("#ops > .op:visible");
+    await page.getByLabel("kind").selectOption("finalize");
+    await page.locator(`#op-${acted.id}`).waitFor({ state: "detached" });
+    expect(await visible().evaluateAll((ops) => ops.map((op) => op.id))).toEqual([`op-${finalize.id}`]);
+    await page.getByLabel("kind").selectOption("");
+    await page.getByLabel("state").selectOption("reverted");
+    await page.locator(`#op-${finalize.id}`).waitFor({ state: "detached" });
+    expect(await visible().evaluateAll((ops) => ops.map((op) => op.dataset.state))).toEqual(["reverted"]);
+    await page.getByLabel("state").selectOption("");
+    await page.getByLabel("since").selectOption("60");
+    await page.locator(`#op-${acted.id}`).waitFor();
+    await page.getByLabel("since").selectOption("");
+    expect(consoleErrors).toEqual([]);
+  }, 120_000);
+
+  it("has no serious or critical accessibility violation with operations in it (axe-core), and fits 1280x800 and a phone's width", async () => {
+    await mkdir(SCREENSHOTS, { recursive: true });
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await open();
+    await page.locator("#ops > .op").first().waitFor();
+    await page.locator("#pool-leaves").waitFor();
+    await page.locator("#ops > .op summary").first().click();
+    const violations = (await new AxeBuilder({ page }).analyze()).violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+    expect(violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`)).toEqual([]);
+    await page.screenshot({ path: path.join(SCREENSHOTS, "dashboard-1280x800.png") });
+    await page.screenshot({ path: path.join(SCREENSHOTS, "dashboard-1280-full.png"), fullPage: true });
+
+    await page.setViewportSize({ width: 390, height: 844 });
+    // Nothing wider than the phone's screen: no sideways scrolling.
+    const wider = await page.evaluate<string[]>("[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > 391).map((e) => e.tagName + '.' + e.className + '#' + e.id + ' ' + Math.round(e.getBoundingClientRect().right))");
+    expect(wider).toEqual([]);
+    const phone = (await new AxeBuilder({ page }).analyze()).violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+    expect(phone.map((v) => v.id)).toEqual([]);
+    await page.screenshot({ path: path.join(SCREENSHOTS, "dashboard-390x844.png") });
+    await page.setViewportSize({ width: 1280, height: 800 });
+    expect(consoleErrors).toEqual([]);
   }, 60_000);
 
-  it("an operator's runtime serves no dashboard and no push channel (404)", async () => {
+  it("saves a repro bundle from the page that loads with --load; a page's open push channel does not hold that stack's stop", async () => {
+    await open();
+    await page.locator("#ops > .op").first().waitFor();
+    const ops = await page.locator("#ops > .op").evaluateAll((entries) => entries.map((op) => op.id.slice(3)));
+    expect(ops.length).toBeGreaterThan(0);
+    const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("link", { name: "save a repro bundle" }).click()]);
+    expect(download.suggestedFilename()).toBe("repro.qdbundle");
+    const file = path.join(await tempDir("dashboard-bundle-"), "repro.qdbundle");
+    await download.saveAs(file);
+    const loaded = await startStack({ load: file });
+    expect(loaded.manifest.poolAddress).toBe(stack.manifest.poolAddress);
+    for (const id of ops) expect((await fetch(`${loaded.queueUrl}/api/queue/withdraw-status?id=${id}`)).status === 200 || (await fetch(`${loaded.queueUrl}/api/queue/send-status?id=${id}`)).status === 200, id).toBe(true);
+
+    const response = await fetch(`${loaded.queueUrl}/api/dev/events`);
+    expect(response.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toMatch(/^event: ops\n/);
+    await loaded.stop(); // hangs (the test times out) if the stream kept the server open
+    // The stream ends (whatever was still on its way, health say, comes first).
+    while (!(await reader.read()).done);
+  }, 90_000);
+
+  it("refuses a bad list or reservation query with a problem; an operator's runtime serves no dashboard and no push channel (404)", async () => {
+    for (const [query, code] of [["ops?kind=bogus", "invalid_request"], ["ops?since=-1", "invalid_request"], ["ops?extra=1", "invalid_request"], ["reservation?id=op_unknown", "operation_not_found"]]) {
+      const refused = await fetch(`${stack.queueUrl}/api/dev/dashboard/${query}`);
+      expect(refused.headers.get("content-type"), query).toMatch(/^application\/problem\+json/);
+      expect(((await refused.json()) as { code: string }).code, query).toBe(code);
+    }
     const { url, child } = await startRuntimeProcess(stack, ["--store", ":memory:"]);
     try {
-      for (const path of ["/api/dev/dashboard", "/api/dev/events", "/api/dev/dashboard/assets/htmx.min.js"]) {
+      for (const path of ["/api/dev/dashboard", "/api/dev/events", "/api/dev/dashboard/assets/htmx.min.js", "/api/dev/dashboard/ops", "/api/dev/dashboard/reservation?id=op_1"]) {
         const response = await fetch(`${url}${path}`);
         expect(response.status, path).toBe(404);
         expect(((await response.json()) as { code: string }).code).toBe("route_not_found");

@@ -11,6 +11,7 @@ import { hex, rpc } from "./support/rpc.ts";
 import { poolFixture, provenSend } from "./support/pool.ts";
 import { createChainClient } from "../src/chain/client.ts";
 import { closeProvers, createQueueClient, poolAbi, reviewedFrom } from "../harness/client/index.ts";
+import { resumeRelayer } from "./support/stacks.ts";
 
 // Fork caches and state dirs of this file: removed after it, whether its tests passed or not.
 const tempDirs: string[] = [];
@@ -174,7 +175,8 @@ describe("pin mode", () => {
       expect((await rpc<{ hash: Hex }>(loaded.rpcUrl, "eth_getBlockByNumber", [saved.head.number, false])).hash).toBe(saved.head.hash);
       expect(await blockHash(loaded.rpcUrl, saved.forkBlock)).toBe(await blockHash(upstream.rpcUrl, saved.forkBlock));
       const queue = createQueueClient({ baseUrl: loaded.queueUrl, reviewed: reviewedFrom(loaded.manifest) });
-      // The Pool, its verifier and tokens came from the upstream: the relay is mined on them and confirmed.
+      // The Pool, its verifier and tokens came from the upstream: resumed, the relay is mined on them and confirmed.
+      await resumeRelayer(loaded);
       expect((await queue.waitFor("send", saved.opId, { timeoutMs: 30_000 })).state).toBe("confirmed");
       const root = await createChainClient(loaded.rpcUrl).readContract({ address: loaded.manifest.poolAddress, abi: poolAbi, functionName: "isKnownRoot", args: [saved.root] });
       expect(root).toBe(true);

@@ -4,9 +4,15 @@ import { startDevStack, type DevStack } from "../harness/index.ts";
 import { ACTION_ROUTES, DEFAULT_SWAP_PRICES } from "../harness/deployment/index.ts";
 import { Quote, typedDataForSigning } from "../src/actions/quote.ts";
 import type { ExternalActionRoute } from "../src/config/deployment-config.ts";
+import { readFile } from "node:fs/promises";
+import { buildQueueRuntime, parseManifest } from "../src/server.ts";
+import { CIRCUIT_BUILD_DIR } from "../harness/deployment/index.ts";
+import { RELAYER_KEY } from "./support/chain.ts";
 import { rpc } from "./support/rpc.ts";
+import { withStacks } from "./support/stacks.ts";
 
 // POST /api/queue/quote: signed quotes of approved external actions.
+const startStack = withStacks();
 let stack: DevStack;
 let usdc: Address;
 let weth: Address;
@@ -91,5 +97,34 @@ describe("POST /api/queue/quote", () => {
     await setPrice(DEFAULT_SWAP_PRICES.usdcToWeth);
     expect((await quote({})).status).toBe(200);
     expect(parseUnits("1", 18)).toBeGreaterThan(0n);
+  });
+
+  it("fails closed: a manifest without fees for an external route and one of its assets is refused, naming both (the quote said fees of 0)", async () => {
+    const bytes = await readFile(stack.manifestPath);
+    expect(parseManifest(bytes)).toEqual(stack.manifest); // the built manifest has every entry
+    const manifest = JSON.parse(bytes.toString("utf8"));
+    manifest.relayFees.actions = manifest.relayFees.actions.filter((f: { route: string; asset: string }) => !(f.route === swap.id && f.asset === weth));
+    const without = Buffer.from(JSON.stringify(manifest));
+    expect(() => parseManifest(without)).toThrow(new RegExp(`relayFees\\.actions: no fee entry for external route swap \\(${swap.id}\\) and asset ${weth.toLowerCase()}`));
+    await expect(buildQueueRuntime({ manifest: without, rpcUrl: stack.rpcUrl, relayerPrivateKey: RELAYER_KEY, artifactsDir: CIRCUIT_BUILD_DIR, store: ":memory:" })).rejects.toThrow(/no fee entry/);
+    manifest.relayFees.actions = [];
+    expect(() => parseManifest(Buffer.from(JSON.stringify(manifest)))).toThrow(/relayFees\.actions/);
+  });
+
+  it("caps each client's unexpired quotes: past the cap, 429 too_many_quotes with a Retry-After until the soonest one expires", async () => {
+    const capped = await startStack({ runtime: { quotes: { maxLivePerClient: 2 } } });
+    const ask = () =>
+      fetch(`${capped.queueUrl}/api/queue/quote`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ deployment: { chainId: capped.manifest.chainId, poolAddress: capped.manifest.poolAddress, domain: capped.manifest.domain }, route: swap.id, assetIn: usdc, assetOut: weth, amountIn: "30000000" }),
+      });
+    expect((await ask()).status).toBe(200);
+    expect((await ask()).status).toBe(200);
+    const third = await ask();
+    expect(await problem(third)).toEqual({ status: 429, type: "application/problem+json; charset=utf-8", code: "too_many_quotes" });
+    const wait = Number(third.headers.get("retry-after"));
+    expect(wait).toBeGreaterThanOrEqual(1);
+    expect(wait).toBeLessThanOrEqual(121);
   });
 });

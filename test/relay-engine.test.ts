@@ -1,3 +1,4 @@
+import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Hex } from "viem";
 import { startDevStack, type DevStack } from "../harness/index.ts";
@@ -227,5 +228,52 @@ describe("an operation that cannot be broadcast in time", () => {
     expect(await f.nonce()).toBe(nonceBefore);
     // The nullifiers are free again: a retry is not refused as in flight (it is accepted, and expires too).
     expect((await f.send(body)).status).toBe(202);
+  });
+});
+
+describe("each client's share of the in-flight limit", () => {
+  let stack: DevStack;
+  let f: Awaited<ReturnType<typeof fixture>>;
+  beforeAll(async () => {
+    stack = await startDevStack({ relay: { maxLiveOperations: 4, maxLivePerClient: 2 } });
+    f = await fixture(stack);
+  }, 120_000);
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  /** POST send-relay from a loopback address of its own: a client of its own, to the runtime. */
+  const sendFrom = (localAddress: string, body: RelayRequest) =>
+    new Promise<{ status: number; retryAfter: string | undefined; body: { id?: string; code?: string; limit?: number } }>((resolve, reject) => {
+      const { hostname, port } = new URL(stack.queueUrl);
+      const req = httpRequest({ host: hostname, port, path: "/api/queue/send-relay", method: "POST", localAddress, headers: { "content-type": "application/json" } }, (res) => {
+        let text = "";
+        res.on("data", (chunk: Buffer) => (text += chunk.toString())).on("end", () => resolve({ status: res.statusCode ?? 0, retryAfter: res.headers["retry-after"], body: JSON.parse(text) }));
+      });
+      req.on("error", reject).end(JSON.stringify(body));
+    });
+  const dev = (body: unknown) => fetch(`${stack.queueUrl}/api/dev/relayer`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+
+  it("one client filling its share is 429 too_many_in_flight, while another client's operations still go in", async () => {
+    const [a, b, c, d] = [await f.request(2), await f.request(3), await f.request(4), await f.request(5)];
+    expect((await dev({ engine: "paused" })).status).toBe(200); // accepted operations stay live
+    const ids: string[] = [];
+    try {
+      for (const body of [a, b]) {
+        const accepted = await sendFrom("127.0.0.2", body);
+        expect(accepted.status).toBe(202);
+        ids.push(accepted.body.id as string);
+      }
+      const over = await sendFrom("127.0.0.2", c);
+      expect(over).toMatchObject({ status: 429, body: { code: "too_many_in_flight", limit: 2 } });
+      expect(Number(over.retryAfter)).toBeGreaterThan(0);
+      const other = await sendFrom("127.0.0.3", d);
+      expect(other.status).toBe(202);
+    } finally {
+      await dev({ engine: "running" });
+    }
+    // Once its operations have ended, the client has room again.
+    for (const id of ids) expect((await f.until(id, (o) => o.terminal)).state).toBe("confirmed");
+    expect((await sendFrom("127.0.0.2", c)).status).toBe(202);
   });
 });

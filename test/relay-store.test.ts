@@ -216,6 +216,71 @@ describe("SqliteOperationStore", () => {
   });
 });
 
+describe("quotes in the store", () => {
+  const action = (id: string, nullifiers: string[], quoteId: string): OperationRecord => {
+    const op = record(id, nullifiers);
+    return { ...op, kind: "withdraw", request: { ...op.request, action: { quoteId } } as never };
+  };
+  const limits = (now: number, maxLivePerClient = 100, keep = 60) => ({ now, maxLivePerClient, deleteExpiredBefore: now - keep });
+  const quote = (id: string, expiresAt: number, client = "10.0.0.1") => ({ id, quote: { quoteId: id }, expiresAt, client });
+
+  it("a quote is used once: consumed in its action's insert; a failure before any attempt releases it, a signed attempt keeps it", async () => {
+    const store = new SqliteOperationStore(await file());
+    expect(store.insertQuote(quote("qt_1", 2_000), limits(1_000))).toEqual({ ok: true });
+    expect(store.insert(action("a", ["1"], "qt_1"))).toEqual({ ok: true });
+    expect(store.quoteUser("qt_1")).toBe("a");
+    // Another action (other nullifiers) citing it: refused, naming the one that used it; nothing written.
+    expect(store.insert(action("b", ["2"], "qt_1"))).toEqual({ ok: false, conflict: "quote", quoteId: "qt_1", operationId: "a" });
+    expect(store.get("b")).toBeUndefined();
+    expect(store.claim("2")).toBeUndefined();
+    // An action citing a quote the store does not hold (deleted, never made) is never stored.
+    expect(store.insert(action("c", ["3"], "qt_unknown"))).toEqual({ ok: false, conflict: "quote", quoteId: "qt_unknown", operationId: null });
+    // Rejected before anything was signed: the quote is free again.
+    moveTo(store, "a", "rejected");
+    expect(store.quoteUser("qt_1")).toBeUndefined();
+    expect(store.insert(action("b", ["2"], "qt_1"))).toEqual({ ok: true });
+    // Signed (and so maybe broadcast): a later failure keeps the quote used.
+    const b = store.get("b") as OperationRecord;
+    store.save({ ...b, state: "submitted" }, { attempt: { hash: `0x${"22".repeat(32)}`, nonce: 1, raw: "0x02", maxFeePerGas: "2", maxPriorityFeePerGas: "1", createdAt: b.createdAt } });
+    moveTo(store, "b", "expired");
+    expect(store.quoteUser("qt_1")).toBe("b");
+    store.close();
+  });
+
+  it("deletes quotes expired longer than the grace period when one is stored, and caps each client's unexpired quotes", async () => {
+    const store = new SqliteOperationStore(await file());
+    for (let i = 0; i < 3; i++) expect(store.insertQuote(quote(`qt_a${i}`, 1_010 + i), limits(1_000, 3))).toEqual({ ok: true });
+    // The client's fourth live quote is refused, with the soonest expiry; another client is not.
+    expect(store.insertQuote(quote("qt_a3", 1_020), limits(1_000, 3))).toEqual({ ok: false, live: 3, nextExpiry: 1_010 });
+    expect(store.insertQuote(quote("qt_b0", 1_020, "10.0.0.2"), limits(1_000, 3))).toEqual({ ok: true });
+    expect(store.liveQuotes("10.0.0.1", 1_000)).toEqual({ count: 3, nextExpiry: 1_010 });
+    // Expired quotes no longer count against the cap, but are kept through the grace period (60 s here)...
+    expect(store.insertQuote(quote("qt_a3", 1_100), limits(1_011, 3))).toEqual({ ok: true });
+    expect(store.getQuote("qt_a0")).toEqual({ quoteId: "qt_a0" });
+    expect(store.countQuotes()).toBe(5);
+    // ...and deleted after it.
+    expect(store.insertQuote(quote("qt_b1", 1_200, "10.0.0.2"), limits(1_075, 3))).toEqual({ ok: true });
+    expect(store.getQuote("qt_a0")).toBeUndefined();
+    expect(store.countQuotes()).toBe(3); // qt_a3, qt_b0 (expired 1020, kept until 1080), qt_b1
+    store.close();
+  });
+
+  it("opens a store of version 3: its quotes get a client and a user, and are usable once", async () => {
+    const where = await file();
+    const old = new (sqlite().DatabaseSync)(where);
+    old.exec(`${VERSION_1_SCHEMA}${VERSION_2_TABLES} DROP TABLE live_nullifiers; PRAGMA user_version = 3;`);
+    old.prepare("INSERT INTO quotes (id, quote, expires_at, created_at) VALUES ('qt_old', '{}', 5000, '2026-01-01T00:00:00.000Z')").run();
+    old.close();
+    for (let open = 0; open < 2; open++) {
+      const store = new SqliteOperationStore(where);
+      expect(store.liveQuotes("", 1_000)).toEqual({ count: 1, nextExpiry: 5_000 });
+      if (open === 0) expect(store.insert(action("a", ["1"], "qt_old"))).toEqual({ ok: true });
+      expect(store.quoteUser("qt_old")).toBe("a");
+      store.close();
+    }
+  });
+});
+
 /** The store's schema before idempotency keys and nullifiers got their own tables. */
 const VERSION_1_SCHEMA = `
 CREATE TABLE IF NOT EXISTS operations (

@@ -69,6 +69,9 @@ describe("a repro, handed over as one file", () => {
     expect(trace.stdout).toContain("InvalidProof");
     const again = createQueueClient({ baseUrl: second.info.queueUrl, reviewed: reviewedFrom(stack.manifest) });
     expect((await again.status("send", reverted.id)).state).toBe("reverted");
+    // Loaded as saved: the stuck one waits for the developer to resume the relayer.
+    expect((await again.status("send", stuck.id)).state).toBe("accepted");
+    expect((await command("ctl", "relayer", "resume", "--state-dir", path.join(there, "stack"))).exitCode).toBe(0);
     expect((await again.waitFor("send", stuck.id, { timeoutMs: 30_000 })).state).toBe("confirmed");
   });
 });

@@ -13,6 +13,14 @@ import { poolFixture } from "./support/pool.ts";
 import { publicAmountOf } from "../src/chain/ext-data.ts";
 import { installProblemHandlers } from "../src/errors.ts";
 import { validatorCompiler } from "../src/validation.ts";
+import { HttpRequestError, IntegerOutOfRangeError, InternalRpcError, RpcRequestError, TimeoutError } from "viem";
+import { chainUnavailable } from "../src/relay/checks.ts";
+import { createChainClient } from "../src/chain/client.ts";
+import { Relayer } from "../src/relay/runtime.ts";
+import { relaySettings } from "../src/server.ts";
+import { SqliteOperationStore } from "../src/relay/store.ts";
+import { privateKeyToAccount } from "viem/accounts";
+import { ProblemError } from "../src/problem.ts";
 
 // Malformed input, from outside: whatever a client sends, the answer is a problem with a stable code
 // naming what is wrong, never a 500.
@@ -136,6 +144,65 @@ describe("integer fields: any malformed value is a 400 invalid_request naming th
       if (!ok) failures.push(`blockNumber=${JSON.stringify(value)}: ${response.status} ${text.slice(0, 200)}`);
     }
     expect(failures).toEqual([]);
+  });
+});
+
+describe("an action's deadline is a uint64", () => {
+  const post = (body: unknown) => fetch(`${stack.queueUrl}/api/queue/withdraw-relay`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const withDeadline = (deadline: string) => ({
+    ...wellFormed(),
+    action: { quoteId: `qt_${"ab".repeat(32)}`, routeId: `0x${"73".repeat(32)}`, outputAsset: stack.manifest.assets[1]?.address, minOutput: "1", outputPrecommitment: "1", deadline, finalizeFee: "0" },
+  });
+
+  it("2^64 or more is a 400 naming action.deadline (it was a 503 chain_unavailable: viem could not encode it); 2^64 - 1 passes the schema", async () => {
+    for (const deadline of [(2n ** 64n).toString(), (2n ** 200n).toString(), (2n ** 256n - 1n).toString()]) {
+      const answer = await post(withDeadline(deadline));
+      const body = (await answer.json()) as { code: string; issues?: Array<{ path: string }> };
+      expect({ status: answer.status, code: body.code, paths: body.issues?.map((i) => i.path) }, deadline).toEqual({ status: 400, code: "invalid_request", paths: ["/action/deadline"] });
+    }
+    // Past the schema, into the checks: refused for what it is, not as an outage.
+    const largest = await post(withDeadline((2n ** 64n - 1n).toString()));
+    expect(largest.status).toBe(422);
+  });
+
+  it("only an error on the way to the node is chain_unavailable; any other error is left as it is (a 500)", () => {
+    const code = (error: unknown) => {
+      const mapped = chainUnavailable(error);
+      return mapped instanceof ProblemError ? mapped.code : "unexpected";
+    };
+    const http = new HttpRequestError({ url: "http://127.0.0.1:1", status: 503 });
+    expect(code(http)).toBe("chain_unavailable");
+    expect(code(new TimeoutError({ body: {}, url: "http://127.0.0.1:1" }))).toBe("chain_unavailable");
+    expect(code(new InternalRpcError(new RpcRequestError({ body: {}, error: { code: -32603, message: "down" }, url: "http://127.0.0.1:1" })))).toBe("chain_unavailable");
+    expect(code(new IntegerOutOfRangeError({ max: "18446744073709551615", min: "0", signed: false, size: 8, value: "18446744073709551616" }))).toBe("unexpected");
+    expect(code(new TypeError("a bug"))).toBe("unexpected");
+    expect(code(new ProblemError("unknown_root", "x"))).toBe("unknown_root");
+  });
+});
+
+describe("an unexpected error during an admission", () => {
+  it("is a 500 internal_error logged with the request's kind, hash and claims, not a 503 chain_unavailable", async () => {
+    const logged: Array<{ context: Record<string, unknown>; message: string }> = [];
+    const quiet = () => {};
+    const log = { level: "info", error: (context: Record<string, unknown>, message: string) => void logged.push({ context, message }), warn: quiet, info: quiet, debug: quiet, trace: quiet, fatal: quiet, silent: quiet, child: () => log };
+    const store = new SqliteOperationStore(":memory:");
+    const chain = createChainClient(stack.rpcUrl, { timeoutMs: 3_000, retryCount: 0 });
+    const relayer = new Relayer({ store, chain, engineChain: chain, account: privateKeyToAccount(RELAYER_KEY), config: stack.manifest, settings: relaySettings(), log: log as never, chainTimeoutMs: 3_000 });
+    try {
+      // A value past the schema that no check foresaw (as a bug would make one): BigInt() throws a SyntaxError.
+      const request = wellFormed();
+      request.publicInputs.extDataHash = "not a number";
+      const refusal = await relayer.submit("send", request as never, "key-1").then(() => null, (error: unknown) => error);
+      expect(refusal).toBeInstanceOf(ProblemError);
+      expect(refusal).toMatchObject({ code: "internal_error", status: 500 });
+      expect(logged).toHaveLength(1);
+      expect(logged[0]?.message).toBe("admission failed unexpectedly");
+      expect(logged[0]?.context).toMatchObject({ kind: "send", idempotencyKey: "key-1", claims: ["11", "12"], requestHash: expect.stringMatching(/^[0-9a-f]{64}$/) });
+      expect(logged[0]?.context.err).toBeInstanceOf(SyntaxError);
+      expect(store.countLive()).toBe(0);
+    } finally {
+      store.close();
+    }
   });
 });
 

@@ -11,6 +11,7 @@ export { fetchProofFiles, checkProofFiles, sha256Of, ArtifactIntegrityError, typ
 export { createProver, closeProvers, ProofVerificationError, type Prover, type SolidityProof } from "./prover.ts";
 export { prepareTransaction, buildWitness, hashExtData, hashActionExtData, publicSignalsOf, TransactionShapeError, InvalidRecipientError, FeeTooHighError, type PreparedTransaction, type PreparedWithNotes, type TransactionRequest, type Witness, type ExtData, type PublicInputs, type Deployment, type ActionTerms } from "./transaction.ts";
 export { poolAbi } from "./pool-abi.ts";
+export { ForeignOriginError } from "./same-origin.ts";
 export { deposit, DEPOSIT_GAS } from "./deposit.ts";
 export { prepareAction, readReservation, waitForReservation, finalizeReservation, FINALIZE_GAS, finalizedNote, Quote, type PreparedAction, type ReservationState } from "./actions.ts";
 export {

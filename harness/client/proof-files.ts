@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { DeploymentConfig, ProofArtifact } from "../../src/config/deployment-config.ts";
+import { sameOriginUrl } from "./same-origin.ts";
 
 export class ArtifactIntegrityError extends Error {
   override name = "ArtifactIntegrityError";
@@ -60,7 +61,7 @@ export async function fetchProofFiles(queueUrl: string, config: DeploymentConfig
   });
   const files: Partial<ProofFiles> = {};
   for (const { role, artifact, pin } of artifacts) {
-    const response = await fetchFn(new URL(artifact.path, queueUrl));
+    const response = await fetchFn(sameOriginUrl(artifact.path, queueUrl));
     if (!response.ok) throw new ArtifactIntegrityError(`GET ${artifact.path} answered ${response.status}`);
     const bytes = new Uint8Array(await response.arrayBuffer());
     const sha256 = sha256Of(bytes);

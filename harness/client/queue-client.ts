@@ -8,6 +8,7 @@ import type { Operation, OperationKind } from "../../src/relay/operation.ts";
 import type { RelayRequest } from "../../src/relay/request.ts";
 import { artifactOf, fetchProofFiles, type ProofFiles } from "./proof-files.ts";
 import type { PreparedTransaction } from "./transaction.ts";
+import { sameOriginUrl } from "./same-origin.ts";
 
 const Hash = z.string().regex(/^0x[0-9a-fA-F]{64}$/, "expected 0x followed by 64 hex digits");
 
@@ -127,7 +128,7 @@ export function createQueueClient(options: { baseUrl: string; reviewed: Reviewed
   const reviewed = parsed.data;
 
   async function request<T>(path: string, init?: RequestInit): Promise<{ body: T; response: Response }> {
-    const response = await fetchFn(new URL(path, options.baseUrl), { ...init, headers: { accept: "application/json", ...init?.headers } });
+    const response = await fetchFn(sameOriginUrl(path, options.baseUrl), { ...init, headers: { accept: "application/json", ...init?.headers } });
     const body = (await response.json()) as T;
     if (!response.ok) throw new QueueProblemError(response.status, body as Record<string, unknown>);
     return { body, response };

@@ -6,4 +6,4 @@ export { CIRCUIT_BUILD_DIR, loadCircuitManifest, renderSolidityVerifier } from "
 export { buildGenesis, loadGenesis, GENESIS_PATH, GENESIS_STATE_PATH, GENESIS_TIMESTAMP } from "./genesis.ts";
 export { deployFixtures, ACTION_ROUTES, ROUTE_KIND, DEFAULT_SWAP_PRICES, DEV_ASSETS, DEV_TOKEN_GRANT } from "./deploy.ts";
 export { PinError } from "./pin.ts";
-export { describeDeployment, manifestBytes, writeFileAtomic } from "./manifest.ts";
+export { describeDeployment, manifestBytes, proofSection, writeFileAtomic } from "./manifest.ts";

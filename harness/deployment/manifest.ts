@@ -29,6 +29,11 @@ export async function describeDeployment(args: {
   fixtures: CompiledFixtures;
   relayer: Address | null;
   circuit: CircuitManifest;
+  /**
+   * The external routes to describe, each checked against Pool.routes now; by default those the Pool's
+   * logs name. A loaded fork bundle's chain holds no upstream logs: its manifest's routes are given.
+   */
+  routeIds?: Hex[];
 }): Promise<DeploymentConfig> {
   const { client, pool, fixtures } = args;
   const read = <T>(functionName: string, fnArgs?: readonly unknown[]) =>
@@ -60,7 +65,7 @@ export async function describeDeployment(args: {
     }),
   );
   const assetList = assets.map((a) => a.address);
-  const externalRoutes = args.relayer === null ? [] : await approvedRoutes(client, pool, args.deploymentBlock, assetList);
+  const externalRoutes = args.relayer === null ? [] : await approvedRoutes(client, pool, args.deploymentBlock, assetList, args.routeIds);
 
   return DeploymentConfig.parse({
     chainId,
@@ -100,9 +105,9 @@ export async function describeDeployment(args: {
  * against Pool.routes now), in id order, with their adapters' code and kind. The fixture adapters
  * trade any supported asset for any other.
  */
-async function approvedRoutes(client: PublicClient, pool: Address, fromBlock: bigint, assets: Address[]): Promise<ExternalActionRoute[]> {
-  const logs = await client.getLogs({ address: pool, events: actionReadAbi.filter((item) => item.type === "event"), fromBlock, toBlock: "latest" });
-  const ids = [...new Set(logs.map((log) => (log.args as { routeId: Hex }).routeId))].sort();
+async function approvedRoutes(client: PublicClient, pool: Address, fromBlock: bigint, assets: Address[], given?: Hex[]): Promise<ExternalActionRoute[]> {
+  const logged = async () => (await client.getLogs({ address: pool, events: actionReadAbi.filter((item) => item.type === "event"), fromBlock, toBlock: "latest" })).map((log) => (log.args as { routeId: Hex }).routeId);
+  const ids = [...new Set(given ?? (await logged()))].sort();
   const routes: ExternalActionRoute[] = [];
   for (const id of ids) {
     const [adapter, codeHash, kindIndex] = await client.readContract({ address: pool, abi: actionReadAbi, functionName: "routes", args: [id] });
@@ -136,7 +141,8 @@ const ARTIFACT_KINDS: Record<string, { role: "wasm" | "zkey" | "verificationKey"
   ".json": { role: "verificationKey", contentType: "application/json" },
 };
 
-function proofSection(circuit: CircuitManifest, verifier: Address, verifierCodeHash: `0x${string}`) {
+/** The manifest's proof section: the circuit's files (the runtime's own, served under its artifacts prefix) and the Pool's verifier. */
+export function proofSection(circuit: CircuitManifest, verifier: Address, verifierCodeHash: `0x${string}`) {
   const artifacts = circuit.files.map((f) => {
     const kind = ARTIFACT_KINDS[path.extname(f.file)];
     if (!kind) throw new Error(`unknown proof artifact type: ${f.file}`);

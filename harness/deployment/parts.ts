@@ -1,6 +1,6 @@
 import { readFile, rm } from "node:fs/promises";
 import path from "node:path";
-import type { Address, PublicClient } from "viem";
+import type { Address, Hex, PublicClient } from "viem";
 import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
 import { verifyDeployment } from "../../src/chain/verify-deployment.ts";
 import type { ForkPoint, StackChain } from "../chain/index.ts";
@@ -91,10 +91,11 @@ export function deploymentPart(
           );
 
     const manifest = await timed(progress, resume ? "check manifest" : "write manifest", async () => {
-      // A fork's bundle holds the state it touched, not the upstream's logs a manifest is described from:
-      // its manifest stands as saved, once the chain was checked to hold its Pool (resumeDeployment).
-      if (loadedFork) return await parseManifest(await readFile(manifestPath));
-      const config = await describeDeployment({ client, pool, deploymentBlock, fixtures, circuit, relayer: relayer.address });
+      // A fork's bundle holds the state it touched, not the upstream's logs the routes are found from: its
+      // manifest's routes are taken as the ones to check (each against Pool.routes), and all else is
+      // described from its chain, as for any saved stack: a manifest of its own making is refused.
+      const routeIds = loadedFork ? (await parseManifest(await readFile(manifestPath))).routes.flatMap((r) => (r.action === "external" ? [r.id as Hex] : [])) : undefined;
+      const config = await describeDeployment({ client, pool, deploymentBlock, fixtures, circuit, relayer: relayer.address, routeIds });
       const bytes = manifestBytes(config);
       if (resume) {
         if (!(await readFile(manifestPath)).equals(bytes)) {

@@ -5,12 +5,15 @@ import path from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { z } from "zod";
 import type { RelayControl } from "../../src/relay/control.ts";
-import { sqlite } from "../../src/relay/store.ts";
+import { parseStoreRows, type StoreRows } from "../../src/relay/store-rows.ts";
+import { TERMINAL_STATES } from "../../src/relay/operation.ts";
 import { printable } from "../../src/printable.ts";
 import { jsonRpc, jsonRpcBatch } from "../chain/index.ts";
 import type { ForkReads } from "../chain/index.ts";
 import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
-import { checkStoredOperations } from "./bundle-store-check.ts";
+import { settleAttempts } from "./bundle-store-check.ts";
+import { manifestAgainstConstants } from "./bundle-manifest-check.ts";
+import { readStoreRows, writeFreshStore } from "./bundle-store.ts";
 import { formatBytes, gunzipBounded, OverCapError } from "./bounded-gunzip.ts";
 
 /**
@@ -25,7 +28,12 @@ import { formatBytes, gunzipBounded, OverCapError } from "./bounded-gunzip.ts";
  * back from the fork as it is now). It loads as a local chain: no upstream, no network.
  */
 export const BUNDLE_FORMAT = "queue-devstack-bundle";
-export const BUNDLE_VERSION = 1;
+/**
+ * 2: the store is its rows as JSON (src/relay/store-rows.ts). 1: the store was an SQLite file; still
+ * read, but only its rows, which go through the same checks (harness/dev/bundle-store.ts).
+ */
+export const BUNDLE_VERSION = 2;
+const READ_VERSIONS: ReadonlySet<unknown> = new Set([1, 2]);
 
 const Bundle = z.strictObject({
   format: z.literal(BUNDLE_FORMAT),
@@ -37,7 +45,7 @@ const Bundle = z.strictObject({
   /** anvil's state JSON (gzip, base64): what --load-state takes. */
   chain: z.string(),
   manifest: z.string(),
-  /** The SQLite operation store (gzip, base64). */
+  /** The operation store (gzip, base64): its rows as JSON (version 2), an SQLite file (version 1). */
   store: z.string(),
 });
 
@@ -76,7 +84,12 @@ export async function bundleBytes(args: BundleSource): Promise<Uint8Array> {
       chain = await jsonRpc<string>(args.rpcUrl, "anvil_dumpState", [true]).catch((error: unknown) => {
         throw new BundleError(`anvil did not dump its state: ${(error as Error).message}`);
       });
-      if (args.fork) chain = `0x${gzipSync(JSON.stringify(await withForkedState(args.rpcUrl, JSON.parse(gunzipSync(Buffer.from(chain.slice(2), "hex")).toString("utf8")) as AnvilState, args.fork.reads))).toString("hex")}`;
+      if (args.fork) {
+        // The manifest's contracts too, read or not (a loaded bundle's manifest is checked against their code).
+        const named = manifestContracts(JSON.parse(await readFile(args.manifestPath, "utf8")) as DeploymentConfig);
+        const reads = { ...args.fork.reads, accounts: new Set([...args.fork.reads.accounts, ...named]) };
+        chain = `0x${gzipSync(JSON.stringify(await withForkedState(args.rpcUrl, JSON.parse(gunzipSync(Buffer.from(chain.slice(2), "hex")).toString("utf8")) as AnvilState, reads))).toString("hex")}`;
+      }
       args.control.backupStore(storeCopy);
     } finally {
       args.control.resume();
@@ -89,7 +102,7 @@ export async function bundleBytes(args: BundleSource): Promise<Uint8Array> {
       fork: args.fork ? { blockNumber: args.fork.blockNumber, blockHash: args.fork.blockHash } : null,
       chain: Buffer.from(chain.slice(2), "hex").toString("base64"), // already gzip
       manifest: await readFile(args.manifestPath, "utf8"),
-      store: gzipSync(await readFile(storeCopy)).toString("base64"),
+      store: gzipSync(JSON.stringify(readStoreRows(storeCopy))).toString("base64"),
     };
     return gzipSync(JSON.stringify(bundle));
   } finally {
@@ -136,28 +149,34 @@ type UnpackTargets = { chainState: string; manifest: string; store: string };
  * anvil's dump, the manifest by parseManifest, the store as an operation store — before any is renamed
  * into place. Every refusal is one BundleError naming the file and the part.
  */
-export async function unpackBundle(file: string, files: UnpackTargets, stateDir: string): Promise<{ mode: "local" | "fork" }> {
+export async function unpackBundle(file: string, files: UnpackTargets, stateDir: string): Promise<{ mode: "local" | "fork"; live: number }> {
   const bundle = await readEnvelope(file);
   // A run killed while unpacking left its folder (no other stack runs from this state dir now).
   for (const entry of await readdir(stateDir)) if (entry.startsWith(STAGING_PREFIX)) await rm(path.join(stateDir, entry), { recursive: true, force: true });
   const staging = await mkdtemp(path.join(stateDir, STAGING_PREFIX));
   try {
     const staged = { chainState: path.join(staging, "chain-state.json"), manifest: path.join(staging, "manifest.json"), store: path.join(staging, "queue.sqlite") };
+    let accounts: Record<string, { code: string }> = {};
     await part(file, "chain", async () => {
       await gunzipBounded(Buffer.from(bundle.chain, "base64"), BUNDLE_CAPS.chain, staged.chainState);
-      checkChain(await readFile(staged.chainState, "utf8"));
+      accounts = checkChain(await readFile(staged.chainState, "utf8")).accounts;
     });
     let manifest: DeploymentConfig | undefined;
+    let live = 0;
     await part(file, "manifest", async () => {
       const bytes = Buffer.from(bundle.manifest, "utf8");
       if (bytes.length > BUNDLE_CAPS.manifest) throw new OverCapError(`is more than ${formatBytes(BUNDLE_CAPS.manifest)}`);
       const { parseManifest } = await import("../../src/server.ts");
       manifest = parseManifest(bytes);
+      const differs = await manifestAgainstConstants(manifest, accounts, bundle.mode === "fork");
+      if (differs !== null) throw new Error(`it does not describe this runtime and the bundle's chain: ${differs}`);
       await writeFile(staged.manifest, bytes);
     });
     await part(file, "store", async () => {
-      await gunzipBounded(Buffer.from(bundle.store, "base64"), BUNDLE_CAPS.store, staged.store);
-      await checkStore(staged.store, manifest as DeploymentConfig);
+      const rows = await storeRows(bundle, path.join(staging, "store-v1.sqlite"));
+      const settled = (await settleAttempts(rows, manifest as DeploymentConfig)).rows;
+      writeFreshStore(staged.store, settled);
+      live = settled.operations.filter((op) => !TERMINAL_STATES.has(op.state)).length;
     });
     // Checked: into place. The store may live outside the state dir (another filesystem).
     await rename(staged.chainState, files.chainState);
@@ -166,7 +185,7 @@ export async function unpackBundle(file: string, files: UnpackTargets, stateDir:
       if (error.code !== "EXDEV") throw error;
       await copyFile(staged.store, files.store);
     });
-    return { mode: bundle.mode };
+    return { mode: bundle.mode, live };
   } finally {
     await rm(staging, { recursive: true, force: true });
   }
@@ -180,9 +199,9 @@ async function readEnvelope(file: string): Promise<z.output<typeof Bundle>> {
     const json = (await gunzipBounded(createReadStream(file), BUNDLE_CAPS.envelope, null)) as Buffer;
     const parsed = JSON.parse(json.toString("utf8")) as { format?: unknown; version?: unknown };
     if (parsed?.format !== BUNDLE_FORMAT) throw new BundleError(`${file} is not a queue-devstack bundle`);
-    if (parsed.version !== BUNDLE_VERSION) {
+    if (!READ_VERSIONS.has(parsed.version)) {
       const version = typeof parsed.version === "number" ? String(parsed.version) : JSON.stringify(parsed.version) ?? "none";
-      throw new BundleError(`${file} is a bundle of format version ${printable(version.slice(0, 40))}; this queue-devstack reads version ${BUNDLE_VERSION}`);
+      throw new BundleError(`${file} is a bundle of format version ${printable(version.slice(0, 40))}; this queue-devstack reads versions 1 and ${BUNDLE_VERSION}`);
     }
     return Bundle.parse(parsed);
   } catch (error) {
@@ -202,7 +221,7 @@ async function part(file: string, name: "chain" | "manifest" | "store", unpack: 
   }
 }
 
-function checkChain(text: string): void {
+function checkChain(text: string): z.output<typeof AnvilDump> {
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -211,26 +230,33 @@ function checkChain(text: string): void {
   }
   const parsed = AnvilDump.safeParse(json);
   if (!parsed.success) throw new Error(`it is not anvil's state dump (${parsed.error.issues.slice(0, 3).map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")})`);
+  return parsed.data;
 }
 
 /**
- * The store: an SQLite database, intact, with the operation store's tables and nothing that runs code
- * on the runtime's writes (a trigger) or on its reads (a view). Opened read-only; nothing is queried
- * but SQLite's catalogue, its integrity check and the operations' tables (no trigger, no view).
+ * The store's rows, validated. Version 2 carries them as JSON; version 1 an SQLite file, unpacked into
+ * the staging folder and only read (bundle-store.ts), never opened by the runtime.
  */
-async function checkStore(file: string, manifest: DeploymentConfig): Promise<void> {
-  const db = new (sqlite().DatabaseSync)(file, { readOnly: true });
-  try {
-    const check = db.prepare("PRAGMA quick_check").all() as Array<Record<string, unknown>>;
-    if (check.length !== 1 || Object.values(check[0] ?? {})[0] !== "ok") throw new Error("it is not an intact SQLite database");
-    const entries = db.prepare("SELECT type, name FROM sqlite_master").all() as Array<{ type: string; name: string }>;
-    const code = entries.find((e) => e.type !== "table" && e.type !== "index");
-    if (code) throw new Error(`it holds a ${code.type} (${printable(code.name.slice(0, 60))}): an operation store holds tables and indexes only`);
-    if (!entries.some((e) => e.type === "table" && e.name === "operations")) throw new Error("it has no operations table");
-    await checkStoredOperations(db, manifest);
-  } finally {
-    db.close();
+async function storeRows(bundle: z.output<typeof Bundle>, v1File: string): Promise<StoreRows> {
+  const gzip = Buffer.from(bundle.store, "base64");
+  if (bundle.version === 1) {
+    await gunzipBounded(gzip, BUNDLE_CAPS.store, v1File);
+    return parseStoreRows(readStoreRows(v1File));
   }
+  const json = (await gunzipBounded(gzip, BUNDLE_CAPS.store, null)) as Buffer;
+  let data: unknown;
+  try {
+    data = JSON.parse(json.toString("utf8"));
+  } catch (error) {
+    throw new Error(`it is not JSON (${firstLine(error)})`);
+  }
+  return parseStoreRows(data);
+}
+
+/** The contracts a manifest names (lower case, as the fork's reads are). */
+function manifestContracts(manifest: DeploymentConfig): string[] {
+  const adapters = manifest.routes.flatMap((route) => (route.action === "external" ? [route.adapter.address] : []));
+  return [manifest.poolAddress, manifest.accountRegistry.address, manifest.receiveDirectory.address, manifest.queue.proof.verifier.address, ...manifest.assets.map((a) => a.address), ...adapters].map((a) => a.toLowerCase());
 }
 
 function firstLine(error: unknown): string {

@@ -12,34 +12,55 @@ const CSS = `
 body { margin: 0; }
 header { display: flex; gap: 1rem; align-items: baseline; padding: .5rem 1rem; background: #1b1f24; color: #fff; }
 header h1 { font-size: 1.1rem; margin: 0; }
-main { display: grid; grid-template-columns: minmax(0, 2fr) minmax(0, 1fr); gap: 1rem; padding: 1rem; }
-main > section:first-child { grid-row: span 2; }
-@media (max-width: 800px) { main { grid-template-columns: minmax(0, 1fr); } main > section:first-child { grid-row: auto; } }
-section { background: #fff; border: 1px solid #d0d7de; border-radius: 6px; padding: .5rem 1rem; }
-h2 { font-size: 1rem; }
-.filters { display: flex; gap: 1rem; margin-bottom: .5rem; }
+header p { margin: 0; }
+main { display: grid; grid-template-columns: minmax(0, 3fr) minmax(0, 2fr); gap: 1rem; padding: 1rem; align-items: start; }
+.column { display: flex; flex-direction: column; gap: 1rem; min-width: 0; }
+/* A phone: one column, what changes most first (operations, health), then controls, the Pool, the manifest. */
+@media (max-width: 800px) {
+  main { grid-template-columns: minmax(0, 1fr); padding: .5rem; gap: .5rem; }
+  .column { display: contents; }
+  #ops-panel { order: 1; } #health-panel { order: 2; } #controls-panel { order: 3; } #pool-panel { order: 4; } #manifest-panel { order: 5; }
+}
+section { background: #fff; border: 1px solid #d0d7de; border-radius: 6px; padding: .5rem 1rem; min-width: 0; overflow-wrap: anywhere; }
+h2 { font-size: 1rem; margin: .25rem 0 .5rem; }
+.filters { display: flex; flex-wrap: wrap; gap: .25rem 1rem; margin-bottom: .5rem; }
 .op { border-top: 1px solid #d0d7de; padding: .25rem 0; }
 .op summary { cursor: pointer; overflow-wrap: anywhere; }
+.op .timeline { margin: .25rem 0; padding-left: 1.5rem; }
 .state { display: inline-block; min-width: 6.5em; padding: 0 .4em; border-radius: 3px; color: #fff; background: #57606a; text-align: center; }
+td .state { min-width: 0; }
 .state[data-state="processing"] { background: #6f42c1; }
-.state[data-state="submitted"] { background: #0969da; }
-.state[data-state="included"] { background: #1b7c83; }
-.state[data-state="confirmed"] { background: #1a7f37; }
-.state[data-state="rejected"], .state[data-state="reverted"], .state[data-state="expired"] { background: #cf222e; }
-.failure .code, summary .code { color: #a40e26; font-weight: 600; }
-.spent, .detail { color: #57606a; }
-table { border-collapse: collapse; margin: .25rem 0; }
+.state[data-state="submitted"], .state[data-state="pending"] { background: #0969da; }
+.state[data-state="included"], .state[data-state="settled"] { background: #1b7c83; }
+.state[data-state="confirmed"], .state[data-state="finalized"] { background: #1a7f37; }
+.state[data-state="rejected"], .state[data-state="reverted"], .state[data-state="expired"], .state[data-state="failed"] { background: #cf222e; }
+.failure, .failure .code, summary .code { color: #a40e26; }
+.failure .code, summary .code { font-weight: 600; }
+.spent, .detail, .empty { color: #57606a; }
+table { border-collapse: collapse; margin: .25rem 0 .5rem; max-width: 100%; }
 caption { text-align: left; color: #57606a; }
-th, td { padding: 0 .5rem; text-align: left; }
+th, td { padding: 0 .5rem 0 0; text-align: left; overflow-wrap: anywhere; vertical-align: top; }
+th[scope="col"], th[scope="row"], .state { overflow-wrap: normal; white-space: nowrap; }
+dd code[title] { white-space: nowrap; }
 code { font-size: .9em; }
-button { margin: .15rem; font: inherit; cursor: pointer; }
+button, .button { margin: .15rem; font: inherit; cursor: pointer; }
+.button { display: inline-block; padding: 1px 6px; border: 1px solid #8c959f; border-radius: 3px; background: #f6f8fa; color: #0550ae; }
 button.copy { font-size: .75em; padding: 0 .3em; }
-dl { display: grid; grid-template-columns: max-content 1fr; gap: .1rem 1rem; margin: 0; }
+button.older { display: block; margin: .5rem auto; }
+dl { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: .1rem 1rem; margin: 0 0 .5rem; }
 dt { color: #57606a; }
 dd { margin: 0; overflow-wrap: anywhere; }
 .ready[data-ready="true"] { color: #1a7f37; font-weight: 600; }
 .ready[data-ready="false"] { color: #a40e26; font-weight: 600; }
-pre { overflow: auto; max-height: 20rem; }
+pre { overflow: auto; max-height: 20rem; background: #f6f8fa; padding: .25rem; }
+pre:empty { display: none; }
+.controls fieldset { border: 1px solid #d0d7de; border-radius: 4px; margin: .25rem 0; padding: .1rem .5rem; display: flex; flex-wrap: wrap; gap: .25rem .75rem; align-items: center; }
+.controls legend { color: #57606a; }
+.controls input { width: 9em; font: inherit; }
+.controls input[name="methods"] { width: 16em; max-width: 100%; }
+.controls .buttons { display: flex; flex-wrap: wrap; }
+.networks { padding-left: 1.2rem; }
+a { color: #0550ae; }
 `;
 
 const SCRIPT = `
@@ -48,43 +69,133 @@ const SCRIPT = `
   // Times relative ("12 s ago"), the absolute one in their title.
   function ago(iso) {
     var s = Math.max(0, Math.round((Date.now() - Date.parse(iso)) / 1000));
-    return s < 60 ? s + " s ago" : s < 3600 ? Math.floor(s / 60) + " min ago" : Math.floor(s / 3600) + " h ago";
+    return s < 60 ? s + " s ago" : s < 3600 ? Math.floor(s / 60) + " min ago" : s < 172800 ? Math.floor(s / 3600) + " h ago" : Math.floor(s / 86400) + " d ago";
   }
   function refreshTimes(root) {
     root.querySelectorAll("time[datetime]").forEach(function (t) { t.textContent = ago(t.getAttribute("datetime")); });
+    var head = document.getElementById("head-number");
+    if (!head) return;
+    root.querySelectorAll(".confirmations[data-block]").forEach(function (c) {
+      var n = Math.max(0, Number(head.textContent) - Number(c.dataset.block) + 1);
+      c.textContent = n + (n === 1 ? " confirmation" : " confirmations");
+    });
   }
+  function list() { return document.getElementById("ops"); }
+  // A pushed operation is filtered here as the server filters a page.
   function applyFilters() {
     var form = document.getElementById("filters");
     if (!form) return;
-    var kind = form.elements.kind.value, state = form.elements.state.value;
-    document.querySelectorAll("#ops > .op").forEach(function (op) {
-      op.hidden = (kind && op.dataset.kind !== kind) || (state && op.dataset.state !== state);
+    var kind = form.elements.kind.value, state = form.elements.state.value, since = Number(form.elements.since.value || 0);
+    var from = since ? Date.now() - since * 1000 : 0;
+    list().querySelectorAll(":scope > .op").forEach(function (op) {
+      op.hidden = Boolean((kind && op.dataset.kind !== kind) || (state && op.dataset.state !== state) || (from && Date.parse(op.dataset.created) < from));
     });
   }
   function show(text) { document.getElementById("control-result").textContent = text; }
-  document.addEventListener("DOMContentLoaded", function () {
-    document.getElementById("filters").addEventListener("change", applyFilters);
-    setInterval(function () { refreshTimes(document); }, 1000);
+  function parse(html) { var t = document.createElement("template"); t.innerHTML = html; return t.content.firstElementChild; }
+
+  // One operation's change: replaces its entry unless that is newer, or goes where its age puts it.
+  function upsert(op) {
+    if (!op || !op.id) return;
+    var existing = document.getElementById(op.id);
+    if (existing) {
+      if (existing.dataset.version > op.dataset.version) return;
+      op.open = existing.open;
+      existing.replaceWith(op);
+    } else {
+      var ops = list().querySelectorAll(":scope > .op");
+      var older = list().querySelector(":scope > button.older");
+      // Older than the page shown: it comes with the older ones, when asked.
+      if (older && ops.length && op.dataset.created < ops[ops.length - 1].dataset.created) return;
+      var empty = list().querySelector(":scope > .empty");
+      if (empty) empty.remove();
+      var before = null;
+      for (var i = 0; i < ops.length; i++) if (ops[i].dataset.created < op.dataset.created) { before = ops[i]; break; }
+      list().insertBefore(op, before || older);
+    }
+    htmx.process(op);
+    refreshTimes(op);
+    applyFilters();
+  }
+  document.addEventListener("htmx:sseBeforeMessage", function (event) {
+    if (event.detail.type !== "op") return;
+    event.preventDefault();
+    upsert(parse(event.detail.data));
   });
+  // A page of the list replaces what is shown; an entry pushed meanwhile, newer than the page's, stays.
+  var shown = null;
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    if (event.detail.target !== list()) return;
+    shown = {};
+    list().querySelectorAll(":scope > .op").forEach(function (op) { shown[op.id] = op; });
+  });
+  document.addEventListener("htmx:afterSwap", function (event) {
+    if (event.detail.target !== list() || !shown) return;
+    var was = shown;
+    shown = null;
+    list().querySelectorAll(":scope > .op").forEach(function (op) {
+      var old = was[op.id];
+      if (old && old.dataset.version > op.dataset.version) { old.open = op.open; op.replaceWith(old); }
+    });
+  });
+
+  // A form's fields as its dev route's JSON body: data-type says int, list (comma separated) or ether (in wei).
+  function wei(text) {
+    var parts = String(text).trim().split(".");
+    var frac = (parts[1] || "").padEnd(18, "0").slice(0, 18);
+    return (BigInt(parts[0] || "0") * 1000000000000000000n + BigInt(frac)).toString();
+  }
+  function bodyOf(form) {
+    var body = {};
+    Array.prototype.forEach.call(form.elements, function (field) {
+      if (!field.name || field.value === "") return;
+      var type = field.dataset.type;
+      body[field.name] = type === "int" ? Number(field.value) : type === "list" ? field.value.split(/[\\s,]+/).filter(Boolean) : type === "ether" ? wei(field.value) : field.value;
+    });
+    return JSON.stringify(body);
+  }
+  function post(label, route, body, done) {
+    fetch(route, { method: "POST", headers: { "content-type": "application/json" }, body: body })
+      .then(function (response) { return response.text().then(function (text) { show(label + ": " + (response.ok ? "done " + text : response.status + " " + text)); }); })
+      .catch(function (error) { show(label + ": " + error.message); })
+      .finally(done);
+  }
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (!form.dataset.post) return;
+    event.preventDefault();
+    var button = form.querySelector("button[type=submit]");
+    button.disabled = true;
+    post(form.querySelector("legend").textContent, form.dataset.post, bodyOf(form), function () { button.disabled = false; });
+  });
+
+  function addChain(button) {
+    var status = document.querySelector("#manifest .wallet-status");
+    var ethereum = window.ethereum;
+    if (!ethereum || typeof ethereum.request !== "function") { status.textContent = "no wallet in this browser (window.ethereum)"; return; }
+    ethereum.request({ method: "wallet_addEthereumChain", params: [JSON.parse(button.dataset.chain)] })
+      .then(function () { status.textContent = "the wallet added the chain"; }, function (error) { status.textContent = "the wallet refused: " + (error && error.message); });
+  }
   document.addEventListener("click", function (event) {
+    var link = event.target.closest("a[data-op]");
+    if (link) {
+      var target = document.getElementById("op-" + link.dataset.op);
+      if (target) target.open = true;
+      else show(link.dataset.op + " is not in the list shown: clear the filters or load older operations");
+      return;
+    }
     var button = event.target.closest("button");
     if (!button) return;
+    if (button.classList.contains("add-chain")) { addChain(button); return; }
     if (button.dataset.copy) { navigator.clipboard.writeText(button.dataset.copy).then(function () { show("copied " + button.dataset.copy); }, function () { show("copy refused by the browser"); }); return; }
     if (!button.dataset.post) return;
     button.disabled = true;
-    fetch(button.dataset.post, { method: "POST", headers: { "content-type": "application/json" }, body: button.dataset.body })
-      .then(function (response) { return response.text().then(function (text) { show(button.textContent + ": " + (response.ok ? "done" : response.status + " " + text)); }); })
-      .catch(function (error) { show(button.textContent + ": " + error.message); })
-      .finally(function () { button.disabled = false; });
+    post(button.textContent, button.dataset.post, button.dataset.body, function () { button.disabled = false; });
   });
-  // An operation replaced by its change keeps the reader's open timeline open.
-  document.addEventListener("htmx:oobBeforeSwap", function (event) {
-    var target = event.detail.target, fragment = event.detail.fragment;
-    var details = fragment && (fragment.tagName === "DETAILS" ? fragment : fragment.querySelector && fragment.querySelector("details"));
-    if (target && target.open && details) details.open = true;
+  document.addEventListener("DOMContentLoaded", function () {
+    setInterval(function () { refreshTimes(document); applyFilters(); }, 1000);
   });
   document.addEventListener("htmx:afterSettle", function () { refreshTimes(document); applyFilters(); });
-  document.addEventListener("htmx:oobAfterSwap", function () { refreshTimes(document); applyFilters(); });
   document.addEventListener("htmx:sseOpen", function () { document.getElementById("connection").textContent = "live"; });
   document.addEventListener("htmx:sseError", function () { document.getElementById("connection").textContent = "reconnecting…"; });
 })();

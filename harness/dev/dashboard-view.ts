@@ -1,4 +1,3 @@
-import { OPERATION_STATES } from "../../src/relay/operation.ts";
 import type { OperationRecord } from "../../src/relay/store.ts";
 
 // The dashboard's HTML, rendered on the server: the page, and the fragments the push channel sends.
@@ -8,55 +7,88 @@ export function esc(value: unknown): string {
   return String(value).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-const time = (iso: string) => `<time datetime="${esc(iso)}" title="${esc(iso)}">${esc(iso)}</time>`;
+/** A time: the page's script shows it relative ("12 s ago"), the absolute one in its title. */
+export const time = (iso: string, title = iso) => `<time datetime="${esc(iso)}" title="${esc(title)}">${esc(iso)}</time>`;
+/** Wei per gas as gwei (the exact wei in its title). */
+const gwei = (wei: string) => `<span title="${esc(wei)} wei">${esc((Number(wei) / 1e9).toFixed(4))} gwei</span>`;
 const seconds = (ms: number) => (ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`);
 /** A hash shortened, the whole of it in its title and behind a copy button. */
 export const hash = (value: string) =>
   `<code title="${esc(value)}">${esc(value.slice(0, 10))}…${esc(value.slice(-6))}</code><button type="button" class="copy" data-copy="${esc(value)}" aria-label="copy ${esc(value)}">copy</button>`;
+/** A state as a coloured badge (the colours follow the README's state diagram). */
+export const badge = (state: string) => `<span class="state" data-state="${esc(state)}">${esc(state)}</span>`;
+/** A button calling a dev route with a JSON body (the page's script posts it and says how it went). */
+export const postButton = (label: string, route: string, body: unknown, extra = "") =>
+  `<button type="button" data-post="${esc(route)}" data-body="${esc(JSON.stringify(body))}"${extra}>${esc(label)}</button>`;
 
-/** An operation as a collapsible entry: its summary line, then its timeline, attempts, block and failure. */
+/** What the filters call an operation's kind: an action is a withdrawal with an action's terms. */
+export function kindOf(op: Readonly<OperationRecord>): "send" | "withdraw" | "action" | "finalize" {
+  return op.kind === "withdraw" && "action" in op.request && op.request.action ? "action" : op.kind;
+}
+
+/** Orders two versions of one operation, so a late answer never replaces a newer push. */
+const versionOf = (op: Readonly<OperationRecord>) => `${op.updatedAt}|${String(op.history.length).padStart(5, "0")}|${String(op.attempts.length).padStart(4, "0")}`;
+
+/** An operation as a collapsible entry: its summary line, then its timeline, attempts, block, failure and links. */
 export function operationHtml(op: Readonly<OperationRecord>, prefix: string): string {
   const steps = op.history
     .map((entry, i) => {
       const next = op.history[i + 1];
       const spent = next ? ` <span class="spent">${seconds(Date.parse(next.at) - Date.parse(entry.at))} in it</span>` : "";
-      return `<li><span class="state" data-state="${esc(entry.state)}">${esc(entry.state)}</span> ${time(entry.at)}${spent}${entry.detail ? ` <span class="detail">${esc(entry.detail)}</span>` : ""}</li>`;
+      return `<li>${badge(entry.state)} ${time(entry.at)}${spent}${entry.detail ? ` <span class="detail">${esc(entry.detail)}</span>` : ""}</li>`;
     })
     .join("");
   const attempts = op.attempts.length
     ? `<table class="attempts"><caption>signed attempts</caption><thead><tr><th scope="col">#</th><th scope="col">nonce</th><th scope="col">max fee</th><th scope="col">priority fee</th><th scope="col">hash</th></tr></thead><tbody>${op.attempts
-        .map((a, i) => `<tr><td>${i + 1}</td><td>${a.nonce}</td><td>${esc(a.maxFeePerGas)}</td><td>${esc(a.maxPriorityFeePerGas)}</td><td>${hash(a.hash)}</td></tr>`)
+        .map((a, i) => `<tr><td>${i + 1}</td><td>${esc(a.nonce)}</td><td>${gwei(a.maxFeePerGas)}</td><td>${gwei(a.maxPriorityFeePerGas)}</td><td>${hash(a.hash)}</td></tr>`)
         .join("")}</tbody></table>`
     : "";
-  const block = op.block ? `<p>block ${op.block.number} ${hash(op.block.hash)}${op.minedHash ? `, transaction ${hash(op.minedHash)}` : ""}</p>` : "";
+  // Its confirmations are counted on the page from the head the health panel shows (pushed as blocks come).
+  const block = op.block
+    ? `<p>block ${esc(op.block.number)} ${hash(op.block.hash)}${op.minedHash ? `, transaction ${hash(op.minedHash)}` : ""}, <span class="confirmations" data-block="${esc(op.block.number)}"></span></p>`
+    : "";
   const failure = op.reason
     ? `<p class="failure"><strong class="code">${esc(op.reason.code)}</strong>: <span class="reason">${esc(op.reason.detail)}</span>${op.reason.revert ? ` <code>${esc(op.reason.revert.name)}(${esc(op.reason.revert.args.join(", "))})</code>` : ""}</p>`
     : "";
+  const id = encodeURIComponent(op.id);
+  // An action's reservation is read from the chain when its entry is opened (intersect: a closed entry is not shown).
+  const reservation =
+    kindOf(op) === "action" || op.kind === "finalize"
+      ? `<div class="reservation" hx-get="${esc(prefix)}/dashboard/reservation?id=${esc(id)}" hx-trigger="intersect once" hx-swap="innerHTML">reservation…</div>`
+      : "";
+  // A transaction waiting in the mempool can be dropped, as a node that lost it would (the relayer sends it again).
+  const drop = op.state === "submitted" && !op.minedHash ? postButton("drop its transaction", `${prefix}/drop`, { operationId: op.id }) : "";
   // Read from the chain only when asked: a trace replays the transaction.
   const trace =
     op.state === "reverted" || op.minedHash
-      ? `<p><button type="button" hx-get="${esc(prefix)}/dashboard/trace?id=${esc(encodeURIComponent(op.id))}" hx-target="#trace-${esc(op.id)}">show its trace</button></p><pre id="trace-${esc(op.id)}" class="trace"></pre>`
+      ? `<button type="button" hx-get="${esc(prefix)}/dashboard/trace?id=${esc(id)}" hx-target="#trace-${esc(op.id)}">show its trace</button>`
       : "";
+  const actions = drop || trace ? `<p>${drop}${trace}</p>` : "";
   return (
-    `<details id="op-${esc(op.id)}" class="op" data-state="${esc(op.state)}" data-kind="${esc(op.kind)}">` +
-    `<summary><span class="state" data-state="${esc(op.state)}">${esc(op.state)}</span> <span class="kind">${esc(op.kind)}</span> <code class="id">${esc(op.id)}</code> ${time(op.createdAt)}${op.reason ? ` <span class="code">${esc(op.reason.code)}</span>` : ""}</summary>` +
-    `<ol class="timeline">${steps}</ol>${attempts}${block}${failure}${trace}</details>`
+    `<details id="op-${esc(op.id)}" class="op" data-state="${esc(op.state)}" data-kind="${esc(kindOf(op))}" data-created="${esc(op.createdAt)}" data-version="${esc(versionOf(op))}">` +
+    `<summary>${badge(op.state)} <span class="kind">${esc(kindOf(op))}</span> <code class="id">${esc(op.id)}</code> ${time(op.createdAt)}${op.reason ? ` <span class="code">${esc(op.reason.code)}</span>` : ""}</summary>` +
+    `<ol class="timeline">${steps}</ol>${attempts}${block}${failure}${reservation}${actions}${trace ? `<pre id="trace-${esc(op.id)}" class="trace" tabindex="0"></pre>` : ""}</details>`
   );
-}
-
-/** An operation's change as a push: replaces its entry, or, new to this page, goes on top of the list. */
-export function operationChange(op: Readonly<OperationRecord>, known: boolean, prefix: string): string {
-  const html = operationHtml(op, prefix);
-  return known ? html.replace("<details ", '<details hx-swap-oob="outerHTML" ') : `<div hx-swap-oob="afterbegin:#ops">${html}</div>`;
 }
 
 export interface HealthView {
   health: { status: number; body: unknown };
   relayer: { address: string; balanceWei: bigint; nonce: number } | null;
-  head: { number: number; timestamp: number };
+  /** The head, and its age by the chain's own clock (anvil's pending block's time less the head's). */
+  head: { number: number; timestamp: number; ageS: number };
   mining: "auto" | "hold";
   engine: "running" | "paused" | null;
-  faults: { fault: string; methods: string[] | null; endsAt: string | null; revertNextRelay: boolean };
+  faults: { fault: string; delayMs?: number | null; methods: string[] | null; endsAt: string | null; revertNextRelay: boolean };
+  serving: string;
+}
+
+/** Wei as ETH with four decimals, exact (no float): balances are large integers. */
+export function ether(wei: bigint): string {
+  const negative = wei < 0n;
+  const abs = negative ? -wei : wei;
+  const whole = abs / 10n ** 18n;
+  const frac = ((abs % 10n ** 18n) / 10n ** 14n).toString().padStart(4, "0");
+  return `${negative ? "-" : ""}${whole}.${frac}`;
 }
 
 /** The relayer, health and what is switched on now. */
@@ -66,51 +98,22 @@ export function healthHtml(view: HealthView): string {
   const { faults } = view;
   const rows: Array<[string, string]> = [
     ["health", `<span class="ready" data-ready="${ready}">${ready ? "ready" : "not ready"}</span>${ready ? "" : ` <span class="detail">${esc(body.detail ?? "")}</span>`}`],
-    ["head", `block ${view.head.number}, ${time(new Date(view.head.timestamp * 1000).toISOString())}`],
-    ["mining", `<span id="mining-mode">${view.mining}</span>`],
-    ["relay engine", esc(view.engine ?? "none")],
-    ["RPC fault", `<span id="rpc-fault">${esc(faults.fault)}</span>${faults.methods ? ` (${esc(faults.methods.join(", "))})` : ""}${faults.endsAt ? `, until ${time(faults.endsAt)}` : ""}`],
+    [
+      "head",
+      // Its age ticks on the page from when it was mined, by the chain's clock (a loaded or time-moved chain runs apart from the wall's).
+      `block <span id="head-number">${esc(view.head.number)}</span>, mined ${time(new Date(Date.now() - view.head.ageS * 1000).toISOString(), `block time ${new Date(view.head.timestamp * 1000).toISOString()}`)}`,
+    ],
+    ["mining", `<span id="mining-mode">${esc(view.mining)}</span>`],
+    ["relay engine", `<span id="engine">${esc(view.engine ?? "none")}</span>`],
+    [
+      "RPC fault",
+      `<span id="rpc-fault">${esc(faults.fault)}</span>${faults.delayMs ? ` ${esc(faults.delayMs)} ms` : ""}${faults.methods ? ` (<span id="rpc-fault-methods">${esc(faults.methods.join(", "))}</span>)` : ""}${faults.endsAt ? `, until ${time(faults.endsAt)}` : ""}`,
+    ],
     ["revert next relay", `<span id="revert-next">${faults.revertNextRelay ? "armed" : "off"}</span>`],
+    ["configuration", `<span id="serving">${esc(view.serving)}</span>`],
   ];
   if (view.relayer) {
-    rows.push(["relayer", hash(view.relayer.address)], ["balance", `${esc((Number(view.relayer.balanceWei) / 1e18).toFixed(4))} ETH`], ["nonce", String(view.relayer.nonce)]);
+    rows.push(["relayer", hash(view.relayer.address)], ["balance", `<span id="relayer-balance">${esc(ether(view.relayer.balanceWei))}</span> ETH`], ["nonce", esc(view.relayer.nonce)]);
   }
-  return `<dl>${rows.map(([k, v]) => `<dt>${k}</dt><dd>${v}</dd>`).join("")}</dl><details><summary>/api/queue/health checks</summary><pre>${esc(JSON.stringify(body.checks ?? body, null, 2))}</pre></details>`;
-}
-
-const control = (label: string, route: string, body: unknown) => `<button type="button" data-post="${esc(route)}" data-body="${esc(JSON.stringify(body))}">${esc(label)}</button>`;
-
-/** The page: its parts fill in from the push channel (/api/dev/events) as soon as it connects. */
-export function pageHtml(prefix: string): string {
-  const states = OPERATION_STATES.map((s) => `<option>${s}</option>`).join("");
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="htmx-config" content='{"includeIndicatorStyles":false,"allowEval":false,"selfRequestsOnly":true}'>
-<title>queue-devstack dashboard</title>
-<link rel="icon" href="data:,">
-<link rel="stylesheet" href="${prefix}/dashboard/assets/dashboard.css">
-<script src="${prefix}/dashboard/assets/htmx.min.js"></script>
-<script src="${prefix}/dashboard/assets/sse.min.js"></script>
-<script src="${prefix}/dashboard/assets/dashboard.js"></script>
-</head><body hx-ext="sse" sse-connect="${prefix}/events">
-<header><h1>queue-devstack</h1><p id="connection" role="status">connecting…</p></header>
-<main>
-<section aria-labelledby="ops-title"><h2 id="ops-title">Operations</h2>
-<form id="filters" class="filters"><label>kind <select name="kind"><option value="">all</option><option>send</option><option>withdraw</option><option>finalize</option></select></label>
-<label>state <select name="state"><option value="">all</option>${states}</select></label></form>
-<div id="ops" sse-swap="ops" hx-swap="innerHTML"></div><div sse-swap="op" hx-swap="none" hidden></div></section>
-<section aria-labelledby="health-title"><h2 id="health-title">Relayer and health</h2><div id="health" sse-swap="health" hx-swap="innerHTML"></div></section>
-<section aria-labelledby="controls-title"><h2 id="controls-title">Controls</h2>
-<div class="controls">
-${control("mine a block", `${prefix}/mine`, { blocks: 1 })}
-${control("hold mining", `${prefix}/mining`, { mode: "hold" })}
-${control("release mining", `${prefix}/mining`, { mode: "auto" })}
-${control("revert next relay", `${prefix}/revert-next`, { armed: true })}
-${control("RPC fault: fail", `${prefix}/rpc`, { fault: "fail" })}
-${control("RPC fault: off", `${prefix}/rpc`, { fault: "none" })}
-${control("pause relayer", `${prefix}/relayer`, { engine: "paused" })}
-${control("resume relayer", `${prefix}/relayer`, { engine: "running" })}
-${control("reset the stack", `${prefix}/reset`, {})}
-</div><p id="control-result" role="status"></p></section>
-</main></body></html>`;
+  return `<dl>${rows.map(([k, v]) => `<dt>${k}</dt><dd>${v}</dd>`).join("")}</dl><details><summary>/api/queue/health checks</summary><pre tabindex="0">${esc(JSON.stringify(body.checks ?? body, null, 2))}</pre></details>`;
 }

@@ -1,20 +1,30 @@
 import type { FastifyInstance } from "fastify";
+import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import type { ServerResponse } from "node:http";
+import { z } from "zod";
 import { ProblemError } from "../../src/problem.ts";
 import type { RelayControl } from "../../src/relay/control.ts";
+import { OPERATION_STATES } from "../../src/relay/operation.ts";
 import { HEALTH_PATH } from "../../src/paths.ts";
 import { jsonRpc } from "../chain/index.ts";
 import type { RpcFaultProxy } from "../chain/index.ts";
+import type { DeploymentSwitch } from "./deployment-switch.ts";
 import type { Trace } from "./trace.ts";
 import { dashboardAssets, type Asset } from "./dashboard-assets.ts";
-import { esc, healthHtml, operationChange, operationHtml, pageHtml, type HealthView } from "./dashboard-view.ts";
+import { manifestHtml, servedManifest } from "./dashboard-manifest.ts";
+import { opsPageHtml } from "./dashboard-ops.ts";
+import { chainReader, poolHtml, reservationHtml } from "./dashboard-pool.ts";
+import { pageHtml } from "./dashboard-page.ts";
+import { esc, healthHtml, operationHtml, type HealthView } from "./dashboard-view.ts";
 
 /** The page's own policy: its scripts and styles from this origin only, and its push channel. */
 const PAGE_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
-/** The newest operations a page starts with. */
-const FIRST_PAGE = 200;
 /** Health is read from the chain: pushed this often while a page listens, and after every control. */
 const HEALTH_EVERY_MS = 5_000;
+/** After an on-chain change, health and the Pool are read again at most this often (a relay burst is a few reads). */
+const CHAIN_CHANGE_MS = 1_000;
+/** States an operation reaches in a new block: the Pool and the head may have moved. */
+const ON_CHAIN = new Set(["included", "confirmed", "reverted"]);
 
 interface DashboardDeps {
   prefix: string;
@@ -22,29 +32,120 @@ interface DashboardDeps {
   relayer: `0x${string}`;
   control: RelayControl | null;
   faults: RpcFaultProxy;
+  deployments: DeploymentSwitch;
   /** An operation's decoded call trace (stack.trace), or undefined for an unknown id. */
   trace: (operationId: string) => Promise<Trace | undefined>;
 }
 
 /** One Server-Sent Event; each line of the data gets its own `data:` field. */
 const event = (name: string, data: string) => `event: ${name}\n${data.split("\n").map((line) => `data: ${line}\n`).join("")}\n`;
+const unanswered = (error: unknown) => `<p class="failure">the chain did not answer: ${esc(String((error as Error).message).split("\n")[0]?.slice(0, 200))}</p>`;
+
+/** Runs `work` once at a time; asked again while it runs, it runs once more after (a burst is two runs). */
+function coalesced(work: () => Promise<void>): () => void {
+  let running = false;
+  let again = false;
+  const run = () => {
+    if (running) {
+      again = true;
+      return;
+    }
+    running = true;
+    void work()
+      .catch(() => {})
+      .finally(() => {
+        running = false;
+        if (again) {
+          again = false;
+          run();
+        }
+      });
+  };
+  return run;
+}
+
+const OpsQuery = z.strictObject({
+  kind: z.enum(["", "send", "withdraw", "action", "finalize"]).optional(),
+  state: z.enum(["", ...OPERATION_STATES]).optional(),
+  since: z.string().regex(/^[0-9]{0,9}$/).optional(),
+  before: z.string().max(200).optional(),
+});
+const ById = z.strictObject({ id: z.string().min(1).max(100) });
 
 /**
  * The dashboard (GET {prefix}/dashboard) and its push channel (GET {prefix}/events), registered in the
  * dev-only scope: loopback clients under an allowed Host only, and absent from an operator's runtime.
- * The channel sends the list once as a page connects, then each operation as it changes (batched per
- * event-loop turn, rendered once for every page), and health after controls and every few seconds.
- * Nobody listening costs the runtime nothing: no store listener, no timer.
+ * The list comes a page at a time ({prefix}/dashboard/ops); the channel then sends each operation as it
+ * changes (batched per event-loop turn, rendered once for every page), and health, the Pool and the
+ * manifest after controls, on-chain changes, and health every few seconds.
+ * Nobody listening costs the runtime nothing: no store listener, no timer, no chain read.
  */
-export async function registerDashboard(dev: FastifyInstance, deps: DashboardDeps): Promise<void> {
+export async function registerDashboard(scope: FastifyInstance, deps: DashboardDeps): Promise<void> {
+  const dev = scope.withTypeProvider<ZodTypeProvider>();
   const { prefix, control } = deps;
   let assets: Map<string, Asset> | undefined;
-  const pages = new Set<{ res: ServerResponse; known: Set<string> }>();
+  let client: ReturnType<typeof chainReader> | undefined;
+  const reader = () => (client ??= chainReader(deps.rpcUrl));
+  const pages = new Set<{ res: ServerResponse }>();
 
-  const send = (name: string, data: string) => {
-    for (const page of pages) page.res.write(event(name, data));
+  const send = (name: string, data: string, to: Iterable<{ res: ServerResponse }> = pages) => {
+    const text = event(name, data);
+    for (const page of to) page.res.write(text);
   };
-  const list = () => (control?.operationsSince(new Date(0).toISOString()) ?? []).slice(-FIRST_PAGE).reverse();
+
+  const healthView = async (): Promise<HealthView> => {
+    const health = await dev.inject({ method: "GET", url: HEALTH_PATH });
+    const rpc = <T>(method: string, params: unknown[] = []) => jsonRpc<T>(deps.rpcUrl, method, params);
+    const [block, pending, automine, balance, nonce] = await Promise.all([
+      rpc<{ number: string; timestamp: string }>("eth_getBlockByNumber", ["latest", false]),
+      rpc<{ timestamp: string }>("eth_getBlockByNumber", ["pending", false]),
+      rpc<boolean>("anvil_getAutomine"),
+      rpc<string>("eth_getBalance", [deps.relayer, "latest"]),
+      rpc<string>("eth_getTransactionCount", [deps.relayer, "latest"]),
+    ]);
+    return {
+      health: { status: health.statusCode, body: health.json() },
+      relayer: control ? { address: deps.relayer, balanceWei: BigInt(balance), nonce: Number(nonce) } : null,
+      head: { number: Number(block.number), timestamp: Number(block.timestamp), ageS: Math.max(0, Number(pending.timestamp) - Number(block.timestamp)) },
+      mining: automine ? "auto" : "hold",
+      engine: control ? (control.paused() ? "paused" : "running") : null,
+      faults: deps.faults.state(),
+      serving: deps.deployments.serving(),
+    };
+  };
+
+  // The Pool is read again when the head moved since it was last shown (a deposit, a relay) or a control ran.
+  let poolHead = -1;
+  const pushPool = coalesced(async () => {
+    if (pages.size === 0) return;
+    const served = await servedManifest(deps.deployments.servedRuntime());
+    send("pool", await poolHtml(reader(), control, served.config).catch(unanswered));
+  });
+  const pushHealth = coalesced(async () => {
+    if (pages.size === 0) return;
+    const view = await healthView().catch((error: unknown) => error as Error);
+    send("health", view instanceof Error ? unanswered(view) : healthHtml(view));
+    if (!(view instanceof Error) && view.head.number !== poolHead) {
+      poolHead = view.head.number;
+      pushPool();
+    }
+  });
+  // An operation mined: health and the Pool again, soon, once for a burst of them.
+  let chainTimer: NodeJS.Timeout | null = null;
+  let chainReadAt = 0;
+  const chainMovedSoon = () => {
+    if (chainTimer) return;
+    chainTimer = setTimeout(() => {
+      chainTimer = null;
+      chainReadAt = Date.now();
+      pushHealth();
+    }, Math.max(0, chainReadAt + CHAIN_CHANGE_MS - Date.now())).unref();
+  };
+  const pushManifest = coalesced(async () => {
+    if (pages.size === 0) return;
+    const served = await servedManifest(deps.deployments.servedRuntime());
+    send("manifest", manifestHtml(served, deps.deployments.serving()));
+  });
 
   // The store's changes, coalesced: a burst of writes to one operation is one push of its latest state.
   let pending: Set<string> | null = null;
@@ -53,21 +154,20 @@ export async function registerDashboard(dev: FastifyInstance, deps: DashboardDep
     const ids = pending ?? new Set<string>();
     pending = null;
     if (listAgain) {
+      // Many changed at once (a reset): each page asks for its list again, with its own filters.
       listAgain = false;
-      const ops = list();
-      for (const page of pages) page.known = new Set(ops.map((op) => op.id));
-      send("ops", ops.map((op) => operationHtml(op, prefix)).join(""));
+      send("ops", "reload");
+      pushHealth();
       return;
     }
+    let chainMoved = false;
     for (const id of ids) {
       const op = control?.operation(id);
       if (!op) continue;
-      const [update, insert] = [operationChange(op, true, prefix), operationChange(op, false, prefix)];
-      for (const page of pages) {
-        page.res.write(event("op", page.known.has(id) ? update : insert));
-        page.known.add(id);
-      }
+      chainMoved ||= ON_CHAIN.has(op.state);
+      send("op", operationHtml(op, prefix));
     }
+    if (chainMoved) chainMovedSoon();
   };
   const onChange = (id: string | null) => {
     if (pending === null) {
@@ -78,33 +178,9 @@ export async function registerDashboard(dev: FastifyInstance, deps: DashboardDep
     else pending.add(id);
   };
 
-  const healthView = async (): Promise<HealthView> => {
-    const health = await dev.inject({ method: "GET", url: HEALTH_PATH });
-    const rpc = <T>(method: string, params: unknown[] = []) => jsonRpc<T>(deps.rpcUrl, method, params);
-    const [block, automine, balance, nonce] = await Promise.all([
-      rpc<{ number: string; timestamp: string }>("eth_getBlockByNumber", ["latest", false]),
-      rpc<boolean>("anvil_getAutomine"),
-      rpc<string>("eth_getBalance", [deps.relayer, "latest"]),
-      rpc<string>("eth_getTransactionCount", [deps.relayer, "latest"]),
-    ]);
-    return {
-      health: { status: health.statusCode, body: health.json() },
-      relayer: control ? { address: deps.relayer, balanceWei: BigInt(balance), nonce: Number(nonce) } : null,
-      head: { number: Number(block.number), timestamp: Number(block.timestamp) },
-      mining: automine ? "auto" : "hold",
-      engine: control ? (control.paused() ? "paused" : "running") : null,
-      faults: deps.faults.state(),
-    };
-  };
-  const pushHealth = async () => {
-    if (pages.size === 0) return;
-    const html = await healthView().then(healthHtml, (error: unknown) => `<p class="failure">the chain did not answer: ${String((error as Error).message).slice(0, 200)}</p>`);
-    send("health", html);
-  };
-
   let unlisten: (() => void) | null = null;
   let healthTimer: NodeJS.Timeout | null = null;
-  const closePage = (page: { res: ServerResponse; known: Set<string> }) => {
+  const closePage = (page: { res: ServerResponse }) => {
     if (!pages.delete(page)) return;
     page.res.end();
     if (pages.size > 0) return;
@@ -112,6 +188,8 @@ export async function registerDashboard(dev: FastifyInstance, deps: DashboardDep
     unlisten = null;
     if (healthTimer) clearInterval(healthTimer);
     healthTimer = null;
+    if (chainTimer) clearTimeout(chainTimer);
+    chainTimer = null;
   };
 
   dev.get(`${prefix}/dashboard`, { schema: { hide: true } }, async (_request, reply) =>
@@ -125,30 +203,46 @@ export async function registerDashboard(dev: FastifyInstance, deps: DashboardDep
     return reply.header("cache-control", "no-cache").type(asset.type).send(asset.body);
   });
 
-  dev.get<{ Querystring: { id?: string } }>(`${prefix}/dashboard/trace`, { schema: { hide: true } }, async (request, reply) => {
-    const trace = await deps.trace(String(request.query.id ?? "")).catch((error: unknown) => new Error((error as Error).message));
+  dev.get(`${prefix}/dashboard/ops`, { schema: { hide: true, querystring: OpsQuery } }, async (request, reply) => {
+    const { since, ...rest } = request.query;
+    return reply.header("cache-control", "no-store").type("text/html; charset=utf-8").send(opsPageHtml(control, { ...rest, ...(since ? { since: Number(since) } : {}) }, prefix));
+  });
+
+  dev.get(`${prefix}/dashboard/trace`, { schema: { hide: true, querystring: ById } }, async (request, reply) => {
+    const trace = await deps.trace(request.query.id).catch((error: unknown) => new Error((error as Error).message));
     const html = trace === undefined ? "no such operation" : trace instanceof Error ? `no trace: ${trace.message}` : trace.text;
     return reply.type("text/html; charset=utf-8").send(esc(html));
+  });
+
+  dev.get(`${prefix}/dashboard/reservation`, { schema: { hide: true, querystring: ById } }, async (request, reply) => {
+    const op = control?.operation(request.query.id);
+    if (!control || !op) throw new ProblemError("operation_not_found", `no operation ${request.query.id}`);
+    return reply.type("text/html; charset=utf-8").send(await reservationHtml(reader(), control, op));
   });
 
   dev.get(`${prefix}/events`, { schema: { hide: true } }, (request, reply) => {
     reply.hijack();
     const res = reply.raw;
     res.writeHead(200, { ...(reply.getHeaders() as Record<string, string>), "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store", connection: "keep-alive" });
-    const ops = list();
-    const page = { res, known: new Set(ops.map((op) => op.id)) };
+    const page = { res };
     pages.add(page);
+    // Listening before the page asks for its list: a change made meanwhile is pushed, not lost.
     unlisten ??= control?.onChange(onChange) ?? null;
-    healthTimer ??= setInterval(() => void pushHealth(), HEALTH_EVERY_MS).unref();
-    res.write(event("ops", ops.map((op) => operationHtml(op, prefix)).join("")));
-    void pushHealth();
+    healthTimer ??= setInterval(pushHealth, HEALTH_EVERY_MS).unref();
+    send("ops", "reload", [page]);
+    poolHead = -1;
+    pushHealth();
+    pushManifest();
     request.raw.on("close", () => closePage(page));
     res.on("error", () => closePage(page)); // a page gone mid-write: forget it, nothing else
   });
 
   // A control changed something: every page hears of it at once (from the page, the CLI or a test).
   dev.addHook("onResponse", async (request) => {
-    if (request.method === "POST") await pushHealth();
+    if (request.method !== "POST" || pages.size === 0) return;
+    poolHead = -1;
+    pushHealth();
+    pushManifest();
   });
   // An open push channel must not hold the server's close: end them before it waits on connections.
   dev.addHook("preClose", async () => {

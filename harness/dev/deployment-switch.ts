@@ -9,6 +9,8 @@ export type ServedDeployment = "original" | "alternate";
 export interface DeploymentSwitch {
   /** Which deployment the stack's queue URL serves now. */
   serving(): ServedDeployment;
+  /** The runtime the queue URL serves now (read-only use: the dashboard asks it for its config). */
+  servedRuntime(): FastifyInstance;
   /**
    * Serve the other deployment from the same URL: GET /config answers its configuration, relays go to
    * its Pool. The alternate (a second copy of the fixtures, with its own relayer) is deployed on first use.
@@ -60,6 +62,7 @@ export function deploymentSwitch(args: {
 
   return {
     serving: () => serving,
+    servedRuntime: () => (serving === "alternate" && alternate ? alternate.runtime : original),
     async serve(which) {
       if (which === "alternate") {
         building ??= args.buildAlternate().then(async (built) => {

@@ -301,6 +301,6 @@ export async function registerDevRoutes(app: FastifyInstance, deps: DevDeps & { 
     await dev.register(configRoutes as never, deps);
     await dev.register(resetRoutes as never, deps);
     // The page is in this scope too: loopback clients and Host names only, like every control it calls.
-    await registerDashboard(dev, { prefix: DEV_PREFIX, rpcUrl: deps.rpcUrl, relayer: deps.relayer, control: deps.control, faults: deps.faults, trace: deps.trace });
+    await registerDashboard(dev, { prefix: DEV_PREFIX, rpcUrl: deps.rpcUrl, relayer: deps.relayer, control: deps.control, faults: deps.faults, deployments: deps.deployments, trace: deps.trace });
   });
 }

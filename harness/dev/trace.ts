@@ -2,6 +2,7 @@ import { decodeErrorResult, toFunctionSelector, type Abi, type AbiFunction, type
 import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
 import type { CompiledFixtures } from "../deployment/index.ts";
 import { jsonRpc } from "../chain/index.ts";
+import { printable } from "../../src/printable.ts";
 
 /** One call of a transaction, as anvil's callTracer reports it, with names where the fixtures know them. */
 export interface TracedCall {
@@ -85,7 +86,8 @@ function build(frame: RawFrame, names: ReturnType<typeof namer>): TracedCall {
 }
 
 function lines(call: TracedCall, depth = 0): string[] {
-  const head = `${"  ".repeat(depth)}${call.contract}.${call.function}  [${call.gasUsed} gas]${call.error ? `  <- reverted: ${call.error}` : ""}`;
+  // Names and revert text come from the chain (a loaded bundle's, say): shown escaped.
+  const head = `${"  ".repeat(depth)}${printable(`${call.contract}.${call.function}`)}  [${call.gasUsed} gas]${call.error ? `  <- reverted: ${printable(call.error)}` : ""}`;
   return [head, ...call.calls.flatMap((c) => lines(c, depth + 1))];
 }
 

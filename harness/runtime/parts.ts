@@ -55,7 +55,8 @@ export function runtimePart(
       artifactsDir: CIRCUIT_BUILD_DIR,
       // No rate limit unless asked: a test suite must never trip it.
       rateLimit: false,
-      ...(options.relay ? { relay: options.relay } : {}),
+      // Nor a per-client share of the in-flight limit: every client of a dev stack is this machine.
+      relay: { maxLivePerClient: options.relay?.maxLiveOperations ?? Number.MAX_SAFE_INTEGER, ...options.relay },
       ...options.runtime,
       logger: options.logger ?? { level: "info", stream: runtimeLog },
     } satisfies Omit<QueueRuntimeOptions, "manifest">;

@@ -36,6 +36,8 @@ export interface StateDir {
   resume: boolean;
   /** The bundle unpacked was a fork stack's. */
   loadedFork: boolean;
+  /** Live operations in the bundle unpacked (0 without one): they wait for the relayer to be resumed. */
+  loadedLive: number;
   /** Abandoned temp stacks being swept meanwhile (awaited once the stack is up). */
   swept: Promise<unknown>;
   /** Records anvil (its marker, then its PID) in the process record. */
@@ -101,11 +103,14 @@ export function stateDirPart(
     await writeProcessRecord(stateDir, { owner, anvil: null });
     onStop(() => rm(processRecordPath(stateDir), { force: true }));
     let loadedFork = false;
+    let loadedLive = 0;
     const resume = options.load
       ? await timed(progress, "unpack bundle", async () => {
           if (options.forkUrl !== undefined || options.pool !== undefined) throw new BundleError("a bundle holds its whole chain (a fork's too): load it without a fork URL or a pinned Pool");
           if ((await exists(manifestPath)) || (await exists(chainStateFile))) throw new BundleError(`${stateDir} already holds a stack: load a bundle into an empty state dir`);
-          loadedFork = (await unpackBundle(options.load as string, { chainState: chainStateFile, manifest: manifestPath, store: storePath }, stateDir)).mode === "fork";
+          const unpacked = await unpackBundle(options.load as string, { chainState: chainStateFile, manifest: manifestPath, store: storePath }, stateDir);
+          loadedFork = unpacked.mode === "fork";
+          loadedLive = unpacked.live;
           return true;
         })
       : await decideStart({ stateDir, persist: options.persist === true, manifestPath, chainStateFile, store: options.store === undefined ? storePath : undefined });
@@ -119,6 +124,7 @@ export function stateDirPart(
       leftover,
       resume,
       loadedFork,
+      loadedLive,
       swept,
       recordAnvil: (anvil) => writeProcessRecord(stateDir, { owner, anvil }),
       async claimStoreIfNew() {

@@ -24,7 +24,12 @@ export const QuoteRequest = z
   .meta({ id: "QuoteRequest", description: "What to quote: a route, a pair of assets and the input amount" });
 export type QuoteRequest = z.output<typeof QuoteRequest>;
 
-/** EIP-712: the domain binds chain id and Pool; name and version are ours, so no other signer's quotes match. */
+/**
+ * EIP-712: the domain binds chain id and Pool; name and version are ours, so no other signer's quotes match.
+ * The signature is a receipt for the client (what this relayer promised, for this Pool): nothing on chain
+ * verifies it. The Pool is the verifyingContract only to scope the receipt to one deployment; what the
+ * chain enforces is the action's terms, which the proof binds (hashActionExtData).
+ */
 export const QUOTE_EIP712_NAME = "queue-devstack quote" as const;
 export const QUOTE_EIP712_VERSION = "1" as const;
 export const QUOTE_TYPES = {

@@ -15,9 +15,16 @@ export interface QuoteSettings {
   settleWithinSeconds: number;
   /** minOutput = expectedOutput less this, in basis points. */
   slippageBps: number;
+  /**
+   * Unexpired quotes one client (the request's IP, as the rate limit counts it) may hold: each costs two
+   * chain reads, a signature with the hot key and a stored row. Past it, 429 too_many_quotes.
+   */
+  maxLivePerClient: number;
+  /** How long after its expiry a quote is kept (an action citing it hears quote_expired, not "unknown"); then deleted. */
+  keepExpiredSeconds: number;
 }
 
-export const DEFAULT_QUOTE_SETTINGS: QuoteSettings = { validForSeconds: 120, settleWithinSeconds: 600, slippageBps: 50 };
+export const DEFAULT_QUOTE_SETTINGS: QuoteSettings = { validForSeconds: 120, settleWithinSeconds: 600, slippageBps: 50, maxLivePerClient: 32, keepExpiredSeconds: 600 };
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
@@ -26,6 +33,29 @@ export function externalRoute(config: DeploymentConfig, id: string): ExternalAct
   const route = config.routes.find((r): r is ExternalActionRoute => r.action === "external" && r.id === id.toLowerCase());
   if (!route) throw new ProblemError("route_not_approved", `route ${id} is not an approved action route of this deployment (config routes)`);
   return route;
+}
+
+function tooManyQuotes(live: number, nextExpiry: number, settings: QuoteSettings): ProblemError {
+  // The soonest of them expires then, and frees a place.
+  const wait = Math.min(settings.validForSeconds, Math.max(1, nextExpiry + 1 - Math.floor(Date.now() / 1000)));
+  return new ProblemError("too_many_quotes", `this client holds ${live} unexpired quotes, the limit is ${settings.maxLivePerClient}: use one, or wait for one to expire`, {
+    extensions: { limit: settings.maxLivePerClient },
+    headers: { "retry-after": String(wait) },
+  });
+}
+
+/**
+ * The route's fees for an asset. None is no quote, never a fee of 0 (the manifest schema requires an
+ * entry for each external route and asset; this holds for a config built without it too).
+ */
+function feeEntry(config: DeploymentConfig, route: ExternalActionRoute, asset: string) {
+  const entry = config.relayFees.actions.find((f) => same(f.route, route.id) && same(f.asset, asset));
+  if (!entry) {
+    throw new ProblemError("unsupported_asset", `route ${route.name} has no relay fee for ${asset} (config relayFees.actions): it quotes nothing in it`, {
+      extensions: { route: route.id, asset },
+    });
+  }
+  return entry;
 }
 
 /**
@@ -39,16 +69,19 @@ export class Quoter {
     this.deps = deps;
   }
 
-  async quote(request: QuoteRequest): Promise<Quote> {
+  /** `client`: who asks (the request's IP); the cap on live quotes is theirs. */
+  async quote(request: QuoteRequest, client: string): Promise<Quote> {
     const { config, account, store, settings } = this.deps;
     checkDeploymentRef(config, request.deployment);
+    // Before the chain reads and the signature it would cost; the insert decides.
+    const live = store.liveQuotes(client, Math.floor(Date.now() / 1000));
+    if (live.count >= settings.maxLivePerClient) throw tooManyQuotes(live.count, live.nextExpiry ?? 0, settings);
     const route = externalRoute(config, request.route);
     if (!route.inputAssets.some((a) => same(a, request.assetIn))) throw new ProblemError("unsupported_asset", `route ${route.name} takes no ${request.assetIn} (its inputAssets)`);
     if (!route.outputAssets.some((a) => same(a, request.assetOut))) throw new ProblemError("unsupported_asset", `route ${route.name} pays no ${request.assetOut} (its outputAssets)`);
     if (same(request.assetIn, request.assetOut)) throw new ProblemError("unsupported_asset", "assetIn and assetOut are the same asset");
-    const fee = (asset: string) => config.relayFees.actions.find((f) => f.route === route.id && same(f.asset, asset));
-    const actionFee = BigInt(fee(request.assetIn)?.action ?? "0");
-    const finalizeFee = BigInt(fee(request.assetOut)?.finalize ?? "0");
+    const actionFee = BigInt(feeEntry(config, route, request.assetIn).action);
+    const finalizeFee = BigInt(feeEntry(config, route, request.assetOut).finalize);
     const amountIn = BigInt(request.amountIn);
 
     const [expectedOutput, chainTime] = await Promise.all([this.price(route, request, amountIn), this.chainTime()]);
@@ -98,7 +131,11 @@ export class Quoter {
       signature,
       typedData,
     };
-    store.insertQuote(quote.quoteId, quote, now + settings.validForSeconds);
+    const stored = store.insertQuote(
+      { id: quote.quoteId, quote, expiresAt: now + settings.validForSeconds, client },
+      { now, maxLivePerClient: settings.maxLivePerClient, deleteExpiredBefore: now - settings.keepExpiredSeconds },
+    );
+    if (!stored.ok) throw tooManyQuotes(stored.live, stored.nextExpiry, settings);
     return quote;
   }
 

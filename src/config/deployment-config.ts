@@ -21,7 +21,12 @@ export const FundingAsset = z
   })
   .meta({ description: "A funding asset the Pool accepts, as read from the token contract" });
 
-const Path = z.string().startsWith("/");
+/**
+ * A path under {base_url}, on its origin: one leading "/" not followed by another "/" or a "\\" (a URL
+ * parser reads "//host/x" and "/\\host/x" as another host's), and nothing a parser strips or folds
+ * (controls, whitespace, backslashes). A manifest is served to apps that fetch what it names.
+ */
+const Path = z.string().regex(/^\/(?![/\\])[^\\\s\u0000-\u001f\u007f-\u009f]*$/, "expected a path on {base_url}'s origin: one leading / (not //), no backslash, whitespace or control character");
 
 export const RelayRoute = z
   .strictObject({
@@ -89,7 +94,7 @@ export const ProofArtifact = z
   .strictObject({
     name: z.string(),
     role: z.enum(["wasm", "zkey", "verificationKey"]).meta({ description: "witness generator, proving key, or verification key" }),
-    path: z.string().startsWith("/").meta({ description: "GET path under {base_url}" }),
+    path: Path.meta({ description: "GET path under {base_url}" }),
     contentType: z.string(),
     sha256: Bytes32.meta({ description: "sha256 of the file; check it before use" }),
     size: z.int().nonnegative().meta({ description: "bytes" }),
@@ -110,16 +115,16 @@ export const ProofSystem = z
   .meta({ description: "What a client needs to prove, and to check that the proof files belong to this deployment" });
 
 export const QueueEndpoints = z.strictObject({
-  config: z.string(),
-  networks: z.string(),
-  assets: z.string(),
-  quote: z.string(),
-  sendRelay: z.string(),
-  sendStatus: z.string(),
-  withdrawRelay: z.string(),
-  withdrawStatus: z.string(),
-  finalize: z.string(),
-  artifacts: z.string().meta({ description: "prefix of the proof files' paths" }),
+  config: Path,
+  networks: Path,
+  assets: Path,
+  quote: Path,
+  sendRelay: Path,
+  sendStatus: Path,
+  withdrawRelay: Path,
+  withdrawStatus: Path,
+  finalize: Path,
+  artifacts: Path.meta({ description: "prefix of the proof files' paths" }),
 });
 
 export const QueueInfo = z
@@ -147,6 +152,16 @@ export const DeploymentConfig = z
     routes: z.array(ActionRoute),
     relayFees: RelayFees,
     queue: QueueInfo,
+  })
+  .superRefine((config, ctx) => {
+    // Fail closed: a route and asset without fees would be quoted, relayed and finalized for nothing.
+    for (const route of config.routes) {
+      if (route.action !== "external") continue;
+      for (const asset of new Set([...route.inputAssets, ...route.outputAssets].map((a) => a.toLowerCase()))) {
+        if (config.relayFees.actions.some((f) => f.route.toLowerCase() === route.id.toLowerCase() && f.asset.toLowerCase() === asset)) continue;
+        ctx.addIssue({ code: "custom", path: ["relayFees", "actions"], message: `no fee entry for external route ${route.name} (${route.id}) and asset ${asset}: every route needs one for each of its assets` });
+      }
+    }
   })
   .meta({ id: "DeploymentConfig", description: "Deployment configuration (spec §2.1)" });
 

@@ -1,4 +1,17 @@
-import { BaseError, ContractFunctionRevertedError, encodeFunctionData, type Address, type Hex, type PublicClient } from "viem";
+import {
+  BaseError,
+  ContractFunctionRevertedError,
+  encodeFunctionData,
+  HttpRequestError,
+  ResponseBodyTooLargeError,
+  RpcRequestError,
+  SocketClosedError,
+  TimeoutError,
+  WebSocketRequestError,
+  type Address,
+  type Hex,
+  type PublicClient,
+} from "viem";
 import type { DeploymentConfig } from "../config/deployment-config.ts";
 import { hashActionExtData, hashExtData, publicAmountOf } from "../chain/ext-data.ts";
 import { poolAbi } from "../chain/pool-abi.ts";
@@ -86,10 +99,19 @@ export function checkRequest(kind: Exclude<OperationKind, "finalize">, request: 
   if (n0 === n1) throw new ProblemError("duplicate_nullifier", `the request spends nullifier ${n0} twice`, { extensions: { nullifier: n0 } });
 }
 
-export function checkCapacity(store: OperationStore, settings: RelaySettings): void {
+/** Room in the in-flight limit: in all (503 queue_full), and in the client's share of it, if known (429 too_many_in_flight). */
+export function checkCapacity(store: OperationStore, settings: RelaySettings, client?: string): void {
   const live = store.countLive();
   if (live >= settings.maxLiveOperations) {
     throw new ProblemError("queue_full", `${live} operations are in flight, the limit is ${settings.maxLiveOperations}`, { headers: { "retry-after": "5" } });
+  }
+  if (client === undefined) return;
+  const mine = store.countLive(client);
+  if (mine >= settings.maxLivePerClient) {
+    throw new ProblemError("too_many_in_flight", `this client has ${mine} operations in flight, its share of the queue is ${settings.maxLivePerClient}: wait for one to end`, {
+      extensions: { limit: settings.maxLivePerClient },
+      headers: { "retry-after": "5" },
+    });
   }
 }
 
@@ -194,9 +216,19 @@ export async function simulateResult({ chain, config, relayer, settings }: Check
   }
 }
 
-/** A chain call that failed for a reason other than the chain's answer: 503, try again. */
-export function chainUnavailable(error: unknown): ProblemError {
-  if (error instanceof ProblemError) return error;
+/** viem's errors of the way to the node (no answer, a cut connection, the node's own failure), not of what was asked. */
+const TRANSPORT_ERRORS = [HttpRequestError, TimeoutError, WebSocketRequestError, SocketClosedError, ResponseBodyTooLargeError, RpcRequestError];
+
+export function isTransportError(error: unknown): boolean {
+  return error instanceof BaseError && error.walk((e) => TRANSPORT_ERRORS.some((type) => e instanceof type)) !== null;
+}
+
+/**
+ * A chain call that failed on the way to the node: 503, try again. Any other error is returned as it
+ * is: a bug or a value viem cannot encode is no outage, and must not tell the client to retry (a 500).
+ */
+export function chainUnavailable(error: unknown): unknown {
+  if (error instanceof ProblemError || !isTransportError(error)) return error;
   return new ProblemError("chain_unavailable", "the chain did not answer; try again", { headers: { "retry-after": "2" } });
 }
 

@@ -28,6 +28,12 @@ const Ciphertext = z
   .string()
   .regex(/^0x([0-9a-fA-F]{2}){0,512}$/, "expected 0x-prefixed hex of at most 512 bytes")
   .meta({ description: "encrypted note opening (for the recipient), at most 512 bytes" });
+/** The Pool's uint64 fields: a larger value cannot even be encoded (viem throws), so it is the client's error, named. */
+const Uint64 = decimalInteger(/^(0|[1-9][0-9]{0,19})$/, "expected a non-negative integer in decimal", {
+  min: 0n,
+  max: 2n ** 64n - 1n,
+  message: "exceeds uint64",
+}).meta({ description: "uint64 as a decimal string" });
 const Pair = z.tuple([Uint, Uint]);
 
 /** Quote ids: "qt_" and the 32 bytes the action carries on chain as its quoteId. */
@@ -44,7 +50,7 @@ export const ActionTermsRequest = z
     outputAsset: Address,
     minOutput: Uint,
     outputPrecommitment: Uint.meta({ description: "Poseidon2(notePublicKey, blinding) of the output note; the blinding stays with the client" }),
-    deadline: Uint,
+    deadline: Uint64.meta({ description: "unix seconds (uint64): settled by then, or refunded" }),
     finalizeFee: Uint,
     finalizer: Address.meta({ description: "who alone may finalize it for its fee until deadline + the Pool's FINALIZE_GRACE: the quote's relayer" }),
   })

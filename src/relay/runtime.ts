@@ -40,6 +40,7 @@ export class Relayer {
   /** The last state of each action's reservation, for status answers. */
   readonly reservations: ReservationTracker;
   private readonly chainTimeoutMs: number;
+  private readonly log: FastifyBaseLogger;
 
   constructor(args: {
     store: OperationStore;
@@ -59,6 +60,7 @@ export class Relayer {
     this.store = args.store;
     this.settings = args.settings;
     this.chainTimeoutMs = args.chainTimeoutMs;
+    this.log = args.log;
     this.head = new HeadTracker(() => args.chain.getBlockNumber());
     this.reservations = new ReservationTracker({ chain: args.chain, pool: args.config.poolAddress as `0x${string}` });
     this.checks = { config: args.config, chain: args.chain, relayer: args.account.address, settings: args.settings, spender: (n) => args.store.spender(n) };
@@ -78,15 +80,19 @@ export class Relayer {
    * request → validate (schema, done by the route) → decide (checks) → store → hand to the engine.
    * Returns the new operation, or the stored one a keyed request refers to.
    */
-  async submit(kind: Exclude<OperationKind, "finalize">, request: RelayRequest, idempotencyKey: string | undefined): Promise<OperationRecord> {
-    return this.admit(kind, request, [...request.publicInputs.inputNullifiers], idempotencyKey, {
+  /** `client`: who submits (the request's IP), for its share of the in-flight limit. */
+  async submit(kind: Exclude<OperationKind, "finalize">, request: RelayRequest, idempotencyKey: string | undefined, client?: string): Promise<OperationRecord> {
+    return this.admit(kind, request, [...request.publicInputs.inputNullifiers], idempotencyKey, client, {
       decide: async () => {
         checkRequest(kind, request, this.checks);
         checkActionQuote(request, this.checks.config, request.action ? this.store.getQuote(request.action.quoteId) : undefined, Math.floor(Date.now() / 1000));
         // Before the chain is asked: while our operation holding a nullifier is live, the chain may already
         // say "spent" (mined, not yet seen by the engine); "in flight, poll this operation" is the answer.
         checkInFlight(this.store, request.publicInputs.inputNullifiers);
-        checkCapacity(this.store, this.settings);
+        // Before the chain is asked too; the insert decides (two actions citing one quote may both get here).
+        const user = request.action ? this.store.quoteUser(request.action.quoteId) : undefined;
+        if (user !== undefined) throw quoteUsed(request.action?.quoteId as string, user);
+        checkCapacity(this.store, this.settings, client);
         await withinDeadline(this.checkOnChain(request), this.chainTimeoutMs);
       },
       explain: (error) => this.explained(error, request),
@@ -97,7 +103,7 @@ export class Relayer {
   /** POST /finalize: the same pipeline; the reservation is claimed as a nullifier, so one finalize runs at a time. */
   async submitFinalize(request: FinalizeRequest, idempotencyKey: string | undefined): Promise<OperationRecord> {
     const claims = [reservationClaim(request.reservationId)];
-    return this.admit("finalize", request, claims, idempotencyKey, {
+    return this.admit("finalize", request, claims, idempotencyKey, undefined, {
       decide: async () => {
         checkDeploymentRef(this.checks.config, request.deployment);
         checkInFlight(this.store, claims);
@@ -126,9 +132,11 @@ export class Relayer {
     request: RelayRequest | FinalizeRequest,
     claims: string[],
     idempotencyKey: string | undefined,
+    client: string | undefined,
     steps: {
       decide: () => Promise<void>;
-      explain: (error: unknown) => ProblemError;
+      /** The refusal a check's error means; anything but a ProblemError is unexpected (a 500). */
+      explain: (error: unknown) => unknown;
       /** The refusal when one of our operations has spent a claim (mined it, confirmed). */
       spentBy: (claim: string, operationId: string) => ProblemError;
     },
@@ -146,7 +154,11 @@ export class Relayer {
       // in flight or spent): a keyed request answers it.
       const meanwhile = stored();
       if (meanwhile) return meanwhile;
-      throw steps.explain(error);
+      const explained = steps.explain(error);
+      if (explained instanceof ProblemError) throw explained;
+      // Not the client's fault nor the chain's: logged with what was being admitted, answered as a 500.
+      this.log.error({ err: error, kind, requestHash, idempotencyKey, claims }, "admission failed unexpectedly");
+      throw new ProblemError("internal_error", `the runtime failed to check this ${kind} request; nothing was accepted`);
     }
     if (admissionHooks.afterChecks) await admissionHooks.afterChecks();
 
@@ -166,6 +178,7 @@ export class Relayer {
       history: [{ state: "accepted", at: now }],
       createdAt: now,
       updatedAt: now,
+      ...(client === undefined ? {} : { client }),
     };
     // The checks above awaited the chain: a concurrent twin may have been stored meanwhile, and even
     // mined and confirmed (its claims outlive it). The insert is the atomic decision.
@@ -176,6 +189,10 @@ export class Relayer {
         if (twin) return twin;
         if (TERMINAL_STATES.has(inserted.state)) throw steps.spentBy(inserted.nullifier, inserted.operationId);
         throw nullifierInFlight(inserted.nullifier, inserted.operationId);
+      }
+      if (inserted.conflict === "quote") {
+        if (inserted.operationId === null) throw new ProblemError("quote_mismatch", `no quote ${inserted.quoteId} from this relayer (deleted after its expiry): ask POST quote for one`);
+        throw quoteUsed(inserted.quoteId, inserted.operationId);
       }
       if (inserted.existing.requestHash !== requestHash) throw this.keyReused(idempotencyKey as string, inserted.existing);
       return inserted.existing;
@@ -190,7 +207,7 @@ export class Relayer {
    * checked makes the chain say "spent" (or the simulation revert): while it is live, the request's
    * nullifiers are in flight with it; once confirmed, they were spent by it. Either way it is named.
    */
-  private explained(error: unknown, request: RelayRequest): ProblemError {
+  private explained(error: unknown, request: RelayRequest): unknown {
     const raced =
       error instanceof ProblemError &&
       (error.code === "nullifier_spent" || (error.code === "simulation_failed" && (error.extensions.revert as { name?: string } | undefined)?.name === "NullifierSpent"));
@@ -251,6 +268,13 @@ export class Relayer {
  * holds one there while a twin of it is mined). Never set by the runtime itself.
  */
 export const admissionHooks: { afterChecks?: () => Promise<void> } = {};
+
+/** A quote admits one action: the one stored with it (a failure before broadcast released it). */
+function quoteUsed(quoteId: string, operationId: string): ProblemError {
+  return new ProblemError("quote_used", `quote ${quoteId} was used by operation ${operationId}: ask POST quote for a new one and prove again`, {
+    extensions: { quoteId, operationId },
+  });
+}
 
 function alreadyFinalized(request: FinalizeRequest, operationId: string): ProblemError {
   return new ProblemError("already_finalized", `reservation ${request.reservationId} is already finalized, by operation ${operationId}`, { extensions: { operationId } });

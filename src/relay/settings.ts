@@ -10,6 +10,12 @@ export interface RelaySettings {
   maxFeePerGasCap: bigint;
   /** Refuse new operations (503) while this many are live. */
   maxLiveOperations: number;
+  /**
+   * One client's share of maxLiveOperations (clients by IP, as the rate limit counts them): past it, its
+   * new relays are 429 too_many_in_flight while the others' still go in. A finalize is not counted per
+   * client (each needs a reservation of its own).
+   */
+  maxLivePerClient: number;
   /** How often pending transactions are checked. */
   pollIntervalMs: number;
   /** A transaction not mined this long after its broadcast is replaced with a fee bump. */
@@ -33,6 +39,7 @@ export const DEFAULT_RELAY_SETTINGS: RelaySettings = {
   gasLimit: 3_000_000n,
   maxFeePerGasCap: parseGwei("500"),
   maxLiveOperations: 64,
+  maxLivePerClient: 16,
   pollIntervalMs: 200,
   stuckAfterMs: 4_000,
   feeBumpPercent: 25,

@@ -27,12 +27,35 @@ export interface OperationRecord {
   history: HistoryEntry[];
   createdAt: string;
   updatedAt: string;
+  /** Who submitted it (the request's IP), for the per-client share of the in-flight limit; absent if unknown. */
+  client?: string;
 }
 
 export type InsertResult =
   | { ok: true }
   | { ok: false; conflict: "idempotency"; existing: OperationRecord }
-  | { ok: false; conflict: "nullifier"; nullifier: string; operationId: string; state: OperationState };
+  | { ok: false; conflict: "nullifier"; nullifier: string; operationId: string; state: OperationState }
+  /** The action's quote is used by another operation, or (null) is not stored at all. */
+  | { ok: false; conflict: "quote"; quoteId: string; operationId: string | null };
+
+/** A signed quote as stored: the JSON the client was given, who asked for it, until when it may be used. */
+export interface StoredQuote {
+  id: string;
+  quote: unknown;
+  /** Unix seconds. */
+  expiresAt: number;
+  /** Who asked (the request's IP): the cap on live quotes is per client. */
+  client: string;
+}
+
+/** What insertQuote keeps to: the per-client cap, and the expired quotes it deletes first (unix seconds). */
+export interface QuoteLimits {
+  now: number;
+  maxLivePerClient: number;
+  deleteExpiredBefore: number;
+}
+
+export type QuoteInsertResult = { ok: true } | { ok: false; live: number; nextExpiry: number };
 
 /** The operation of ours that claims a nullifier, and its state. */
 export interface Claim {
@@ -50,7 +73,9 @@ export interface OperationStore {
   /**
    * Inserts an operation and claims its nullifiers, atomically; or says what it collided with. A
    * nullifier stays claimed by an operation that is live, included or confirmed: only a failure frees it
-   * (a confirmed one spent it, and a copy checked before that must not be stored after it).
+   * (a confirmed one spent it, and a copy checked before that must not be stored after it). An action
+   * also consumes its quote, in the same transaction: a quote is used once (a failure before any
+   * attempt was signed releases it, see save).
    */
   insert(record: OperationRecord): InsertResult;
   get(id: string): OperationRecord | undefined;
@@ -73,7 +98,8 @@ export interface OperationStore {
   spender(nullifier: string): string | undefined;
   /**
    * Persists the operation's state, reason, mined hash, block and history, in one transaction with a
-   * new signed attempt (stored before it is broadcast). A failed state frees its nullifiers.
+   * new signed attempt (stored before it is broadcast). A failed state frees its nullifiers, and, with
+   * no attempt ever signed (nothing was broadcast), its quote.
    */
   save(record: OperationRecord, changes?: { attempt?: StoredAttempt }): void;
   /**
@@ -84,12 +110,23 @@ export interface OperationStore {
    */
   flush(): Promise<void>;
   nonTerminal(): OperationRecord[];
-  /** Stores a signed quote (the JSON the client was given), to check the action that cites it. */
-  insertQuote(id: string, quote: unknown, expiresAt: number): void;
+  /**
+   * Stores a signed quote, to check the action that cites it; in one transaction, first deletes the
+   * quotes expired before `limits.deleteExpiredBefore`, then refuses if the client already holds
+   * `maxLivePerClient` unexpired ones (saying how many, and when the soonest of them expires).
+   */
+  insertQuote(quote: StoredQuote, limits: QuoteLimits): QuoteInsertResult;
   getQuote(id: string): unknown;
+  /** The operation that used a quote (its action was stored), if any. */
+  quoteUser(id: string): string | undefined;
+  /** How many unexpired quotes a client holds, and when the soonest of them expires (unix seconds). */
+  liveQuotes(client: string, now: number): { count: number; nextExpiry: number | null };
+  /** Quotes stored, expired or not (metrics, the soak benchmark). */
+  countQuotes(): number;
   /** Operations accepted at or after this time (ISO 8601), oldest first. */
   createdSince(at: string): OperationRecord[];
-  countLive(): number;
+  /** Live operations: all, or one client's. */
+  countLive(client?: string): number;
   /**
    * Null when the store can be written; else why the last write failed (a full disk, say). After a
    * failure it tries a write that changes nothing first, so it notices the room made since.
@@ -145,7 +182,8 @@ CREATE TABLE IF NOT EXISTS operations (
   block TEXT,
   history TEXT NOT NULL,
   created_at TEXT NOT NULL,
-  updated_at TEXT NOT NULL
+  updated_at TEXT NOT NULL,
+  client TEXT
 );
 CREATE INDEX IF NOT EXISTS operations_state ON operations(state);
 CREATE TABLE IF NOT EXISTS attempts (
@@ -177,18 +215,35 @@ CREATE TABLE IF NOT EXISTS quotes (
   id TEXT PRIMARY KEY,
   quote TEXT NOT NULL,
   expires_at INTEGER NOT NULL,
-  created_at TEXT NOT NULL
+  created_at TEXT NOT NULL,
+  client TEXT NOT NULL DEFAULT '',
+  used_by TEXT
 );
+`;
+
+/** Indexes on columns a migration may only now have added: created after it. */
+const VERSION_4_INDEXES = `
+CREATE INDEX IF NOT EXISTS quotes_expires_at ON quotes(expires_at);
+CREATE INDEX IF NOT EXISTS quotes_client ON quotes(client, expires_at);
+CREATE INDEX IF NOT EXISTS operations_client ON operations(client, state);
 `;
 
 /**
  * Version 1 stored an operation's key in operations.idempotency_key (one key per operation) and indexed
  * only live nullifiers. Version 2 has a table of keys (several may name one operation) and indexes the
  * nullifiers of every operation. Version 3 drops the table of live nullifiers, which confirmation
- * emptied: a nullifier's claim is its operation's state (claimed unless it failed). An older file is
- * brought up to date when it is opened.
+ * emptied: a nullifier's claim is its operation's state (claimed unless it failed). Version 4 gives a
+ * quote the client that asked for it (the per-client cap) and the operation that used it (a quote is
+ * used once), and an operation the client that submitted it (its share of the in-flight limit); rows
+ * stored before have none. An older file is brought up to date when it is opened.
  */
-const SCHEMA_VERSION = 3;
+const SCHEMA_VERSION = 4;
+/** Version 4's columns by table, added to tables made before (ALTER TABLE has no IF NOT EXISTS). */
+const VERSION_4_COLUMNS: Array<[table: string, column: string, definition: string]> = [
+  ["quotes", "client", "client TEXT NOT NULL DEFAULT ''"],
+  ["quotes", "used_by", "used_by TEXT"],
+  ["operations", "client", "client TEXT"],
+];
 const MIGRATE = `
 INSERT OR IGNORE INTO idempotency_keys (key, operation_id, created_at)
   SELECT idempotency_key, id, created_at FROM operations WHERE idempotency_key IS NOT NULL;
@@ -266,6 +321,7 @@ function unwritable(error: unknown, file?: string): StoreWriteError | null {
 
 const LIVE_STATES = "('accepted','processing','submitted','included')";
 const FAILED_STATES = "('rejected','expired','reverted')";
+const FAILED: ReadonlySet<OperationState> = new Set(["rejected", "expired", "reverted"]);
 
 type Row = Record<string, string | number | null>;
 
@@ -314,8 +370,13 @@ export class SqliteOperationStore implements OperationStore {
         const { user_version: version } = this.prepare("PRAGMA user_version").get() as { user_version: number };
         if (version < SCHEMA_VERSION) {
           this.db.exec(MIGRATE);
+          for (const [table, column, definition] of VERSION_4_COLUMNS) {
+            const columns = (this.db.prepare(`PRAGMA table_info(${table})`).all() as Array<{ name: string }>).map((c) => c.name);
+            if (!columns.includes(column)) this.db.exec(`ALTER TABLE ${table} ADD COLUMN ${definition}`);
+          }
           this.db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
         }
+        this.db.exec(VERSION_4_INDEXES);
       });
     } catch (error) {
       this.db.close();
@@ -358,10 +419,16 @@ export class SqliteOperationStore implements OperationStore {
         const holder = this.claim(nullifier);
         if (holder) return { ok: false, conflict: "nullifier", nullifier, ...holder };
       }
+      const quoteId = "action" in record.request ? record.request.action?.quoteId : undefined;
+      if (quoteId !== undefined) {
+        const quote = this.prepare("SELECT used_by FROM quotes WHERE id = ?").get(quoteId) as Row | undefined;
+        if (!quote || quote.used_by !== null) return { ok: false, conflict: "quote", quoteId, operationId: quote ? String(quote.used_by) : null };
+        this.prepare("UPDATE quotes SET used_by = ? WHERE id = ?").run(record.id, quoteId);
+      }
       this
         .prepare(
-          `INSERT INTO operations (id, kind, state, idempotency_key, request_hash, request, nullifiers, reason, mined_hash, block, history, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, ?, ?, ?)`,
+          `INSERT INTO operations (id, kind, state, idempotency_key, request_hash, request, nullifiers, reason, mined_hash, block, history, created_at, updated_at, client)
+           VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, ?, ?, ?, ?)`,
         )
         .run(
           record.id,
@@ -374,6 +441,7 @@ export class SqliteOperationStore implements OperationStore {
           JSON.stringify(record.history),
           record.createdAt,
           record.updatedAt,
+          record.client ?? null,
         );
       const index = this.prepare("INSERT OR IGNORE INTO operation_nullifiers (nullifier, operation_id) VALUES (?, ?)");
       for (const nullifier of record.nullifiers) index.run(nullifier, record.id);
@@ -525,6 +593,8 @@ export class SqliteOperationStore implements OperationStore {
           record.updatedAt,
           record.id,
         );
+      // Failed before anything was signed: nothing of it can be mined, so its quote may be used again.
+      if (FAILED.has(record.state) && record.attempts.length === 0 && !attempt) this.prepare("UPDATE quotes SET used_by = NULL WHERE used_by = ?").run(record.id);
     });
     this.changed(record.id);
   }
@@ -534,8 +604,16 @@ export class SqliteOperationStore implements OperationStore {
     return rows.map((row) => this.hydrate(row));
   }
 
-  insertQuote(id: string, quote: unknown, expiresAt: number): void {
-    this.write(() => this.prepare("INSERT INTO quotes (id, quote, expires_at, created_at) VALUES (?, ?, ?, ?)").run(id, JSON.stringify(quote), expiresAt, new Date().toISOString()));
+  insertQuote(quote: StoredQuote, limits: QuoteLimits): QuoteInsertResult {
+    return this.transaction((): QuoteInsertResult => {
+      this.prepare("DELETE FROM quotes WHERE expires_at < ?").run(limits.deleteExpiredBefore);
+      const live = this.liveQuotes(quote.client, limits.now);
+      if (live.count >= limits.maxLivePerClient) return { ok: false, live: live.count, nextExpiry: live.nextExpiry ?? limits.now };
+      this
+        .prepare("INSERT INTO quotes (id, quote, expires_at, created_at, client) VALUES (?, ?, ?, ?, ?)")
+        .run(quote.id, JSON.stringify(quote.quote), quote.expiresAt, new Date().toISOString(), quote.client);
+      return { ok: true };
+    });
   }
 
   getQuote(id: string): unknown {
@@ -543,12 +621,27 @@ export class SqliteOperationStore implements OperationStore {
     return row ? JSON.parse(row.quote) : undefined;
   }
 
+  quoteUser(id: string): string | undefined {
+    const row = this.prepare("SELECT used_by FROM quotes WHERE id = ?").get(id) as Row | undefined;
+    return row?.used_by == null ? undefined : String(row.used_by);
+  }
+
+  liveQuotes(client: string, now: number): { count: number; nextExpiry: number | null } {
+    const row = this.prepare("SELECT COUNT(*) AS n, MIN(expires_at) AS next FROM quotes WHERE client = ? AND expires_at >= ?").get(client, now) as Row;
+    return { count: Number(row.n), nextExpiry: row.next === null ? null : Number(row.next) };
+  }
+
+  countQuotes(): number {
+    return Number((this.prepare("SELECT COUNT(*) AS n FROM quotes").get() as Row).n);
+  }
+
   createdSince(at: string): OperationRecord[] {
     const rows = this.prepare("SELECT * FROM operations WHERE created_at >= ? ORDER BY created_at, id").all(at) as Row[];
     return rows.map((row) => this.hydrate(row));
   }
 
-  countLive(): number {
+  countLive(client?: string): number {
+    if (client !== undefined) return Number((this.prepare(`SELECT COUNT(*) AS n FROM operations WHERE client = ? AND state IN ${LIVE_STATES}`).get(client) as Row).n);
     return Number((this.prepare(`SELECT COUNT(*) AS n FROM operations WHERE state IN ${LIVE_STATES}`).get() as Row).n);
   }
 
@@ -638,6 +731,7 @@ export class SqliteOperationStore implements OperationStore {
       history: JSON.parse(String(row.history)) as HistoryEntry[],
       createdAt: String(row.created_at),
       updatedAt: String(row.updated_at),
+      ...(row.client === null || row.client === undefined ? {} : { client: String(row.client) }),
     };
   }
 }

@@ -19,7 +19,7 @@ export const relayRoutes: FastifyPluginAsyncZod<{ context: RuntimeContext }> = a
       schema: {
         summary: `Submit ${what}`,
         description:
-          "Takes the proof and public execution fields only (spec §1 rule 4), checks them (deployment, asset, binding, fee, proof, root, nullifiers, simulation, relayer funds, capacity) and queues the transaction. Answers 202 with the operation and a Location to its status. The checks that read the chain answer within the runtime's chain timeout, or the request is a 503 chain_unavailable with Retry-After. Send an Idempotency-Key header to make retries safe: a keyed request identical to a stored operation that has not failed answers that operation.",
+          "Takes the proof and public execution fields only (spec §1 rule 4), checks them (deployment, asset, binding, fee, proof, root, nullifiers, simulation, relayer funds, capacity) and queues the transaction. Answers 202 with the operation and a Location to its status. The checks that read the chain answer within the runtime's chain timeout, or the request is a 503 chain_unavailable with Retry-After. In flight, the queue holds a limited number of operations (503 queue_full), and each client (by IP) a share of it (429 too_many_in_flight), both with Retry-After. An external action uses its quote: a second action citing it is 409 quote_used. Send an Idempotency-Key header to make retries safe: a keyed request identical to a stored operation that has not failed answers that operation.",
         body: RelayRequest,
         headers: z.looseObject({ "idempotency-key": IdempotencyKey }),
         response: { 202: Operation, default: Problem },
@@ -28,7 +28,8 @@ export const relayRoutes: FastifyPluginAsyncZod<{ context: RuntimeContext }> = a
         const relayer = context.relayer;
         if (!relayer) throw new ProblemError("not_implemented", "this runtime has no relayer key: it relays nothing");
         // request → validate (schemas above) → decide → store → response; the engine does the chain.
-        const op = await relayer.submit(kind, request.body, request.headers["idempotency-key"]);
+        // The client as the rate limit knows it: its share of the in-flight limit.
+        const op = await relayer.submit(kind, request.body, request.headers["idempotency-key"], request.ip);
         // This line ties the request's id to the operation's: engine lines carry the operation id.
         request.log.info({ operation: op.id, state: op.state }, "operation accepted");
         return reply

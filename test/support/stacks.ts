@@ -16,3 +16,15 @@ export function withStacks(): (options?: DevStackOptions) => Promise<DevStack> {
     return stack;
   };
 }
+
+/** Resumes a stack's relayer (as `ctl relayer resume`): a loaded bundle's live operations wait for it. */
+export async function resumeRelayer(stack: DevStack): Promise<void> {
+  const response = await fetch(`${stack.queueUrl}/api/dev/relayer`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ engine: "running" }) });
+  if (!response.ok) throw new Error(`resume the relayer: ${response.status} ${await response.text()}`);
+}
+
+/** The relay engine's state as the health route reports it: running, paused or stopped. */
+export async function engineState(stack: DevStack): Promise<string | undefined> {
+  const health = (await (await fetch(`${stack.queueUrl}/api/queue/health`)).json()) as { checks?: { engine?: { state?: string } | null } };
+  return health.checks?.engine?.state;
+}

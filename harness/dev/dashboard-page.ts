@@ -1,0 +1,36 @@
+import { OPERATION_STATES } from "../../src/relay/operation.ts";
+import { controlsHtml } from "./dashboard-controls.ts";
+import { esc } from "./dashboard-view.ts";
+
+/** The page: its parts fill in from the push channel (/api/dev/events) as soon as it connects. */
+export function pageHtml(prefix: string): string {
+  const p = esc(prefix);
+  const states = OPERATION_STATES.map((s) => `<option>${esc(s)}</option>`).join("");
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="htmx-config" content='{"includeIndicatorStyles":false,"allowEval":false,"selfRequestsOnly":true}'>
+<title>queue-devstack dashboard</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="${p}/dashboard/assets/dashboard.css">
+<script src="${p}/dashboard/assets/htmx.min.js"></script>
+<script src="${p}/dashboard/assets/sse.min.js"></script>
+<script src="${p}/dashboard/assets/dashboard.js"></script>
+</head><body hx-ext="sse" sse-connect="${p}/events">
+<header><h1>queue-devstack</h1><p id="connection" role="status">connecting…</p></header>
+<main>
+<div class="column">
+<section id="ops-panel" aria-labelledby="ops-title"><h2 id="ops-title">Operations</h2>
+<form id="filters" class="filters" hx-get="${p}/dashboard/ops" hx-target="#ops" hx-swap="innerHTML" hx-trigger="change, sse:ops">
+<label>kind <select name="kind"><option value="">all</option><option>send</option><option>withdraw</option><option>action</option><option>finalize</option></select></label>
+<label>state <select name="state"><option value="">all</option>${states}</select></label>
+<label>since <select name="since"><option value="">any time</option><option value="60">the last minute</option><option value="600">the last 10 minutes</option><option value="3600">the last hour</option></select></label>
+</form>
+<div id="ops" aria-live="off"></div><div sse-swap="op" hx-swap="none" hidden></div></section>
+<section id="pool-panel" aria-labelledby="pool-title"><h2 id="pool-title">Pool</h2><div id="pool" sse-swap="pool" hx-swap="innerHTML"></div></section>
+<section id="manifest-panel" aria-labelledby="manifest-title"><h2 id="manifest-title">Manifest</h2><div id="manifest" sse-swap="manifest" hx-swap="innerHTML"></div></section>
+</div><div class="column">
+<section id="health-panel" aria-labelledby="health-title"><h2 id="health-title">Relayer and health</h2><div id="health" sse-swap="health" hx-swap="innerHTML"></div></section>
+<section id="controls-panel" aria-labelledby="controls-title"><h2 id="controls-title">Controls</h2>${controlsHtml(prefix)}<p id="control-result" role="status"></p></section>
+</div>
+</main></body></html>`;
+}

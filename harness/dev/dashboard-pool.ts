@@ -1,0 +1,104 @@
+import { createPublicClient, formatUnits, http, parseAbi, parseAbiItem, type Address, type Hex, type PublicClient } from "viem";
+import { readReservation } from "../../src/actions/reservation-tracker.ts";
+import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
+import type { RelayControl } from "../../src/relay/control.ts";
+import { operationView } from "../../src/relay/view.ts";
+import type { OperationRecord } from "../../src/relay/store.ts";
+import { badge, esc, hash, kindOf } from "./dashboard-view.ts";
+
+// The Pool panel and an action's reservation: read from the chain (anvil directly, never through the
+// fault proxy) when a page asks or a change is pushed, never on a timer.
+
+const treeAbi = parseAbi(["function nextIndex() view returns (uint32)", "function getLastRoot() view returns (uint256)", "function balanceOf(address) view returns (uint256)"]);
+const newCommitment = parseAbiItem("event NewCommitment(uint256 commitment, uint256 index, bytes encryptedOutput)");
+/** Roots listed by the block that made them; the rest are counted. */
+const ROOTS_SHOWN = 5;
+/** How far back the latest roots are looked for (the rest are counted, not listed). */
+const ROOT_BLOCKS = 1_000n;
+/** Reservations listed, newest first. */
+const RESERVATIONS_SHOWN = 10;
+
+export function chainReader(rpcUrl: string): PublicClient {
+  // cacheTime 0: viem keeps the block number for seconds otherwise, and the panel must show the head it read.
+  return createPublicClient({ transport: http(rpcUrl, { retryCount: 0 }), cacheTime: 0 });
+}
+
+const root = (value: bigint) => hash(`0x${value.toString(16).padStart(64, "0")}`);
+
+/** An action's reservation id (as its status answer names it), or null for another operation. */
+export function reservationIdOf(op: OperationRecord): Hex | null {
+  if ("reservationId" in op.request) return op.request.reservationId as Hex;
+  const view = operationView(op, null, 1);
+  return (view.action?.reservationId as Hex | undefined) ?? null;
+}
+
+/** The finalize operations of a reservation, newest first. */
+function finalizesOf(control: RelayControl, reservationId: string, after: string): OperationRecord[] {
+  return control
+    .operationsSince(after)
+    .filter((op) => op.kind === "finalize" && "reservationId" in op.request && op.request.reservationId.toLowerCase() === reservationId.toLowerCase())
+    .reverse();
+}
+
+const opLink = (op: OperationRecord, withState = true) => `<a href="#op-${esc(op.id)}" data-op="${esc(op.id)}">${esc(op.id)}</a>${withState ? ` ${badge(op.state)}` : ""}`;
+
+/** An operation's reservation: its state on the Pool and, for an action, the finalizes of it. */
+export async function reservationHtml(client: PublicClient, control: RelayControl, op: OperationRecord): Promise<string> {
+  const id = reservationIdOf(op);
+  if (!id) return "no reservation";
+  const pool = op.request.deployment.poolAddress as Address;
+  const read = await readReservation(client, pool, id).catch((error: unknown) => new Error((error as Error).message));
+  const state = read instanceof Error ? `<span class="failure">not read: ${esc(read.message.split("\n")[0])}</span>` : badge(read.state);
+  if (op.kind === "finalize") {
+    const actions = control.operationsSince(new Date(0).toISOString()).filter((a) => kindOf(a) === "action" && reservationIdOf(a) === id);
+    return `reservation ${hash(id)} ${state}${actions.length ? `, of the action ${actions.map((a) => opLink(a)).join(", ")}` : ""}`;
+  }
+  const finalizes = finalizesOf(control, id, op.createdAt);
+  return `reservation ${hash(id)} ${state}, ${finalizes.length ? `finalized by ${finalizes.map((f) => opLink(f)).join(", ")}` : "no finalize yet"}`;
+}
+
+/** The Pool panel: its tree, roots, balances and fees per asset, reservations and proof files. */
+export async function poolHtml(client: PublicClient, control: RelayControl | null, config: DeploymentConfig): Promise<string> {
+  const pool = config.poolAddress as Address;
+  const latest = await client.getBlockNumber();
+  const fromBlock = latest - ROOT_BLOCKS > BigInt(config.deploymentBlock) ? latest - ROOT_BLOCKS : BigInt(config.deploymentBlock);
+  const [leaves, lastRoot, logs, balances] = await Promise.all([
+    client.readContract({ address: pool, abi: treeAbi, functionName: "nextIndex", blockNumber: latest }),
+    client.readContract({ address: pool, abi: treeAbi, functionName: "getLastRoot", blockNumber: latest }),
+    client.getLogs({ address: pool, event: newCommitment, fromBlock, toBlock: latest }),
+    Promise.all(config.assets.map((asset) => client.readContract({ address: asset.address as Address, abi: treeAbi, functionName: "balanceOf", args: [pool], blockNumber: latest }))),
+  ]);
+  // Every root the tree has had stays valid (roots never expire): the empty tree's, then one per pair inserted.
+  const rootCount = leaves / 2 + 1;
+  const blocks = [...new Set(logs.map((log) => log.blockNumber))].slice(-ROOTS_SHOWN).reverse();
+  const recent = await Promise.all(blocks.map(async (blockNumber) => ({ blockNumber, root: await client.readContract({ address: pool, abi: treeAbi, functionName: "getLastRoot", blockNumber }) })));
+  const fees = new Map(config.relayFees.fees.map((fee) => [fee.asset.toLowerCase(), fee]));
+  const assets = config.assets
+    .map((asset, i) => {
+      const fee = fees.get(asset.address.toLowerCase());
+      const units = (value: string | bigint) => `${esc(formatUnits(BigInt(value), asset.decimals))} ${esc(asset.symbol)}`;
+      return `<tr><th scope="row">${esc(asset.symbol)}</th><td>${units(balances[i] as bigint)}</td><td>${fee ? units(fee.send) : "not relayed"}</td><td>${fee ? units(fee.withdraw) : "not relayed"}</td></tr>`;
+    })
+    .join("");
+
+  const actions = (control?.operationsSince(new Date(0).toISOString()) ?? []).filter((op) => kindOf(op) === "action").slice(-RESERVATIONS_SHOWN).reverse();
+  const reservations = await Promise.all(
+    actions.map(async (op) => {
+      const id = reservationIdOf(op) as Hex;
+      const read = await readReservation(client, op.request.deployment.poolAddress as Address, id).catch(() => null);
+      const finalize = control ? finalizesOf(control, id, op.createdAt)[0] : undefined;
+      return `<tr><td>${hash(id)}</td><td>${read ? badge(read.state) : "not read"}</td><td>${opLink(op, false)}</td><td>${finalize ? opLink(finalize, false) : "—"}</td></tr>`;
+    }),
+  );
+  const artifacts = config.queue.proof.artifacts
+    .map((a) => `<tr><th scope="row"><a href="${esc(a.path)}">${esc(a.name)}</a></th><td>${esc(a.role)}</td><td>${esc(a.size.toLocaleString("en"))} B</td><td>${hash(a.sha256)}</td></tr>`)
+    .join("");
+  return (
+    `<dl><dt>Pool</dt><dd>${hash(pool)}</dd><dt>at block</dt><dd>${esc(latest)}</dd><dt>leaves</dt><dd id="pool-leaves">${esc(leaves)}</dd><dt>last root</dt><dd>${root(lastRoot)}</dd>` +
+    `<dt>roots a proof may use</dt><dd>all <span id="pool-roots">${esc(rootCount)}</span> the tree has had (roots never expire)</dd></dl>` +
+    (recent.length ? `<table><caption>latest roots, by the block that made them (last ${esc(ROOT_BLOCKS)} blocks)</caption><thead><tr><th scope="col">block</th><th scope="col">root</th></tr></thead><tbody>${recent.map((r) => `<tr><td>${esc(r.blockNumber)}</td><td>${root(r.root)}</td></tr>`).join("")}</tbody></table>` : "") +
+    `<table><caption>per asset: the Pool's balance and the relay fees</caption><thead><tr><th scope="col">asset</th><th scope="col">Pool balance</th><th scope="col">send fee</th><th scope="col">withdraw fee</th></tr></thead><tbody>${assets}</tbody></table>` +
+    `<table><caption>reservations (newest ${RESERVATIONS_SHOWN} actions)</caption><thead><tr><th scope="col">reservation</th><th scope="col">state</th><th scope="col">action</th><th scope="col">finalize</th></tr></thead><tbody>${reservations.join("") || `<tr><td colspan="4">no action yet</td></tr>`}</tbody></table>` +
+    `<table><caption>proof files</caption><thead><tr><th scope="col">file</th><th scope="col">role</th><th scope="col">size</th><th scope="col">sha256</th></tr></thead><tbody>${artifacts}</tbody></table>`
+  );
+}
