@@ -5,6 +5,7 @@ import { ProblemError } from "../problem.ts";
 import type { CheckContext } from "../relay/checks.ts";
 import type { FinalizeRequest } from "../relay/request.ts";
 import type { OperationRecord } from "../relay/store.ts";
+import { externalRoute, feeEntry } from "./quoter.ts";
 import { readReservation } from "./reservation-tracker.ts";
 
 /** What keeps two live finalizes of one reservation apart: it is claimed like a nullifier. */
@@ -32,14 +33,8 @@ export async function checkReservation({ chain, config }: CheckContext, request:
   return reservation;
 }
 
-const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
-
-/** The finalize fee this runtime charges for a route in an asset (config relayFees.actions); none configured, none finalized. */
-function configuredFinalizeFee(config: DeploymentConfig, routeId: string, asset: string): bigint {
-  const entry = config.relayFees.actions.find((f) => same(f.route, routeId) && same(f.asset, asset));
-  if (!entry) throw new ProblemError("unsupported_asset", `this runtime has no finalize fee for route ${routeId} in ${asset} (config relayFees.actions): it finalizes none`);
-  return BigInt(entry.finalize);
-}
+/** The finalize fee this runtime charges for a route in an asset (config relayFees.actions): none configured, none finalized. */
+const configuredFinalizeFee = (config: DeploymentConfig, routeId: string, asset: string) => BigInt(feeEntry(config, externalRoute(config, routeId), asset).finalize);
 
 /**
  * A finalize costs the relayer a transaction: it is relayed only when paid for (as a relay is: a proof of

@@ -48,7 +48,7 @@ function tooManyQuotes(live: number, nextExpiry: number, settings: QuoteSettings
  * The route's fees for an asset. None is no quote, never a fee of 0 (the manifest schema requires an
  * entry for each external route and asset; this holds for a config built without it too).
  */
-function feeEntry(config: DeploymentConfig, route: ExternalActionRoute, asset: string) {
+export function feeEntry(config: DeploymentConfig, route: ExternalActionRoute, asset: string) {
   const entry = config.relayFees.actions.find((f) => same(f.route, route.id) && same(f.asset, asset));
   if (!entry) {
     throw new ProblemError("unsupported_asset", `route ${route.name} has no relay fee for ${asset} (config relayFees.actions): it quotes nothing in it`, {
