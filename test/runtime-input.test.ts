@@ -151,7 +151,7 @@ describe("an action's deadline is a uint64", () => {
   const post = (body: unknown) => fetch(`${stack.queueUrl}/api/queue/withdraw-relay`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
   const withDeadline = (deadline: string) => ({
     ...wellFormed(),
-    action: { quoteId: `qt_${"ab".repeat(32)}`, routeId: `0x${"73".repeat(32)}`, outputAsset: stack.manifest.assets[1]?.address, minOutput: "1", outputPrecommitment: "1", deadline, finalizeFee: "0" },
+    action: { quoteId: `qt_${"ab".repeat(32)}`, routeId: `0x${"73".repeat(32)}`, outputAsset: stack.manifest.assets[1]?.address, minOutput: "1", outputPrecommitment: "1", deadline, finalizeFee: "0", finalizer: `0x${"11".repeat(20)}` },
   });
 
   it("2^64 or more is a 400 naming action.deadline (it was a 503 chain_unavailable: viem could not encode it); 2^64 - 1 passes the schema", async () => {
