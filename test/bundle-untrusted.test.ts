@@ -309,8 +309,10 @@ describe("resumed operations are checked before anything is re-broadcast (issue 
     rows.operations = [...(rows.operations ?? []), forgedOp.operation, kept.operation];
     rows.operation_nullifiers = [...(rows.operation_nullifiers ?? []), ...forgedOp.nullifiers, ...kept.nullifiers];
     rows.attempts = [...(rows.attempts ?? []), attemptRow("op_forged", await transfer(signer), at)];
-    const stack = await startStack({ load: await craft({ store: storeOf(rows) }) });
+    const details: string[] = [];
+    const stack = await startStack({ load: await craft({ store: storeOf(rows) }), onProgress: ({ step, detail }) => void (detail && details.push(`${step}: ${detail}`)) });
     try {
+      expect(details).toContain("unpack bundle: 1 operation failed as bundle_attempt_invalid (a stored attempt not the relayer's call of the Pool)");
       const queue = createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(stack.manifest) });
       const failed = await queue.status("send", "op_forged");
       expect(failed.state).toBe("rejected");

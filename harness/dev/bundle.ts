@@ -152,7 +152,7 @@ type UnpackTargets = { chainState: string; manifest: string; store: string };
  * into place. Every refusal is one BundleError naming the file and the part. Returns how many of its
  * operations are live (the stack holds them until the relayer is resumed).
  */
-export async function unpackBundle(file: string, files: UnpackTargets, stateDir: string): Promise<{ mode: "local" | "fork"; live: number }> {
+export async function unpackBundle(file: string, files: UnpackTargets, stateDir: string): Promise<{ mode: "local" | "fork"; live: number; failed: number }> {
   const bundle = await readEnvelope(file);
   // A run killed while unpacking left its folder (no other stack runs from this state dir now).
   for (const entry of await readdir(stateDir)) if (entry.startsWith(STAGING_PREFIX)) await rm(path.join(stateDir, entry), { recursive: true, force: true });
@@ -166,6 +166,7 @@ export async function unpackBundle(file: string, files: UnpackTargets, stateDir:
     });
     let manifest: DeploymentConfig | undefined;
     let live = 0;
+    let failed = 0;
     await part(file, "manifest", async () => {
       const bytes = Buffer.from(bundle.manifest, "utf8");
       if (bytes.length > BUNDLE_CAPS.manifest) throw new OverCapError(`is more than ${formatBytes(BUNDLE_CAPS.manifest)}`);
@@ -177,7 +178,9 @@ export async function unpackBundle(file: string, files: UnpackTargets, stateDir:
     });
     await part(file, "store", async () => {
       const rows = await storeRows(bundle, path.join(staging, "store-v1.sqlite"));
-      const settled = (await settleAttempts(rows, manifest as DeploymentConfig)).rows;
+      const settlement = await settleAttempts(rows, manifest as DeploymentConfig);
+      const settled = settlement.rows;
+      failed = settlement.failed.length;
       writeFreshStore(staged.store, settled);
       live = settled.operations.filter((op) => !TERMINAL_STATES.has(op.state)).length;
     });
@@ -188,7 +191,7 @@ export async function unpackBundle(file: string, files: UnpackTargets, stateDir:
       if (error.code !== "EXDEV") throw error;
       await copyFile(staged.store, files.store);
     });
-    return { mode: bundle.mode, live };
+    return { mode: bundle.mode, live, failed };
   } finally {
     await rm(staging, { recursive: true, force: true });
   }
