@@ -46,6 +46,7 @@ export interface DevStackOptions {
    * Start from a repro bundle (stack.save): the same chain, manifest and operations, in a fresh state
    * dir. A fork stack's bundle loads as a local chain holding the forked state it touched (no upstream
    * needed). Without forkUrl or pool; a bundle of another format version, or a damaged one, is refused (BundleError).
+   * Its live operations wait, the relayer paused, until it is resumed (POST /api/dev/relayer, ctl relayer resume).
    */
   load?: string;
   /**

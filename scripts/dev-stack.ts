@@ -44,7 +44,8 @@ Options:
   --state-dir <dir>           where manifest.json, stack.json and the operation store go (default .devstack)
   --persist                   keep the chain in the state dir and resume it next time, also after a crash (local mode)
   --load <file>               start from a repro bundle (save; local or fork): the same chain, manifest and operations
-                              (into an empty state dir: pass --state-dir when .devstack holds a stack)
+                              (into an empty state dir: pass --state-dir when .devstack holds a stack);
+                              its live operations wait for ctl relayer resume
   --chain-port <port>         anvil's port (default 8545; 0 = any free port)
   --queue-port <port>         the queue runtime's port (default 8700; 0 = any free port)
   --host <ip>                 interface to bind (default 127.0.0.1)

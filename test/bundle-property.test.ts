@@ -4,6 +4,7 @@ import { gunzipSync, gzipSync } from "node:zlib";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { BundleError, startDevStack } from "../harness/index.ts";
+import { operationRow, rowsOf, sendRequest, storeOf, type Rows } from "./support/bundle-rows.ts";
 import { anvilsWith } from "./support/processes.ts";
 import { withStacks } from "./support/stacks.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
@@ -93,6 +94,23 @@ describe("a mutated bundle gives a stack or one BundleError (issue 24)", () => {
         await loadsOrRefuses(gzipSync(JSON.stringify(setAt(good, paths[which % paths.length] as Array<string | number>, to))));
       }),
       { numRuns: 40 },
+    );
+  });
+
+  it("store mutations: a value of its rows replaced (a live, a confirmed and a failed operation, their nullifiers)", async () => {
+    const rows = rowsOf(good);
+    const at = new Date(Date.now() - 60_000).toISOString();
+    for (const [id, state] of [["op_live", "accepted"], ["op_done", "confirmed"], ["op_failed", "rejected"]] as const) {
+      const { operation, nullifiers } = operationRow(id, state, at, sendRequest(good.manifest, "1"));
+      rows.operations = [...(rows.operations ?? []), operation];
+      rows.operation_nullifiers = [...(rows.operation_nullifiers ?? []), ...nullifiers];
+    }
+    const paths = leaves(rows);
+    await fc.assert(
+      fc.asyncProperty(fc.nat(), scalar, async (which, to) => {
+        await loadsOrRefuses(gzipSync(JSON.stringify({ ...good, store: storeOf(setAt(rows, paths[which % paths.length] as Array<string | number>, to) as Rows) })));
+      }),
+      { numRuns: 20 },
     );
   });
 

@@ -6,12 +6,12 @@ import { pathToFileURL } from "node:url";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { DatabaseSync } from "node:sqlite";
 import { encodeFunctionData, keccak256, parseEther, type Hex } from "viem";
-import { mnemonicToAccount } from "viem/accounts";
 import { execa } from "execa";
 import { beforeAll, describe, expect, it } from "vitest";
 import { BundleError, startDevStack } from "../harness/index.ts";
 import { createQueueClient, fetchProofFiles, ForeignOriginError, poolAbi, reviewedFrom } from "../harness/client/index.ts";
 import { rpc } from "./support/rpc.ts";
+import { dev, operationRow, rowsOf, sendRequest as craftedRequest, storeOf } from "./support/bundle-rows.ts";
 import { resumeRelayer, withStacks } from "./support/stacks.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
 
@@ -192,32 +192,8 @@ describe("escape sequences never reach the terminal (issue 24, item 6)", () => {
   });
 });
 
-/** The good bundle's store rows (version 2: JSON). */
-type Rows = Record<string, Array<Record<string, unknown>>>;
-const rowsOf = (bundle: Envelope): Rows => JSON.parse(gunzipSync(Buffer.from(bundle.store, "base64")).toString("utf8")) as Rows;
-const storeOf = (rows: Rows) => gzipSync(JSON.stringify(rows)).toString("base64");
-const dev = (index: number) => mnemonicToAccount("test test test test test test test test test test test junk", { addressIndex: index });
-
-/** A send's request, well formed, for the good bundle's Pool: its proof is no proof (the Pool reverts it). */
-function sendRequest(root: string): Record<string, unknown> {
-  const manifest = JSON.parse(good.manifest) as { chainId: number; poolAddress: string; domain: string; assets: Array<{ address: string }> };
-  const random = () => BigInt(keccak256(`0x${Math.random().toString(16).slice(2).padStart(16, "0")}`)) % 2n ** 250n;
-  return {
-    deployment: { chainId: manifest.chainId, poolAddress: manifest.poolAddress, domain: manifest.domain },
-    proof: { a: ["1", "2"], b: [["1", "2"], ["3", "4"]], c: ["1", "2"] },
-    publicInputs: { root, publicAmount: "0", extDataHash: "1", asset: manifest.assets[0]?.address, domain: BigInt(manifest.domain).toString(), inputNullifiers: [String(random()), String(random())], outputCommitments: ["1", "2"] },
-    extData: { recipient: dev(2).address, extAmount: "0", relayer: dev(1).address, fee: "0", encryptedOutput1: "0x", encryptedOutput2: "0x" },
-  };
-}
-
-/** An operation's row (and its nullifiers'), as a stack stores them. */
-function operationRow(id: string, state: string, at: string, request: Record<string, unknown>) {
-  const nullifiers = (request.publicInputs as { inputNullifiers: string[] }).inputNullifiers;
-  return {
-    operation: { id, kind: "send", state, idempotency_key: null, request_hash: id, request: JSON.stringify(request), nullifiers: JSON.stringify(nullifiers), reason: null, mined_hash: null, block: null, history: JSON.stringify([{ state: "accepted", at }]), created_at: at, updated_at: at },
-    nullifiers: nullifiers.map((nullifier) => ({ nullifier, operation_id: id })),
-  };
-}
+/** A send's request for the good bundle's Pool. */
+const sendRequest = (root: string) => craftedRequest(good.manifest, root);
 
 describe("the store is rows, checked and rebuilt in a fresh store (issue 24, item 2)", () => {
   it("a version 2 bundle with an invalid row is one BundleError naming the row; nothing started, the state dir as found", async () => {
@@ -333,8 +309,10 @@ describe("resumed operations are checked before anything is re-broadcast (issue 
     rows.operations = [...(rows.operations ?? []), forgedOp.operation, kept.operation];
     rows.operation_nullifiers = [...(rows.operation_nullifiers ?? []), ...forgedOp.nullifiers, ...kept.nullifiers];
     rows.attempts = [...(rows.attempts ?? []), attemptRow("op_forged", await transfer(signer), at)];
-    const stack = await startStack({ load: await craft({ store: storeOf(rows) }) });
+    const details: string[] = [];
+    const stack = await startStack({ load: await craft({ store: storeOf(rows) }), onProgress: ({ step, detail }) => void (detail && details.push(`${step}: ${detail}`)) });
     try {
+      expect(details).toContain("unpack bundle: 1 operation failed as bundle_attempt_invalid (a stored attempt not the relayer's call of the Pool)");
       const queue = createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(stack.manifest) });
       const failed = await queue.status("send", "op_forged");
       expect(failed.state).toBe("rejected");

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { RelayControl } from "../src/relay/control.ts";
 import type { OperationRecord } from "../src/relay/store.ts";
-import { opsPageHtml, PAGE_SIZE } from "../harness/dev/dashboard-ops.ts";
+import { opsPageHtml, DASHBOARD_PAGE_SIZE as PAGE_SIZE } from "../harness/dev/index.ts";
 
 // The dashboard's list, a page at a time, over a store's worth of operations (no chain needed: the
 // list reads only the store's records, here made in memory as the store would return them).

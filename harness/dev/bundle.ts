@@ -18,14 +18,15 @@ import { formatBytes, gunzipBounded, OverCapError } from "./bounded-gunzip.ts";
 
 /**
  * A repro bundle: one file holding a stack — its chain (anvil_dumpState, with the blocks), the
- * manifest's bytes, and a copy of the operation store — that startDevStack({ load }) brings back on
+ * manifest's bytes, and the operation store's rows — that startDevStack({ load }) brings back on
  * another machine: the same addresses, blocks and block hashes, roots, balances, notes and operation
- * history; operations in flight resume. It holds no key and no credential: the relayer's key is
+ * history; operations in flight wait for the relayer to be resumed. It holds no key and no credential: the relayer's key is
  * anvil's known dev key, re-derived at load.
  *
  * A fork stack's bundle holds the forked state the stack touched: anvil's dump has only what changed
  * on the fork, so every account, storage slot and block anvil read from the upstream is added (read
- * back from the fork as it is now). It loads as a local chain: no upstream, no network.
+ * back from the fork as it is now), and every contract its manifest names. It loads as a local chain:
+ * no upstream, no network.
  */
 export const BUNDLE_FORMAT = "queue-devstack-bundle";
 /**
@@ -146,10 +147,12 @@ type UnpackTargets = { chainState: string; manifest: string; store: string };
  * Checks a bundle and writes its chain, manifest and store into a state dir; refuses anything else,
  * writing nothing. A bundle is an untrusted file (it comes with a bug report, from anyone): every part
  * is decompressed with a cap, into a hidden folder of the state dir, and checked there — the chain as
- * anvil's dump, the manifest by parseManifest, the store as an operation store — before any is renamed
- * into place. Every refusal is one BundleError naming the file and the part.
+ * anvil's dump, the manifest by parseManifest and against the runtime's constants and the chain's code,
+ * the store's rows each validated and inserted into a fresh store of our schema — before any is renamed
+ * into place. Every refusal is one BundleError naming the file and the part. Returns how many of its
+ * operations are live (the stack holds them until the relayer is resumed).
  */
-export async function unpackBundle(file: string, files: UnpackTargets, stateDir: string): Promise<{ mode: "local" | "fork"; live: number }> {
+export async function unpackBundle(file: string, files: UnpackTargets, stateDir: string): Promise<{ mode: "local" | "fork"; live: number; failed: number }> {
   const bundle = await readEnvelope(file);
   // A run killed while unpacking left its folder (no other stack runs from this state dir now).
   for (const entry of await readdir(stateDir)) if (entry.startsWith(STAGING_PREFIX)) await rm(path.join(stateDir, entry), { recursive: true, force: true });
@@ -163,6 +166,7 @@ export async function unpackBundle(file: string, files: UnpackTargets, stateDir:
     });
     let manifest: DeploymentConfig | undefined;
     let live = 0;
+    let failed = 0;
     await part(file, "manifest", async () => {
       const bytes = Buffer.from(bundle.manifest, "utf8");
       if (bytes.length > BUNDLE_CAPS.manifest) throw new OverCapError(`is more than ${formatBytes(BUNDLE_CAPS.manifest)}`);
@@ -174,7 +178,9 @@ export async function unpackBundle(file: string, files: UnpackTargets, stateDir:
     });
     await part(file, "store", async () => {
       const rows = await storeRows(bundle, path.join(staging, "store-v1.sqlite"));
-      const settled = (await settleAttempts(rows, manifest as DeploymentConfig)).rows;
+      const settlement = await settleAttempts(rows, manifest as DeploymentConfig);
+      const settled = settlement.rows;
+      failed = settlement.failed.length;
       writeFreshStore(staged.store, settled);
       live = settled.operations.filter((op) => !TERMINAL_STATES.has(op.state)).length;
     });
@@ -185,7 +191,7 @@ export async function unpackBundle(file: string, files: UnpackTargets, stateDir:
       if (error.code !== "EXDEV") throw error;
       await copyFile(staged.store, files.store);
     });
-    return { mode: bundle.mode, live };
+    return { mode: bundle.mode, live, failed };
   } finally {
     await rm(staging, { recursive: true, force: true });
   }

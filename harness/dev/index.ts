@@ -9,3 +9,5 @@ export { traceOf, type Trace, type TracedCall } from "./trace.ts";
 export { BundleError, saveBundle, unpackBundle } from "./bundle.ts";
 export { SnapshotError, type StackSnapshot } from "./snapshot.ts";
 export { allowedHostsFor, checkAllowedHosts, hostAllowed, hostnameOf, AllowedHostError, type AllowedHosts } from "./allowed-hosts.ts";
+// The dashboard's operations list, a page at a time: rendered from store records alone (tested without a chain).
+export { opsPageHtml, PAGE_SIZE as DASHBOARD_PAGE_SIZE } from "./dashboard-ops.ts";

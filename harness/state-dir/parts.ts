@@ -111,8 +111,8 @@ export function stateDirPart(
           const unpacked = await unpackBundle(options.load as string, { chainState: chainStateFile, manifest: manifestPath, store: storePath }, stateDir);
           loadedFork = unpacked.mode === "fork";
           loadedLive = unpacked.live;
-          return true;
-        })
+          return unpacked;
+        }, (u) => (u.failed > 0 ? `${u.failed} operation${u.failed === 1 ? "" : "s"} failed as bundle_attempt_invalid (a stored attempt not the relayer's call of the Pool)` : undefined)).then(() => true)
       : await decideStart({ stateDir, persist: options.persist === true, manifestPath, chainStateFile, store: options.store === undefined ? storePath : undefined });
     return {
       stateDir,
