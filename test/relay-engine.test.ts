@@ -243,10 +243,10 @@ describe("each client's share of the in-flight limit", () => {
   });
 
   /** POST send-relay from a loopback address of its own: a client of its own, to the runtime. */
-  const sendFrom = (localAddress: string, body: RelayRequest) =>
+  const sendFrom = (localAddress: string, body: unknown, path = "/api/queue/send-relay") =>
     new Promise<{ status: number; retryAfter: string | undefined; body: { id?: string; code?: string; limit?: number } }>((resolve, reject) => {
       const { hostname, port } = new URL(stack.queueUrl);
-      const req = httpRequest({ host: hostname, port, path: "/api/queue/send-relay", method: "POST", localAddress, headers: { "content-type": "application/json" } }, (res) => {
+      const req = httpRequest({ host: hostname, port, path, method: "POST", localAddress, headers: { "content-type": "application/json" } }, (res) => {
         let text = "";
         res.on("data", (chunk: Buffer) => (text += chunk.toString())).on("end", () => resolve({ status: res.statusCode ?? 0, retryAfter: res.headers["retry-after"], body: JSON.parse(text) }));
       });
@@ -267,6 +267,9 @@ describe("each client's share of the in-flight limit", () => {
       const over = await sendFrom("127.0.0.2", c);
       expect(over).toMatchObject({ status: 429, body: { code: "too_many_in_flight", limit: 2 } });
       expect(Number(over.retryAfter)).toBeGreaterThan(0);
+      // A finalize counts toward its client's share too: refused before its reservation is even looked up.
+      const finalize = { deployment: a.deployment, reservationId: `0x${"ab".repeat(32)}` };
+      expect(await sendFrom("127.0.0.2", finalize, "/api/queue/finalize")).toMatchObject({ status: 429, body: { code: "too_many_in_flight" } });
       const other = await sendFrom("127.0.0.3", d);
       expect(other.status).toBe(202);
     } finally {

@@ -101,13 +101,13 @@ export class Relayer {
   }
 
   /** POST /finalize: the same pipeline; the reservation is claimed as a nullifier, so one finalize runs at a time. */
-  async submitFinalize(request: FinalizeRequest, idempotencyKey: string | undefined): Promise<OperationRecord> {
+  async submitFinalize(request: FinalizeRequest, idempotencyKey: string | undefined, client?: string): Promise<OperationRecord> {
     const claims = [reservationClaim(request.reservationId)];
-    return this.admit("finalize", request, claims, idempotencyKey, undefined, {
+    return this.admit("finalize", request, claims, idempotencyKey, client, {
       decide: async () => {
         checkDeploymentRef(this.checks.config, request.deployment);
         checkInFlight(this.store, claims);
-        checkCapacity(this.store, this.settings);
+        checkCapacity(this.store, this.settings, client);
         await withinDeadline(
           (async () => {
             await checkRelayerReady(this.checks);

@@ -22,7 +22,7 @@ export const finalizeRoutes: FastifyPluginAsyncZod<{ context: RuntimeContext }> 
     handler: async (request, reply) => {
       const relayer = context.relayer;
       if (!relayer) throw new ProblemError("not_implemented", "this runtime has no relayer key: it finalizes nothing");
-      const op = await relayer.submitFinalize(request.body, request.headers["idempotency-key"]);
+      const op = await relayer.submitFinalize(request.body, request.headers["idempotency-key"], request.ip);
       // This line ties the request's id to the operation's: engine lines carry the operation id.
       request.log.info({ operation: op.id, state: op.state }, "operation accepted");
       return reply
