@@ -2,10 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createWalletClient, http, parseAbi, parseUnits, type Abi, type Address, type Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { startDevStack, type DevStack } from "../harness/index.ts";
-import { ACTION_ROUTES } from "../harness/deployment/index.ts";
+import { ACTION_ROUTES, ROUTE_KIND } from "../harness/deployment/index.ts";
 import { closeProvers, createAccountKeys, createQueueClient, precommitmentOf, randomFieldElement, reviewedFrom, toRelayRequest } from "../harness/client/index.ts";
 import { Quote } from "../src/actions/quote.ts";
-import type { ExternalActionRoute } from "../src/config/deployment-config.ts";
+import type { DeploymentConfig, ExternalActionRoute } from "../src/config/deployment-config.ts";
+import { verifyDeployment } from "../src/chain/verify-deployment.ts";
 import { loadFixtures } from "../harness/deployment/index.ts";
 import { RELAYER_KEY } from "./support/chain.ts";
 import { GAS, poolFixture } from "./support/pool.ts";
@@ -172,5 +173,43 @@ describe("an external action through the queue", () => {
     const retriedOp = (await retried.json()) as { id: string };
     expect((await client.waitFor("withdraw", retriedOp.id)).state).toBe("confirmed");
     expect(await problemOf(await post(stack, "/api/queue/withdraw-relay", third.request))).toMatchObject({ status: 409, code: "quote_used", operationId: retriedOp.id });
+  });
+});
+
+// Issue 25, item 1: a route's kind is the Pool's (registered at approval); the manifest must say the
+// same, and a synchronous action is never relayed when its simulation would leave it Pending.
+describe("route kinds", () => {
+  const approveAbi = parseAbi(["function approveRoute(bytes32 routeId, address adapter, uint8 kind)"]);
+  /** The swap route re-approved by the Pool's owner (dev account 0, the deployer) as this kind. */
+  const approveSwapAs = async (kind: number) => {
+    const { wallet, public: client } = pool.user(0);
+    const hash = await wallet.writeContract({ address: stack.manifest.poolAddress, abi: approveAbi, functionName: "approveRoute", args: [ACTION_ROUTES.swap, adapterOf(ACTION_ROUTES.swap), kind] });
+    expect((await client.waitForTransactionReceipt({ hash })).status).toBe("success");
+  };
+  const verify = (config: DeploymentConfig) => verifyDeployment(pool.user(0).public as never, config);
+
+  it("a manifest whose route kind differs from Pool.routes(id) is refused, naming the route and the kind", async () => {
+    await expect(verify(stack.manifest)).resolves.toBeUndefined();
+    const flipped = { ...stack.manifest, routes: stack.manifest.routes.map((r) => (r.action === "external" && r.id === ACTION_ROUTES.swap ? { ...r, kind: "async" as const } : r)) };
+    await expect(verify(flipped)).rejects.toThrow(/route swap .* as a async route/);
+  });
+
+  it("a sync route the Pool's owner re-approved as async after start: the action would stay Pending, so it is 422 simulation_failed, not relayed", async () => {
+    const q = await quoteFor(stack, pool.usdc("30"));
+    const { request } = await proveAction(q);
+    await approveSwapAs(ROUTE_KIND.async);
+    try {
+      // The manifest the runtime serves now contradicts the chain (a restart would refuse it).
+      await expect(verify(stack.manifest)).rejects.toThrow(/as a sync route/);
+      const refused = await post(stack, "/api/queue/withdraw-relay", request);
+      expect(await problemOf(refused)).toMatchObject({ status: 422, code: "simulation_failed", reservationState: "pending" });
+    } finally {
+      await approveSwapAs(ROUTE_KIND.sync);
+    }
+    // Approved as sync again: the same request is relayed and settles (the refusal was the kind's).
+    const accepted = await post(stack, "/api/queue/withdraw-relay", request);
+    expect(accepted.status).toBe(202);
+    const client = createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(stack.manifest) });
+    expect((await client.waitFor("withdraw", ((await accepted.json()) as { id: string }).id)).state).toBe("confirmed");
   });
 });

@@ -114,6 +114,15 @@ describe("POST /finalize is relayed only when paid for", () => {
     expect((await balanceOf(weth, stack.relayer.address)) - before).toBe(configured(weth));
   });
 
+  it("a settled reservation paying the configured fee to another relayer (its finalizer): 422 simulation_failed naming FinalizerOnly, nothing sent", async () => {
+    const other = pool.user(3).wallet.account.address;
+    const { reservationId } = await directSwap({ finalizeFee: configured(weth), finalizer: other });
+    const refused = await postFinalize(reservationId);
+    expect(refused).toMatchObject({ status: 422, body: { code: "simulation_failed", revert: { name: "FinalizerOnly" } } });
+    // FinalizerOnly(reservationId, finalizer, until): the relayer that may finalize it is named.
+    expect((refused.body as { revert?: { args: string[] } }).revert?.args[1]?.toLowerCase()).toBe(other.toLowerCase());
+  });
+
   it("a refund: 422 fee_too_low for an action this runtime did not relay; relayed for one it did, whose fee covered it", async () => {
     const direct = await directSwap({ minOutput: parseUnits("1", 18) }); // the swap pays less: Failed
     expect(await postFinalize(direct.reservationId)).toMatchObject({ status: 422, body: { code: "fee_too_low", fee: "0", minimumFee: configured(pool.asset).toString() } });
