@@ -305,3 +305,41 @@ CREATE TABLE IF NOT EXISTS operation_nullifiers (nullifier TEXT NOT NULL, operat
 CREATE INDEX IF NOT EXISTS operations_request_hash ON operations(request_hash);
 CREATE TABLE IF NOT EXISTS quotes (id TEXT PRIMARY KEY, quote TEXT NOT NULL, expires_at INTEGER NOT NULL, created_at TEXT NOT NULL);
 `;
+
+describe("a page of operations", () => {
+  it("newestFirst: newest first, filtered by kind, action, state, age and reservation in SQL, paged by a (created_at, id) cursor that ties do not break", async () => {
+    const store = new SqliteOperationStore(await file());
+    const base = Date.parse("2026-11-25T00:00:00.000Z");
+    const made: OperationRecord[] = [];
+    for (let i = 0; i < 30; i++) {
+      const at = new Date(base + Math.floor(i / 3) * 1000).toISOString(); // three per second: ties on created_at
+      const op = record(`op_${String(i).padStart(2, "0")}`, [`n${i}`]);
+      const kind = (["send", "withdraw", "finalize"] as const)[i % 3] as OperationRecord["kind"];
+      const request = { ...op.request, ...(i % 6 === 1 ? { action: { route: "swap" } } : {}), ...(kind === "finalize" ? { reservationId: i % 2 ? `0x${"AB".repeat(32)}` : `0x${"cd".repeat(32)}` } : {}) };
+      made.push({ ...op, kind, request: request as never, state: i % 4 === 0 ? "confirmed" : "accepted", createdAt: at, updatedAt: at, history: [{ state: "accepted", at }] });
+      store.insert(made.at(-1) as OperationRecord);
+    }
+    const newest = [...made].sort((a, b) => (a.createdAt === b.createdAt ? (a.id < b.id ? 1 : -1) : a.createdAt < b.createdAt ? 1 : -1));
+    const ids = (ops: OperationRecord[]) => ops.map((op) => op.id);
+
+    // Paged 7 at a time from the last one's cursor: every operation once, in order.
+    const seen: OperationRecord[] = [];
+    for (let page = store.newestFirst({ limit: 7 }); page.length; ) {
+      seen.push(...page);
+      const last = page.at(-1) as OperationRecord;
+      page = store.newestFirst({ limit: 7, before: { createdAt: last.createdAt, id: last.id } });
+    }
+    expect(ids(seen)).toEqual(ids(newest));
+    expect(seen[0]).toEqual(store.get(newest[0]?.id as string)); // whole records, as get gives them
+
+    const where = (keep: (op: OperationRecord) => boolean) => ids(newest.filter(keep));
+    const isAction = (op: OperationRecord) => "action" in op.request;
+    expect(ids(store.newestFirst({ limit: 100, kind: "withdraw", action: true }))).toEqual(where((op) => op.kind === "withdraw" && isAction(op)));
+    expect(ids(store.newestFirst({ limit: 100, kind: "withdraw", action: false }))).toEqual(where((op) => op.kind === "withdraw" && !isAction(op)));
+    expect(ids(store.newestFirst({ limit: 100, kind: "send", state: "confirmed" }))).toEqual(where((op) => op.kind === "send" && op.state === "confirmed"));
+    expect(ids(store.newestFirst({ limit: 100, since: new Date(base + 8000).toISOString() }))).toEqual(where((op) => op.createdAt >= new Date(base + 8000).toISOString()));
+    expect(ids(store.newestFirst({ limit: 100, kind: "finalize", reservationId: `0x${"ab".repeat(32)}` }))).toEqual(where((op) => op.kind === "finalize" && "reservationId" in op.request && String(op.request.reservationId).startsWith("0xAB")));
+    expect(ids(store.newestFirst({ limit: 2, state: "confirmed" }))).toEqual(where((op) => op.state === "confirmed").slice(0, 2));
+    store.close();
+  });
+});

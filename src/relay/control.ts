@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { Relayer } from "./runtime.ts";
-import type { OperationRecord, StoreCheckpoint } from "./store.ts";
+import type { OperationPage, OperationRecord, StoreCheckpoint } from "./store.ts";
 
 /**
  * What a test harness needs to move a runtime together with its chain (snapshot and revert): pause the
@@ -26,6 +26,10 @@ export interface RelayControl {
   operation(id: string): OperationRecord | undefined;
   /** Operations accepted at or after this time (ISO 8601): what a test created, for its report. */
   operationsSince(at: string): OperationRecord[];
+  /** A page of operations, newest first, filtered by the store (a dev page's list: it costs its page). */
+  newestFirst(page: OperationPage): OperationRecord[];
+  /** Blocks a mined transaction needs before its operation is confirmed. */
+  requiredConfirmations(): number;
   /** Told after every stored change: an operation's id, or null when many may have changed (a restore). Returns its removal. */
   onChange(listener: (operationId: string | null) => void): () => void;
 }
@@ -54,6 +58,8 @@ export function attachRelayControl(app: FastifyInstance, relayer: Relayer): void
     },
     release: (checkpoint) => relayer.store.release(checkpoint),
     operationsSince: (at) => relayer.store.createdSince(at),
+    newestFirst: (page) => relayer.store.newestFirst(page),
+    requiredConfirmations: () => relayer.settings.requiredConfirmations,
     operation: (id) => relayer.store.get(id),
     onChange: (listener) => relayer.store.onChange(listener),
     backupStore(file) {

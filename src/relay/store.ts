@@ -125,6 +125,8 @@ export interface OperationStore {
   countQuotes(): number;
   /** Operations accepted at or after this time (ISO 8601), oldest first. */
   createdSince(at: string): OperationRecord[];
+  /** A page of operations, newest first, filtered in SQL (a dev page's list). */
+  newestFirst(page: OperationPage): OperationRecord[];
   /** Live operations: all, or one client's. */
   countLive(client?: string): number;
   /**
@@ -165,6 +167,21 @@ export interface StoreCheckpoint {
   readonly id: number;
 }
 
+/** A page of operations, newest first (SqliteOperationStore.newestFirst). */
+export interface OperationPage {
+  limit: number;
+  kind?: OperationKind;
+  /** true: actions only; false: withdrawals that are not actions. */
+  action?: boolean;
+  state?: OperationState;
+  /** Created at or after this time (ISO 8601). */
+  since?: string;
+  /** A finalize's reservation (any case). */
+  reservationId?: string;
+  /** Older than this one. */
+  before?: { createdAt: string; id: string };
+}
+
 /** The tables that hold operations; `meta` (the deployment binding) is not a checkpoint's business. */
 const OPERATION_TABLES = ["operations", "attempts", "idempotency_keys", "operation_nullifiers", "quotes"] as const;
 
@@ -186,6 +203,7 @@ CREATE TABLE IF NOT EXISTS operations (
   client TEXT
 );
 CREATE INDEX IF NOT EXISTS operations_state ON operations(state);
+CREATE INDEX IF NOT EXISTS operations_created ON operations(created_at, id);
 CREATE TABLE IF NOT EXISTS attempts (
   hash TEXT PRIMARY KEY,
   operation_id TEXT NOT NULL,
@@ -733,5 +751,24 @@ export class SqliteOperationStore implements OperationStore {
       updatedAt: String(row.updated_at),
       ...(row.client === null || row.client === undefined ? {} : { client: String(row.client) }),
     };
+  }
+
+  /**
+   * Newest first (created_at, id), filtered in SQL, at most `limit`: a page of a long list costs its own
+   * size. `before` is the cursor (the last one of the page before); `action` tells an action (a
+   * withdrawal with an action's terms) from a plain withdrawal.
+   */
+  newestFirst(page: OperationPage): OperationRecord[] {
+    const where: string[] = [];
+    const args: string[] = [];
+    const add = (sql: string, ...values: string[]) => void (where.push(sql), args.push(...values));
+    if (page.kind) add("kind = ?", page.kind);
+    if (page.action !== undefined) where.push(`json_extract(request, '$.action') IS ${page.action ? "NOT " : ""}NULL`);
+    if (page.state) add("state = ?", page.state);
+    if (page.since) add("created_at >= ?", page.since);
+    if (page.reservationId) add("lower(json_extract(request, '$.reservationId')) = lower(?)", page.reservationId);
+    if (page.before) add("(created_at < ? OR (created_at = ? AND id < ?))", page.before.createdAt, page.before.createdAt, page.before.id);
+    const sql = `SELECT * FROM operations${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY created_at DESC, id DESC LIMIT ${Math.max(0, Math.floor(page.limit))}`;
+    return (this.prepare(sql).all(...args) as Row[]).map((row) => this.hydrate(row));
   }
 }
