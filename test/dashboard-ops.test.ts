@@ -1,18 +1,26 @@
 import { describe, expect, it } from "vitest";
 import type { RelayControl } from "../src/relay/control.ts";
-import type { OperationRecord } from "../src/relay/store.ts";
+import { OPERATION_STATES } from "../src/relay/operation.ts";
+import { SqliteOperationStore, type OperationRecord } from "../src/relay/store.ts";
+import { dashboardAssets } from "../harness/dev/dashboard-assets.ts";
+import { pageHtml } from "../harness/dev/dashboard-page.ts";
 import { opsPageHtml, DASHBOARD_PAGE_SIZE as PAGE_SIZE } from "../harness/dev/index.ts";
 
-// The dashboard's list, a page at a time, over a store's worth of operations (no chain needed: the
-// list reads only the store's records, here made in memory as the store would return them).
+// The dashboard's list, a page at a time, over a store's worth of operations: a real store (in memory),
+// read through the two parts of the relay control the list uses. No chain needed.
 const START = Date.parse("2026-11-25T00:00:00.000Z");
 function record(i: number, overrides: Partial<OperationRecord> = {}): OperationRecord {
   const at = new Date(START + i * 1000).toISOString();
+  const kind = i % 3 === 0 ? "finalize" : i % 3 === 1 ? "send" : "withdraw";
   return {
     id: `op_${String(i).padStart(32, "0")}`,
-    kind: i % 3 === 0 ? "finalize" : "send",
+    kind,
     state: i % 2 === 0 ? "confirmed" : "accepted",
-    request: i % 3 === 0 ? { reservationId: `0x${"ab".repeat(32)}` } : {},
+    idempotencyKey: null,
+    requestHash: `hash-${i}`,
+    // Every fourth withdrawal is an action (a withdrawal with an action's terms).
+    request: kind === "finalize" ? { reservationId: `0x${"ab".repeat(32)}` } : kind === "withdraw" && i % 4 === 0 ? { action: { route: "swap" } } : {},
+    nullifiers: [`n${i}`],
     history: [{ state: "accepted", at }],
     attempts: [],
     reason: null,
@@ -23,8 +31,15 @@ function record(i: number, overrides: Partial<OperationRecord> = {}): OperationR
     ...overrides,
   } as unknown as OperationRecord;
 }
-/** The one part of the relay control the list reads: the store's operations since a time, oldest first. */
-const controlOf = (ops: OperationRecord[]) => ({ operationsSince: (at: string) => ops.filter((op) => op.createdAt >= at) }) as unknown as RelayControl;
+function controlOf(ops: OperationRecord[], requiredConfirmations = 1): RelayControl {
+  const store = new SqliteOperationStore(":memory:");
+  // Inserted as accepted, then saved as they are (a mined one's block is written by a save).
+  for (const op of ops) {
+    store.insert(op);
+    store.save(op);
+  }
+  return { newestFirst: (page) => store.newestFirst(page), requiredConfirmations: () => requiredConfirmations } as Partial<RelayControl> as RelayControl;
+}
 const ids = (html: string) => [...html.matchAll(/<details id="op-([^"]+)"/g)].map((m) => m[1]);
 const olderLink = (html: string) => /hx-get="\/api\/dev\/dashboard\/ops\?([^"]+)"/.exec(html)?.[1]?.replaceAll("&amp;", "&");
 
@@ -36,7 +51,7 @@ describe("dashboard operations list", () => {
     const first = opsPageHtml(control, {}, "/api/dev", START + 2000_000);
     expect(ids(first)).toHaveLength(PAGE_SIZE);
     expect(ids(first)[0]).toBe(ops[999]?.id);
-    expect(first).toContain(`older operations (${1000 - PAGE_SIZE} more)`);
+    expect(first).toContain("older operations");
     // Following the buttons visits every operation once, in order, and the last page has none.
     const seen = [...ids(first)];
     let query = olderLink(first);
@@ -49,15 +64,23 @@ describe("dashboard operations list", () => {
     expect(seen).toEqual(ops.map((op) => op.id).reverse());
   });
 
-  it("filters by kind, state and age on the server, the older button keeping the filters", () => {
+  it("filters by kind (an action apart from a withdrawal), state and age in the store, the older button keeping the filters", () => {
     const finalizes = opsPageHtml(control, { kind: "finalize", state: "confirmed" }, "/api/dev", START + 2000_000);
     const expected = ops.filter((op) => op.kind === "finalize" && op.state === "confirmed").reverse();
     expect(ids(finalizes)).toEqual(expected.slice(0, PAGE_SIZE).map((op) => op.id));
     expect(new URLSearchParams(olderLink(finalizes)).get("kind")).toBe("finalize");
+    const isAction = (op: OperationRecord) => "action" in op.request;
+    expect(ids(opsPageHtml(control, { kind: "action" }, "/api/dev"))).toEqual(ops.filter(isAction).reverse().slice(0, PAGE_SIZE).map((op) => op.id));
+    expect(ids(opsPageHtml(control, { kind: "withdraw" }, "/api/dev"))).toEqual(ops.filter((op) => op.kind === "withdraw" && !isAction(op)).reverse().slice(0, PAGE_SIZE).map((op) => op.id));
     // Accepted in the last 10 s (of the clock given): the newest ten.
     expect(ids(opsPageHtml(control, { since: 10 }, "/api/dev", START + 1000_000))).toEqual(ops.slice(990).map((op) => op.id).reverse());
-    expect(opsPageHtml(control, { kind: "action" }, "/api/dev")).toContain("no operation matches the filters");
+    expect(opsPageHtml(control, { kind: "send", state: "rejected" }, "/api/dev")).toContain("no operation matches the filters");
     expect(opsPageHtml(controlOf([]), {}, "/api/dev")).toContain("no operation yet");
+  });
+
+  it("a mined operation's confirmations are counted out of the relayer's required ones", () => {
+    const mined = record(1, { state: "included", block: { number: 7, hash: `0x${"12".repeat(32)}` }, minedHash: `0x${"34".repeat(32)}` });
+    expect(opsPageHtml(controlOf([mined], 3), {}, "/api/dev")).toContain('class="confirmations" data-block="7" data-required="3"');
   });
 
   it("escapes what an operation carries (a failure's detail, a history entry) in the HTML", () => {
@@ -65,5 +88,15 @@ describe("dashboard operations list", () => {
     const html = opsPageHtml(controlOf([record(1, { reason: { code: "reverted", detail: hostile } as OperationRecord["reason"], history: [{ state: "accepted", at: new Date(START).toISOString(), detail: hostile }] })]), {}, "/api/dev");
     expect(html).not.toContain("<img");
     expect(html).toContain("&#60;img src=x onerror=&#34;alert(1)&#34;&#62;");
+  });
+
+  it("colours every operation state as the README's legend says: the failures one red, the others each their own", () => {
+    const css = String(dashboardAssets().get("dashboard.css")?.body);
+    const colour = (state: string) => new RegExp(`\\.state\\[data-state="${state}"\\][^{]*\\{ background: (#[0-9a-f]{6}); \\}`).exec(css)?.[1];
+    const colours = Object.fromEntries(OPERATION_STATES.map((state) => [state, colour(state)]));
+    expect(colours).toEqual({ accepted: "#57606a", processing: "#6f42c1", submitted: "#0969da", included: "#1b7c83", confirmed: "#1a7f37", rejected: "#cf222e", reverted: "#cf222e", expired: "#cf222e" });
+    // The page shows them as a legend, in the diagram's order.
+    const legend = /<p class="legend">(.*?)<\/p>/.exec(pageHtml("/api/dev"))?.[1] ?? "";
+    expect([...legend.matchAll(/data-state="([a-z]+)"/g)].map((m) => m[1])).toEqual([...OPERATION_STATES]);
   });
 });

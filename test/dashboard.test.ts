@@ -33,7 +33,8 @@ beforeAll(async () => {
   // --no-sandbox: CI runs as root, where chromium's sandbox refuses to start.
   browser = await chromium.launch({ executablePath, headless: true, args: ["--no-sandbox"] });
   // In a context of its own: axe-core's runner opens pages in it.
-  page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+  // The clipboard granted: a copy button's write is read back.
+  page = await (await browser.newContext({ viewport: { width: 1280, height: 800 }, permissions: ["clipboard-read", "clipboard-write"] })).newPage();
   // A step that never shows fails with its own name, well inside the test's timeout.
   page.setDefaultTimeout(30_000);
   page.on("console", (message) => {
@@ -79,13 +80,22 @@ describe("dashboard", () => {
     await page.locator(`#op-${sent.id} summary`).click();
     expect(await page.locator(`#op-${sent.id} .timeline .state`).allTextContents()).toEqual(expect.arrayContaining(["accepted", "submitted", "confirmed"]));
     expect(await page.locator(`#op-${sent.id} .attempts tbody tr`).count()).toBeGreaterThanOrEqual(1);
-    // Its confirmations count up with the head: two more blocks mined, two more confirmations.
+    // Its confirmations count up with the head, out of the relayer's required one: two more blocks mined, two more.
     const confirmations = page.locator(`#op-${sent.id} .confirmations`);
-    await confirmations.filter({ hasText: /^[1-9]\d* confirmations?$/ }).waitFor(); // once the head it counts from is shown
-    const mined = Number(/^(\d+) confirmation/.exec((await confirmations.textContent()) ?? "")?.[1]);
-    expect(mined).toBeGreaterThanOrEqual(1);
+    await confirmations.filter({ hasText: /^[1-9]\d* of 1 confirmation$/ }).waitFor(); // once the head it counts from is shown
+    const mined = Number(/^(\d+) of/.exec((await confirmations.textContent()) ?? "")?.[1]);
     await fetch(`${stack.queueUrl}/api/dev/mine`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ blocks: 2 }) });
-    await confirmations.filter({ hasText: new RegExp(`^${mined + 2} confirmations$`) }).waitFor();
+    await confirmations.filter({ hasText: new RegExp(`^${mined + 2} of 1 confirmation$`) }).waitFor();
+    // Its age relative, the time itself on hover; its hash shortened, whole behind the copy button.
+    const accepted = page.locator(`#op-${sent.id} summary time`);
+    expect(await accepted.textContent()).toMatch(/^\d+ s ago$/);
+    expect(await accepted.getAttribute("title")).toBe(sent.createdAt);
+    const attempt = (await queue.status("send", sent.id)).transactions[0]?.hash as string;
+    const cell = page.locator(`#op-${sent.id} .attempts td`, { has: page.locator(`code[title="${attempt}"]`) });
+    expect(await cell.locator("code").textContent()).toBe(`${attempt.slice(0, 10)}…${attempt.slice(-6)}`);
+    await cell.getByRole("button", { name: `copy ${attempt}` }).click();
+    await page.locator("#control-result", { hasText: `copied ${attempt}` }).waitFor();
+    expect(await page.evaluate("navigator.clipboard.readText()")).toBe(attempt);
 
     // Proven first: its note's deposit must be mined.
     const second = await provenSendOf(stack, pool, queue, 3);
@@ -98,7 +108,15 @@ describe("dashboard", () => {
     await page.locator(`#op-${held.id} summary`).click();
     await page.locator(`#op-${held.id}`).getByRole("button", { name: "drop its transaction" }).click();
     await page.locator("#control-result", { hasText: "dropped" }).waitFor();
-    expect(await page.locator("#control-result").textContent()).toContain(held.id === "" ? "" : "drop its transaction: done");
+    expect(await page.locator("#control-result").textContent()).toContain("drop its transaction: done");
+    // Not mined after stuckAfterMs: the relayer bumps its fee, a second attempt with the same nonce and higher fees.
+    const attempts = page.locator(`#op-${held.id} .attempts tbody tr`);
+    await attempts.nth(1).waitFor();
+    const [bumped, original] = [await attempts.nth(1).locator("td").allTextContents(), await attempts.nth(0).locator("td").allTextContents()];
+    expect(bumped[1]).toBe(original[1]); // the nonce
+    const wei = (row: number) => attempts.nth(row).locator("td").nth(2).locator("span").getAttribute("title");
+    const fee = async (row: number) => BigInt(String(await wei(row)).split(" ")[0] as string);
+    expect(await fee(1)).toBeGreaterThan(await fee(0));
     await page.getByRole("button", { name: "release mining" }).click();
     await opEntry(held.id, "confirmed").waitFor();
     await page.locator("#mining-mode", { hasText: "auto" }).waitFor();
@@ -122,6 +140,7 @@ describe("dashboard", () => {
     await opEntry(op.id, "reverted").waitFor();
     await page.locator(`#op-${op.id} summary`).click();
     expect(await page.locator(`#op-${op.id} .failure .code`).textContent()).toBe("reverted");
+    expect(await page.locator(`#op-${op.id} .failure .reason`).textContent()).toContain("InvalidProof()");
     await page.locator(`#op-${op.id}`).getByRole("button", { name: "show its trace" }).click();
     await page.locator(`#trace-${op.id}`, { hasText: "InvalidProof()" }).waitFor();
 
@@ -156,7 +175,7 @@ describe("dashboard", () => {
     // An RPC fault limited to some methods and a duration, then switched off.
     await submitControl("RPC fault", { methods: "eth_sendRawTransaction, eth_getLogs", "for (ms)": "600000" }, { fault: "fail" });
     await page.locator("#rpc-fault-methods", { hasText: "eth_sendRawTransaction, eth_getLogs" }).waitFor();
-    expect(await page.locator("#health dd", { has: page.locator("#rpc-fault") }).locator("time").count()).toBe(1); // until when
+    expect(await page.locator("#health dd", { has: page.locator("#rpc-fault") }).locator("time").textContent()).toMatch(/^in (9|10) min$/); // until when: to come
     await submitControl("RPC fault", { "delay (ms, for delay)": "5", methods: "", "for (ms)": "" }, { fault: "delay" });
     await page.locator("#rpc-fault", { hasText: "delay" }).waitFor();
     expect(await page.locator("#health dd", { has: page.locator("#rpc-fault") }).textContent()).toBe("delay 5 ms");
@@ -183,8 +202,13 @@ describe("dashboard", () => {
     const alternate = (await fetch(`${stack.queueUrl}/api/queue/config`)).headers.get("etag") as string;
     expect(alternate).not.toBe(etag);
     await page.locator("#manifest-etag", { hasText: alternate }).waitFor();
+    // The Pool panel shows the served deployment; the list says it is of the stack's own one.
+    const alternatePool = ((await (await fetch(`${stack.queueUrl}/api/queue/config`)).json()) as { poolAddress: string }).poolAddress;
+    await page.locator(`#pool code[title="${alternatePool}"]`).waitFor();
+    expect(await page.locator("#ops-scope").isVisible()).toBe(true);
     await page.getByRole("button", { name: "serve the original configuration" }).click();
     await page.locator("#manifest-etag", { hasText: etag }).waitFor();
+    await page.locator("#ops-scope").waitFor({ state: "hidden" });
     expect(consoleErrors).toEqual([]);
   }, 120_000);
 
@@ -299,7 +323,7 @@ describe("dashboard", () => {
   }, 90_000);
 
   it("refuses a bad list or reservation query with a problem; an operator's runtime serves no dashboard and no push channel (404)", async () => {
-    for (const [query, code] of [["ops?kind=bogus", "invalid_request"], ["ops?since=-1", "invalid_request"], ["ops?extra=1", "invalid_request"], ["reservation?id=op_unknown", "operation_not_found"]]) {
+    for (const [query, code] of [["ops?kind=bogus", "invalid_request"], ["ops?since=-1", "invalid_request"], ["ops?extra=1", "invalid_request"], ["ops?before=x", "invalid_request"], ["reservation?id=op_unknown", "operation_not_found"]]) {
       const refused = await fetch(`${stack.queueUrl}/api/dev/dashboard/${query}`);
       expect(refused.headers.get("content-type"), query).toMatch(/^application\/problem\+json/);
       expect(((await refused.json()) as { code: string }).code, query).toBe(code);

@@ -29,14 +29,20 @@ h2 { font-size: 1rem; margin: .25rem 0 .5rem; }
 .op .timeline { margin: .25rem 0; padding-left: 1.5rem; }
 .state { display: inline-block; min-width: 6.5em; padding: 0 .4em; border-radius: 3px; color: #fff; background: #57606a; text-align: center; }
 td .state { min-width: 0; }
+/* The README's state colours (Operation states): grey waits for the relayer, purple is being signed, blue
+   waits in the mempool, teal is mined, green is done, red failed; a reservation's states alike. */
+.state[data-state="accepted"] { background: #57606a; }
 .state[data-state="processing"] { background: #6f42c1; }
 .state[data-state="submitted"], .state[data-state="pending"] { background: #0969da; }
 .state[data-state="included"], .state[data-state="settled"] { background: #1b7c83; }
 .state[data-state="confirmed"], .state[data-state="finalized"] { background: #1a7f37; }
 .state[data-state="rejected"], .state[data-state="reverted"], .state[data-state="expired"], .state[data-state="failed"] { background: #cf222e; }
+.legend { margin: 0 0 .5rem; }
+.legend .state { min-width: 0; }
 .failure, .failure .code, summary .code { color: #a40e26; }
 .failure .code, summary .code { font-weight: 600; }
 .spent, .detail, .empty { color: #57606a; }
+.scope { margin: 0 0 .5rem; padding: .25rem .5rem; border-left: 3px solid #9a6700; background: #fff8c5; }
 table { border-collapse: collapse; margin: .25rem 0 .5rem; max-width: 100%; }
 caption { text-align: left; color: #57606a; }
 th, td { padding: 0 .5rem 0 0; text-align: left; overflow-wrap: anywhere; vertical-align: top; }
@@ -67,9 +73,11 @@ const SCRIPT = `
 "use strict";
 (function () {
   // Times relative ("12 s ago"), the absolute one in their title.
+  // A time still to come (a fault's end) is "in 12 s".
   function ago(iso) {
-    var s = Math.max(0, Math.round((Date.now() - Date.parse(iso)) / 1000));
-    return s < 60 ? s + " s ago" : s < 3600 ? Math.floor(s / 60) + " min ago" : s < 172800 ? Math.floor(s / 3600) + " h ago" : Math.floor(s / 86400) + " d ago";
+    var d = Math.round((Date.now() - Date.parse(iso)) / 1000), s = Math.abs(d);
+    var span = s < 60 ? s + " s" : s < 3600 ? Math.floor(s / 60) + " min" : s < 172800 ? Math.floor(s / 3600) + " h" : Math.floor(s / 86400) + " d";
+    return d < 0 ? "in " + span : span + " ago";
   }
   function refreshTimes(root) {
     root.querySelectorAll("time[datetime]").forEach(function (t) { t.textContent = ago(t.getAttribute("datetime")); });
@@ -77,7 +85,7 @@ const SCRIPT = `
     if (!head) return;
     root.querySelectorAll(".confirmations[data-block]").forEach(function (c) {
       var n = Math.max(0, Number(head.textContent) - Number(c.dataset.block) + 1);
-      c.textContent = n + (n === 1 ? " confirmation" : " confirmations");
+      c.textContent = n + " of " + c.dataset.required + (c.dataset.required === "1" ? " confirmation" : " confirmations");
     });
   }
   function list() { return document.getElementById("ops"); }
@@ -195,7 +203,12 @@ const SCRIPT = `
   document.addEventListener("DOMContentLoaded", function () {
     setInterval(function () { refreshTimes(document); applyFilters(); }, 1000);
   });
-  document.addEventListener("htmx:afterSettle", function () { refreshTimes(document); applyFilters(); });
+  // The list is the stack's own deployment's: said so while the other one is served.
+  function showScope() {
+    var serving = document.getElementById("serving");
+    if (serving) document.getElementById("ops-scope").hidden = serving.textContent !== "alternate";
+  }
+  document.addEventListener("htmx:afterSettle", function () { refreshTimes(document); applyFilters(); showScope(); });
   document.addEventListener("htmx:sseOpen", function () { document.getElementById("connection").textContent = "live"; });
   document.addEventListener("htmx:sseError", function () { document.getElementById("connection").textContent = "reconnecting…"; });
 })();

@@ -1,9 +1,9 @@
 import type { RelayControl } from "../../src/relay/control.ts";
-import type { OperationRecord } from "../../src/relay/store.ts";
-import { esc, kindOf, operationHtml } from "./dashboard-view.ts";
+import type { OperationPage } from "../../src/relay/store.ts";
+import { esc, operationHtml } from "./dashboard-view.ts";
 
-// The operations list, a page at a time: newest first, filtered on the server by kind, state and age,
-// with a button for the older ones. Later changes come over the push channel, one operation each.
+// The operations list, a page at a time: newest first, filtered by the store (kind, state and age, in
+// SQL), with a button for the older ones. Later changes come over the push channel, one operation each.
 
 /** Operations on one page of the list. */
 export const PAGE_SIZE = 50;
@@ -17,21 +17,34 @@ export interface OpsQuery {
   before?: string;
 }
 
-const cursorOf = (op: Readonly<OperationRecord>) => `${op.createdAt} ${op.id}`;
+/** The filters' kinds as the store's: an action is a withdrawal with an action's terms. */
+const KINDS: Record<string, Pick<OperationPage, "kind" | "action">> = {
+  send: { kind: "send" },
+  withdraw: { kind: "withdraw", action: false },
+  action: { kind: "withdraw", action: true },
+  finalize: { kind: "finalize" },
+};
 
 /** One page of the list as HTML, ending with a button for the next (older) page if there is one. */
 export function opsPageHtml(control: RelayControl | null, query: OpsQuery, prefix: string, now = Date.now()): string {
-  const from = query.since ? new Date(now - query.since * 1000).toISOString() : new Date(0).toISOString();
-  // The store reads them oldest first; the list shows the newest first.
-  const matching = (control?.operationsSince(from) ?? [])
-    .filter((op) => (!query.kind || kindOf(op) === query.kind) && (!query.state || op.state === query.state) && (!query.before || cursorOf(op) < query.before))
-    .reverse();
-  const page = matching.slice(0, PAGE_SIZE);
-  const html = page.map((op) => operationHtml(op, prefix)).join("");
-  if (matching.length <= PAGE_SIZE) return html || (query.before ? "" : `<p class="empty">no operation${query.kind || query.state || query.since ? " matches the filters" : " yet"}</p>`);
+  const [createdAt, id] = query.before?.split(" ") ?? [];
+  // One more than a page: whether there is an older one, without counting them all.
+  const found =
+    control?.newestFirst({
+      limit: PAGE_SIZE + 1,
+      ...(query.kind ? KINDS[query.kind] : {}),
+      ...(query.state ? { state: query.state as OperationPage["state"] } : {}),
+      ...(query.since ? { since: new Date(now - query.since * 1000).toISOString() } : {}),
+      ...(createdAt && id ? { before: { createdAt, id } } : {}),
+    }) ?? [];
+  const page = found.slice(0, PAGE_SIZE);
+  const required = control?.requiredConfirmations() ?? 1;
+  const html = page.map((op) => operationHtml(op, prefix, required)).join("");
+  if (found.length <= PAGE_SIZE) return html || (query.before ? "" : `<p class="empty">no operation${query.kind || query.state || query.since ? " matches the filters" : " yet"}</p>`);
   const params = new URLSearchParams();
   for (const [key, value] of Object.entries(query)) if (value !== undefined && value !== "" && key !== "before") params.set(key, String(value));
-  params.set("before", cursorOf(page.at(-1) as OperationRecord));
+  const last = page.at(-1) as (typeof page)[number];
+  params.set("before", `${last.createdAt} ${last.id}`);
   // Replaces itself with the next page (and that page's own button).
-  return `${html}<button type="button" class="older" hx-get="${esc(prefix)}/dashboard/ops?${esc(params.toString())}" hx-target="this" hx-swap="outerHTML">older operations (${matching.length - PAGE_SIZE} more)</button>`;
+  return `${html}<button type="button" class="older" hx-get="${esc(prefix)}/dashboard/ops?${esc(params.toString())}" hx-target="this" hx-swap="outerHTML">older operations</button>`;
 }

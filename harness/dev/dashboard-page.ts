@@ -1,11 +1,13 @@
 import { OPERATION_STATES } from "../../src/relay/operation.ts";
 import { controlsHtml } from "./dashboard-controls.ts";
-import { esc } from "./dashboard-view.ts";
+import { badge, esc } from "./dashboard-view.ts";
 
 /** The page: its parts fill in from the push channel (/api/dev/events) as soon as it connects. */
 export function pageHtml(prefix: string): string {
   const p = esc(prefix);
   const states = OPERATION_STATES.map((s) => `<option>${esc(s)}</option>`).join("");
+  // The states in the README diagram's order, in their colours: the way to a confirmed, then the failures.
+  const legend = OPERATION_STATES.map((s) => badge(s)).join(" ");
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="htmx-config" content='{"includeIndicatorStyles":false,"allowEval":false,"selfRequestsOnly":true}'>
@@ -25,6 +27,8 @@ export function pageHtml(prefix: string): string {
 <label>state <select name="state"><option value="">all</option>${states}</select></label>
 <label>since <select name="since"><option value="">any time</option><option value="60">the last minute</option><option value="600">the last 10 minutes</option><option value="3600">the last hour</option></select></label>
 </form>
+<p class="legend">${legend}</p>
+<p id="ops-scope" class="scope" hidden>The alternate configuration is served: this list is of the stack's own (original) deployment, whose relayer still settles what it accepted. The alternate deployment's operations are not listed; their status is at the queue URL's status routes.</p>
 <div id="ops" aria-live="off"></div><div sse-swap="op" hx-swap="none" hidden></div></section>
 <section id="pool-panel" aria-labelledby="pool-title"><h2 id="pool-title">Pool</h2><div id="pool" sse-swap="pool" hx-swap="innerHTML"></div></section>
 <section id="manifest-panel" aria-labelledby="manifest-title"><h2 id="manifest-title">Manifest</h2><div id="manifest" sse-swap="manifest" hx-swap="innerHTML"></div></section>

@@ -4,7 +4,7 @@ import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
 import type { RelayControl } from "../../src/relay/control.ts";
 import { operationView } from "../../src/relay/view.ts";
 import type { OperationRecord } from "../../src/relay/store.ts";
-import { badge, esc, hash, kindOf } from "./dashboard-view.ts";
+import { badge, esc, hash } from "./dashboard-view.ts";
 
 // The Pool panel and an action's reservation: read from the chain (anvil directly, never through the
 // fault proxy) when a page asks or a change is pushed, never on a timer.
@@ -32,12 +32,12 @@ export function reservationIdOf(op: OperationRecord): Hex | null {
   return (view.action?.reservationId as Hex | undefined) ?? null;
 }
 
-/** The finalize operations of a reservation, newest first. */
+/** Finalizes of one reservation listed (a refused one may be tried again). */
+const FINALIZES_SHOWN = 5;
+
+/** The finalize operations of a reservation, newest first (found by the store, not by reading them all). */
 function finalizesOf(control: RelayControl, reservationId: string, after: string): OperationRecord[] {
-  return control
-    .operationsSince(after)
-    .filter((op) => op.kind === "finalize" && "reservationId" in op.request && op.request.reservationId.toLowerCase() === reservationId.toLowerCase())
-    .reverse();
+  return control.newestFirst({ limit: FINALIZES_SHOWN, kind: "finalize", reservationId, since: after });
 }
 
 const opLink = (op: OperationRecord, withState = true) => `<a href="#op-${esc(op.id)}" data-op="${esc(op.id)}">${esc(op.id)}</a>${withState ? ` ${badge(op.state)}` : ""}`;
@@ -50,7 +50,8 @@ export async function reservationHtml(client: PublicClient, control: RelayContro
   const read = await readReservation(client, pool, id).catch((error: unknown) => new Error((error as Error).message));
   const state = read instanceof Error ? `<span class="failure">not read: ${esc(read.message.split("\n")[0])}</span>` : badge(read.state);
   if (op.kind === "finalize") {
-    const actions = control.operationsSince(new Date(0).toISOString()).filter((a) => kindOf(a) === "action" && reservationIdOf(a) === id);
+    // An action's reservation id is derived from its request, not stored: read the actions until one matches (asked on opening, not pushed).
+    const actions = control.newestFirst({ limit: 10_000, kind: "withdraw", action: true }).filter((a) => reservationIdOf(a) === id);
     return `reservation ${hash(id)} ${state}${actions.length ? `, of the action ${actions.map((a) => opLink(a)).join(", ")}` : ""}`;
   }
   const finalizes = finalizesOf(control, id, op.createdAt);
@@ -81,7 +82,7 @@ export async function poolHtml(client: PublicClient, control: RelayControl | nul
     })
     .join("");
 
-  const actions = (control?.operationsSince(new Date(0).toISOString()) ?? []).filter((op) => kindOf(op) === "action").slice(-RESERVATIONS_SHOWN).reverse();
+  const actions = control?.newestFirst({ limit: RESERVATIONS_SHOWN, kind: "withdraw", action: true }) ?? [];
   const reservations = await Promise.all(
     actions.map(async (op) => {
       const id = reservationIdOf(op) as Hex;

@@ -30,7 +30,7 @@ export function kindOf(op: Readonly<OperationRecord>): "send" | "withdraw" | "ac
 const versionOf = (op: Readonly<OperationRecord>) => `${op.updatedAt}|${String(op.history.length).padStart(5, "0")}|${String(op.attempts.length).padStart(4, "0")}`;
 
 /** An operation as a collapsible entry: its summary line, then its timeline, attempts, block, failure and links. */
-export function operationHtml(op: Readonly<OperationRecord>, prefix: string): string {
+export function operationHtml(op: Readonly<OperationRecord>, prefix: string, requiredConfirmations: number): string {
   const steps = op.history
     .map((entry, i) => {
       const next = op.history[i + 1];
@@ -43,9 +43,10 @@ export function operationHtml(op: Readonly<OperationRecord>, prefix: string): st
         .map((a, i) => `<tr><td>${i + 1}</td><td>${esc(a.nonce)}</td><td>${gwei(a.maxFeePerGas)}</td><td>${gwei(a.maxPriorityFeePerGas)}</td><td>${hash(a.hash)}</td></tr>`)
         .join("")}</tbody></table>`
     : "";
-  // Its confirmations are counted on the page from the head the health panel shows (pushed as blocks come).
+  // Its confirmations are counted on the page from the head the health panel shows (pushed as blocks
+  // come), out of the relayer's required confirmations: "1 of 3" says how long it still waits.
   const block = op.block
-    ? `<p>block ${esc(op.block.number)} ${hash(op.block.hash)}${op.minedHash ? `, transaction ${hash(op.minedHash)}` : ""}, <span class="confirmations" data-block="${esc(op.block.number)}"></span></p>`
+    ? `<p>block ${esc(op.block.number)} ${hash(op.block.hash)}${op.minedHash ? `, transaction ${hash(op.minedHash)}` : ""}, <span class="confirmations" data-block="${esc(op.block.number)}" data-required="${esc(requiredConfirmations)}"></span></p>`
     : "";
   const failure = op.reason
     ? `<p class="failure"><strong class="code">${esc(op.reason.code)}</strong>: <span class="reason">${esc(op.reason.detail)}</span>${op.reason.revert ? ` <code>${esc(op.reason.revert.name)}(${esc(op.reason.revert.args.join(", "))})</code>` : ""}</p>`

@@ -68,7 +68,7 @@ const OpsQuery = z.strictObject({
   kind: z.enum(["", "send", "withdraw", "action", "finalize"]).optional(),
   state: z.enum(["", ...OPERATION_STATES]).optional(),
   since: z.string().regex(/^[0-9]{0,9}$/).optional(),
-  before: z.string().max(200).optional(),
+  before: z.string().max(200).regex(/^\S+ \S+$/).optional(),
 });
 const ById = z.strictObject({ id: z.string().min(1).max(100) });
 
@@ -165,7 +165,7 @@ export async function registerDashboard(scope: FastifyInstance, deps: DashboardD
       const op = control?.operation(id);
       if (!op) continue;
       chainMoved ||= ON_CHAIN.has(op.state);
-      send("op", operationHtml(op, prefix));
+      send("op", operationHtml(op, prefix, control?.requiredConfirmations() ?? 1));
     }
     if (chainMoved) chainMovedSoon();
   };
