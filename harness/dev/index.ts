@@ -11,3 +11,6 @@ export { SnapshotError, type StackSnapshot } from "./snapshot.ts";
 export { allowedHostsFor, checkAllowedHosts, hostAllowed, hostnameOf, AllowedHostError, type AllowedHosts } from "./allowed-hosts.ts";
 // The dashboard's operations list, a page at a time: rendered from store records alone (tested without a chain).
 export { opsPageHtml, PAGE_SIZE as DASHBOARD_PAGE_SIZE } from "./dashboard-ops.ts";
+export { dashboardAssets } from "./dashboard-assets.ts";
+export { pageHtml as dashboardPageHtml } from "./dashboard-page.ts";
+export { operationHtml } from "./dashboard-view.ts";
