@@ -212,4 +212,26 @@ describe("route kinds", () => {
     const client = createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(stack.manifest) });
     expect((await client.waitFor("withdraw", ((await accepted.json()) as { id: string }).id)).state).toBe("confirmed");
   });
+
+  it("a sync action accepted, then its route re-approved as async before it is sent: the engine's re-check before signing rejects it, nothing sent", async () => {
+    const client = createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(stack.manifest) });
+    const dev = (body: unknown) => post(stack, "/api/dev/relayer", body);
+    const { request } = await proveAction(await quoteFor(stack, pool.usdc("30")));
+    expect((await dev({ engine: "paused" })).status).toBe(200);
+    try {
+      const accepted = await post(stack, "/api/queue/withdraw-relay", request);
+      expect(accepted.status).toBe(202);
+      const op = (await accepted.json()) as { id: string };
+      expect((await dev({ engine: "paused" })).status).toBe(200); // a second pause forgets the admission's checks: read again
+      await approveSwapAs(ROUTE_KIND.async);
+      try {
+        expect((await dev({ engine: "running" })).status).toBe(200);
+        expect(await client.waitFor("withdraw", op.id)).toMatchObject({ state: "rejected", transactions: [], reason: { code: "simulation_failed", detail: expect.stringContaining("leave its reservation pending") } });
+      } finally {
+        await approveSwapAs(ROUTE_KIND.sync);
+      }
+    } finally {
+      await dev({ engine: "running" });
+    }
+  });
 });

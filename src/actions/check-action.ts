@@ -1,6 +1,7 @@
 import type { DeploymentConfig } from "../config/deployment-config.ts";
 import { ProblemError } from "../problem.ts";
-import type { RelayRequest } from "../relay/request.ts";
+import { simulateResult, type CheckContext } from "../relay/checks.ts";
+import type { FinalizeRequest, RelayRequest } from "../relay/request.ts";
 import { Quote } from "./quote.ts";
 import { externalRoute } from "./quoter.ts";
 
@@ -61,4 +62,15 @@ export function checkSimulatedAction(request: RelayRequest, config: DeploymentCo
       extensions: { reservationState: state },
     });
   }
+}
+
+/**
+ * The transaction simulated from the relayer (simulateResult), and an action's outcome checked
+ * (checkSimulatedAction): the admission and the engine's re-check before signing both run this, so a
+ * route re-approved with another kind while an action waits is caught before anything is sent.
+ */
+export async function simulateChecked(context: CheckContext, request: RelayRequest | FinalizeRequest): Promise<void> {
+  const result = await simulateResult(context, request);
+  if ("reservationId" in request || !request.action) return;
+  checkSimulatedAction(request, context.config, Number((result as readonly [unknown, number])[1]));
 }

@@ -3,7 +3,8 @@ import { keccak256, TransactionReceiptNotFoundError, type Address, type Hex, typ
 import type { HeadTracker } from "../chain/head.ts";
 import { poolAbi } from "../chain/pool-abi.ts";
 import { ProblemError } from "../problem.ts";
-import { checkRelayerReady, checkRootAndNullifiers, poolCall, simulate, transactCalldata, type CheckContext } from "./checks.ts";
+import { checkRelayerReady, checkRootAndNullifiers, poolCall, transactCalldata, type CheckContext } from "./checks.ts";
+import { simulateChecked } from "../actions/check-action.ts";
 import { checkReservation } from "../actions/finalize.ts";
 import { bumpedFees, currentFees, type Fees } from "./fees.ts";
 import { TERMINAL_STATES, type FailureReason, type OperationState } from "./operation.ts";
@@ -193,7 +194,7 @@ export class RelayEngine {
     const [ready, fresh, pending] = await Promise.allSettled([
       checkRelayerReady(checks),
       // Its admission read root, nullifiers and simulation moments ago.
-      recent ? undefined : ("reservationId" in op.request ? checkReservation(checks, op.request) : checkRootAndNullifiers(checks, op.request)).then(() => simulate(checks, op.request)),
+      recent ? undefined : ("reservationId" in op.request ? checkReservation(checks, op.request) : checkRootAndNullifiers(checks, op.request)).then(() => simulateChecked(checks, op.request)),
       this.deps.chain.getTransactionCount({ address: this.deps.account.address, blockTag: "pending" }),
     ]);
     return { ready, fresh, pending };

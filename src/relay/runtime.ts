@@ -17,11 +17,10 @@ import {
   nullifierInFlight,
   nullifierSpent,
   simulate,
-  simulateResult,
   type CheckContext,
 } from "./checks.ts";
 import { RelayEngine, type EngineEvents } from "./engine.ts";
-import { checkActionQuote, checkSimulatedAction } from "../actions/check-action.ts";
+import { checkActionQuote, simulateChecked } from "../actions/check-action.ts";
 import { ReservationTracker } from "../actions/reservation-tracker.ts";
 import { checkFinalizeFee, checkReservation, reservationClaim } from "../actions/finalize.ts";
 import { TERMINAL_STATES, type OperationKind } from "./operation.ts";
@@ -229,9 +228,7 @@ export class Relayer {
    * the simulation, whose InvalidProof() revert is an invalid proof.
    */
   private async checkOnChain(request: RelayRequest): Promise<void> {
-    const simulated = simulateResult(this.checks, request).then((result) => {
-      if (request.action) checkSimulatedAction(request, this.checks.config, Number((result as readonly [unknown, number])[1]));
-    });
+    const simulated = simulateChecked(this.checks, request);
     const results = await Promise.allSettled([checkRelayerReady(this.checks), checkRootAndNullifiers(this.checks, request), simulated]);
     const failed = results.find((r) => r.status === "rejected");
     if (failed) throw provenOrSimulationError(failed.reason);
