@@ -1,4 +1,4 @@
-import { readdir, readFile, writeFile } from "node:fs/promises";
+import { readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
@@ -10,6 +10,7 @@ import { execa } from "execa";
 import { beforeAll, describe, expect, it } from "vitest";
 import { BundleError, startDevStack } from "../harness/index.ts";
 import { createQueueClient, fetchProofFiles, ForeignOriginError, poolAbi, reviewedFrom } from "../harness/client/index.ts";
+import { anvilsWith } from "./support/processes.ts";
 import { rpc } from "./support/rpc.ts";
 import { dev, operationRow, rowsOf, sendRequest as craftedRequest, storeOf } from "./support/bundle-rows.ts";
 import { resumeRelayer, withStacks } from "./support/stacks.ts";
@@ -61,6 +62,8 @@ async function stateDirWithNotes(): Promise<{ stateDir: string; asFound: () => P
     asFound: async () => {
       expect(await readdir(stateDir)).toEqual(["notes.txt"]);
       expect(await readFile(path.join(stateDir, "notes.txt"), "utf8")).toBe("mine");
+      // No anvil outlived the load (every anvil of ours carries a path of its state dir in its command line).
+      expect(await anvilsWith(stateDir)).toEqual([]);
     },
   };
 }
@@ -75,21 +78,21 @@ async function loadRefused(file: string, stateDir: string): Promise<{ error: unk
   return { error, steps };
 }
 
-/** Loads a bundle in a node process of its own: what it threw, and the process's peak RSS. */
-async function loadInChild(file: string, stateDir: string): Promise<{ name: string; message: string; maxRssMiB: number }> {
-  const script = path.join(dir, "load-child.mjs");
-  await writeFile(
-    script,
-    `import { startDevStack } from ${JSON.stringify(pathToFileURL(path.resolve("harness/index.ts")).href)};
-let error = { name: "none", message: "started" };
-try { await (await startDevStack({ load: process.argv[2], stateDir: process.argv[3], chainPort: 0, queuePort: 0 })).stop(); }
-catch (e) { error = e; }
-console.log(JSON.stringify({ name: error.name, message: error.message, maxRssMiB: process.resourceUsage().maxRSS / 1024 }));
-`,
-  );
-  const child = await execa(process.execPath, ["--experimental-strip-types", "--no-warnings", script, file, stateDir], { reject: false });
-  expect(child.exitCode, child.stderr).toBe(0);
-  return JSON.parse(child.stdout.trim().split("\n").at(-1) as string);
+/**
+ * Loads a bundle through the real CLI (`dev-stack --load`): its exit code, its stderr's lines, and the
+ * process's peak RSS, written at exit by a preloaded module (stderr stays the CLI's own).
+ */
+async function loadThroughCli(file: string, stateDir: string): Promise<{ exitCode: number | undefined; lines: string[]; maxRssMiB: number }> {
+  const preload = path.join(dir, "max-rss.mjs");
+  const out = path.join(dir, `${path.basename(stateDir)}.rss`);
+  await writeFile(preload, `import { writeFileSync } from "node:fs";\nprocess.on("exit", () => writeFileSync(process.env.MAX_RSS_OUT, String(process.resourceUsage().maxRSS)));\n`);
+  const cli = await execa(process.execPath, ["--import", pathToFileURL(preload).href, ...CLI, "--load", file, "--state-dir", stateDir, "--chain-port", "0", "--queue-port", "0"], {
+    reject: false,
+    env: { MAX_RSS_OUT: out },
+  });
+  const maxRssMiB = Number(await readFile(out, "utf8")) / 1024;
+  await rm(out, { force: true });
+  return { exitCode: cli.exitCode, lines: cli.stderr.trim().split("\n"), maxRssMiB };
 }
 
 describe("decompression limits (issue 24, item 1)", () => {
@@ -98,9 +101,10 @@ describe("decompression limits (issue 24, item 1)", () => {
     const file = await craft({ chain: bomb.toString("base64") });
     expect((await readFile(file)).length).toBeLessThan(8 * 1024 * 1024);
     const { stateDir, asFound } = await stateDirWithNotes();
-    const loaded = await loadInChild(file, stateDir);
-    expect(loaded.name).toBe("BundleError");
-    expect(loaded.message).toMatch(/its chain part is refused: it expands to more than 128 MiB/);
+    const loaded = await loadThroughCli(file, stateDir);
+    expect(loaded.exitCode).toBe(1);
+    expect(loaded.lines).toHaveLength(1);
+    expect(loaded.lines[0]).toMatch(/^queue-devstack: BundleError: .*its chain part is refused: it expands to more than 48 MiB$/);
     console.log(`chain bomb (3 GiB): refused, peak RSS ${loaded.maxRssMiB.toFixed(0)} MiB`);
     expect(loaded.maxRssMiB).toBeLessThan(512);
     await asFound();
@@ -110,11 +114,41 @@ describe("decompression limits (issue 24, item 1)", () => {
     const file = path.join(dir, "zeros.qdbundle");
     await writeFile(file, zerosGzip(2 * 1024));
     const { stateDir, asFound } = await stateDirWithNotes();
-    const loaded = await loadInChild(file, stateDir);
-    expect(loaded.name).toBe("BundleError");
-    expect(loaded.message).toMatch(/not a readable bundle .*expands to more than 128 MiB/);
+    const loaded = await loadThroughCli(file, stateDir);
+    expect(loaded.exitCode).toBe(1);
+    expect(loaded.lines).toHaveLength(1);
+    expect(loaded.lines[0]).toMatch(/^queue-devstack: BundleError: .*not a readable bundle .*expands to more than 48 MiB$/);
     console.log(`whole-file bomb (2 GiB): refused, peak RSS ${loaded.maxRssMiB.toFixed(0)} MiB`);
     expect(loaded.maxRssMiB).toBeLessThan(512);
+    await asFound();
+  });
+
+  // Under every byte cap, yet JSON.parse of it alone would take node past a GiB (about 100 bytes of heap
+  // per `{},`): refused by its count of values, before it is parsed.
+  const emptyObjects = (mib: number) => gzipSync(`[${"{},".repeat((mib * 1024 * 1024) / 3)}{}]`);
+  const valueBombs: Array<[string, () => Promise<string>, RegExp]> = [
+    ["the chain part", async () => craft({ chain: emptyObjects(45).toString("base64") }), /its chain part is refused: it holds more than 500,000 JSON values$/],
+    ["the store part", async () => craft({ store: emptyObjects(30).toString("base64") }), /its store part is refused: it holds more than 500,000 JSON values$/],
+    [
+      "the file's own JSON",
+      async () => {
+        const file = path.join(dir, `crafted-${++crafted}.qdbundle`);
+        await writeFile(file, gzipSync(`{"format":"queue-devstack-bundle","version":2,"pad":[${"{},".repeat((45 * 1024 * 1024) / 3)}{}]}`));
+        return file;
+      },
+      /not a readable bundle .*it holds more than 1,000 JSON values$/,
+    ],
+  ];
+  it.each(valueBombs)("%s: JSON of millions of tiny values under its byte cap is refused unparsed, in bounded memory", async (_name, make, why) => {
+    const file = await make();
+    const { stateDir, asFound } = await stateDirWithNotes();
+    const loaded = await loadThroughCli(file, stateDir);
+    console.log(`${_name}, millions of values: refused, peak RSS ${loaded.maxRssMiB.toFixed(0)} MiB`);
+    expect(loaded.maxRssMiB).toBeLessThan(512);
+    expect(loaded.exitCode).toBe(1);
+    expect(loaded.lines).toHaveLength(1);
+    expect(loaded.lines[0]).toMatch(/^queue-devstack: BundleError: /);
+    expect(loaded.lines[0]).toMatch(why);
     await asFound();
   });
 });
@@ -286,6 +320,27 @@ describe("text from a loaded bundle is printed escaped by trace and ctl (issue 2
       expect(trace.exitCode).toBe(1);
       expect(trace.stderr).toMatch(/was never mined \(rejected: simulation_failed, \\x1b\[2J\\x1b\]0;pwned\\x07\\x9b32mready\)/);
       for (const control of [ESC, "\u0007", "\u009b"]) expect(trace.stdout + trace.stderr).not.toContain(control);
+    } finally {
+      await stack.stop();
+    }
+  });
+});
+
+describe("text from a loaded bundle is printed escaped by ctl (issue 24, item 6)", () => {
+  it("an operation id with control characters, quoted back in a dev route's problem: ctl's message shows it escaped", async () => {
+    // JSON escapes C0 (ESC shows as \u001b) but not DEL or C1 (\u009b is a CSI of its own): those reach ctl raw.
+    const id = "op_\u001b[2J\u009b32m\u007fready";
+    const at = new Date(Date.now() - 60_000).toISOString();
+    const rows = rowsOf(good);
+    const { operation } = operationRow(id, "rejected", at, sendRequest("1"));
+    rows.operations = [...(rows.operations ?? []), { ...operation, reason: JSON.stringify({ code: "simulation_failed", detail: "reverted" }) }];
+    const stateDir = await tempDir("devstack-untrusted-state-");
+    const stack = await startStack({ load: await craft({ store: storeOf(rows) }), stateDir });
+    try {
+      const ctl = await execa(process.execPath, [...CLI, "ctl", "drop", id, "--state-dir", stateDir], { reject: false });
+      expect(ctl.exitCode).toBe(1);
+      expect(ctl.stderr).toMatch(/^queue-devstack ctl: 422: .*operation op_\\u001b\[2J\\x9b32m\\x7fready has no transaction waiting in the mempool \(rejected\)/);
+      for (const control of ["\u001b", "\u007f", "\u009b"]) expect(ctl.stdout + ctl.stderr).not.toContain(control);
     } finally {
       await stack.stop();
     }

@@ -15,6 +15,7 @@ import { settleAttempts } from "./bundle-store-check.ts";
 import { manifestAgainstConstants } from "./bundle-manifest-check.ts";
 import { readStoreRows, writeFreshStore } from "./bundle-store.ts";
 import { formatBytes, gunzipBounded, OverCapError } from "./bounded-gunzip.ts";
+import { parseJsonBounded } from "./bundle-json.ts";
 
 /**
  * A repro bundle: one file holding a stack — its chain (anvil_dumpState, with the blocks), the
@@ -112,19 +113,24 @@ export async function bundleBytes(args: BundleSource): Promise<Uint8Array> {
 }
 
 /**
- * What a bundle may hold, decompressed (a real local stack's: about 0.6 MB of chain, 70 KB of store,
- * 15 KB of manifest). The caps leave room for a fork's touched state and a long history, and bound what
- * a hostile file can make us hold or write: a part is counted as it is decompressed and stops at its cap.
+ * What a bundle may hold, decompressed (a real local stack's: about 2 MB of chain in 56,000 JSON values,
+ * a few KB of store, 15 KB of manifest). The caps leave room for a fork's touched state and a long
+ * history, and bound what a hostile file can make us hold or write: a part is counted as it is
+ * decompressed and stops at its cap; a JSON part's values are counted before it is parsed (its heap
+ * grows with them, not with its bytes). Together they keep node under 512 MB whatever the file.
  */
 export const BUNDLE_CAPS = {
   /** The file itself, as given (gzip). */
-  file: 64 * 1024 * 1024,
+  file: 32 * 1024 * 1024,
   /** The file decompressed: its JSON, with the chain and store still gzip (base64). */
-  envelope: 128 * 1024 * 1024,
-  chain: 128 * 1024 * 1024,
-  store: 64 * 1024 * 1024,
+  envelope: 48 * 1024 * 1024,
+  chain: 48 * 1024 * 1024,
+  store: 32 * 1024 * 1024,
   manifest: 1024 * 1024,
 } as const;
+
+/** How many JSON values (objects, arrays, elements) a part may hold: see parseJsonBounded. */
+export const BUNDLE_VALUE_CAPS = { envelope: 1_000, chain: 500_000, store: 500_000 } as const;
 
 /**
  * What anvil's dump must be, enough for --load-state to take it: its accounts and current block typed
@@ -162,7 +168,7 @@ export async function unpackBundle(file: string, files: UnpackTargets, stateDir:
     let accounts: Record<string, { code: string }> = {};
     await part(file, "chain", async () => {
       await gunzipBounded(Buffer.from(bundle.chain, "base64"), BUNDLE_CAPS.chain, staged.chainState);
-      accounts = checkChain(await readFile(staged.chainState, "utf8")).accounts;
+      accounts = checkChain(await readFile(staged.chainState)).accounts;
     });
     let manifest: DeploymentConfig | undefined;
     let live = 0;
@@ -203,7 +209,7 @@ async function readEnvelope(file: string): Promise<z.output<typeof Bundle>> {
     const { size } = await stat(file);
     if (size > BUNDLE_CAPS.file) throw new BundleError(`${file} is ${size} bytes: a bundle may be at most ${formatBytes(BUNDLE_CAPS.file)}`);
     const json = (await gunzipBounded(createReadStream(file), BUNDLE_CAPS.envelope, null)) as Buffer;
-    const parsed = JSON.parse(json.toString("utf8")) as { format?: unknown; version?: unknown };
+    const parsed = parseJsonBounded(json, BUNDLE_VALUE_CAPS.envelope) as { format?: unknown; version?: unknown };
     if (parsed?.format !== BUNDLE_FORMAT) throw new BundleError(`${file} is not a queue-devstack bundle`);
     if (!READ_VERSIONS.has(parsed.version)) {
       const version = typeof parsed.version === "number" ? String(parsed.version) : JSON.stringify(parsed.version) ?? "none";
@@ -227,13 +233,8 @@ async function part(file: string, name: "chain" | "manifest" | "store", unpack: 
   }
 }
 
-function checkChain(text: string): z.output<typeof AnvilDump> {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (error) {
-    throw new Error(`it is not JSON (${firstLine(error)})`);
-  }
+function checkChain(bytes: Uint8Array): z.output<typeof AnvilDump> {
+  const json = parseJsonBounded(bytes, BUNDLE_VALUE_CAPS.chain);
   const parsed = AnvilDump.safeParse(json);
   if (!parsed.success) throw new Error(`it is not anvil's state dump (${parsed.error.issues.slice(0, 3).map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")})`);
   return parsed.data;
@@ -250,13 +251,7 @@ async function storeRows(bundle: z.output<typeof Bundle>, v1File: string): Promi
     return parseStoreRows(readStoreRows(v1File));
   }
   const json = (await gunzipBounded(gzip, BUNDLE_CAPS.store, null)) as Buffer;
-  let data: unknown;
-  try {
-    data = JSON.parse(json.toString("utf8"));
-  } catch (error) {
-    throw new Error(`it is not JSON (${firstLine(error)})`);
-  }
-  return parseStoreRows(data);
+  return parseStoreRows(parseJsonBounded(json, BUNDLE_VALUE_CAPS.store));
 }
 
 /** The contracts a manifest names (lower case, as the fork's reads are). */
