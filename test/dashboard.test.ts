@@ -6,6 +6,8 @@ import { chromium, type Browser, type Page } from "playwright-core";
 import { encodeFunctionData, parseAbi, type Address, type Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ACTION_ROUTES, type DevStack } from "../harness/index.ts";
+import { operationHtml } from "../harness/dev/index.ts";
+import type { OperationRecord } from "../src/relay/store.ts";
 import { createAccountKeys, prepareAction, type QueueClient } from "../harness/client/index.ts";
 import { jsonRpc } from "../harness/chain/index.ts";
 import { poolFixture, provenSend as provenSendOf } from "./support/pool.ts";
@@ -321,6 +323,29 @@ describe("dashboard", () => {
     // The stream ends (whatever was still on its way, health say, comes first).
     while (!(await reader.read()).done);
   }, 90_000);
+
+  it("keeps at most 100 pushed entries: a burst of pushes lets the oldest go behind an 'older operations' button that pages them back from the store", async () => {
+    await open();
+    await page.waitForFunction("document.querySelector('#ops').children.length > 0"); // the stored list's first page ("no operation yet" if run alone)
+    const stored = await page.locator("#ops > .op").evaluateAll((entries) => entries.map((op) => op.id));
+    // 120 pushes as the channel sends them (an operation's entry each), newer than everything stored; not in the store.
+    const now = Date.now();
+    const pushed = Array.from({ length: 120 }, (_, i) => {
+      const at = new Date(now + i).toISOString();
+      const op = { id: `op_burst${String(i).padStart(3, "0")}`, kind: "send", state: "accepted", request: {}, history: [{ state: "accepted", at }], attempts: [], reason: null, minedHash: null, block: null, createdAt: at, updatedAt: at };
+      return operationHtml(op as unknown as OperationRecord, "/api/dev", 1);
+    });
+    await page.evaluate(`${JSON.stringify(pushed)}.forEach((data) => document.dispatchEvent(new CustomEvent("htmx:sseBeforeMessage", { detail: { type: "op", data }, cancelable: true })))`);
+    await page.locator("#op-op_burst119").waitFor({ state: "attached" });
+    const shown = await page.locator("#ops > .op").evaluateAll((entries) => entries.map((op) => op.id));
+    expect(shown).toEqual(Array.from({ length: 100 }, (_, i) => `op-op_burst${String(119 - i).padStart(3, "0")}`));
+    // The button pages from the last one kept: the 20 let go are not in the store, so the stored ones come next.
+    const [older] = await Promise.all([page.waitForResponse((response) => response.url().includes("before=")), page.getByRole("button", { name: "older operations" }).click()]);
+    expect(new URL(older.url()).searchParams.get("before")).toMatch(/ op_burst020$/);
+    await page.waitForFunction("!document.querySelector('#ops > button.older[hx-get*=op_burst]')");
+    expect((await page.locator("#ops > .op").evaluateAll((entries) => entries.map((op) => op.id))).slice(100)).toEqual(stored);
+    expect(consoleErrors).toEqual([]);
+  }, 60_000);
 
   it("refuses a bad list or reservation query with a problem; an operator's runtime serves no dashboard and no push channel (404)", async () => {
     for (const [query, code] of [["ops?kind=bogus", "invalid_request"], ["ops?since=-1", "invalid_request"], ["ops?extra=1", "invalid_request"], ["ops?before=x", "invalid_request"], ["reservation?id=op_unknown", "operation_not_found"]]) {

@@ -102,6 +102,25 @@ const SCRIPT = `
   function show(text) { document.getElementById("control-result").textContent = text; }
   function parse(html) { var t = document.createElement("template"); t.innerHTML = html; return t.content.firstElementChild; }
 
+  // Pushed operations pile up on top of the list; past this many entries the oldest are let go, behind an
+  // "older operations" button from the last one kept (the server pages them again): a burst of a thousand
+  // relays leaves the page as light as one page.
+  var MOST_SHOWN = 100;
+  function trim() {
+    var ops = list().querySelectorAll(":scope > .op");
+    if (ops.length <= MOST_SHOWN) return;
+    for (var i = MOST_SHOWN; i < ops.length; i++) ops[i].remove();
+    var last = ops[MOST_SHOWN - 1], form = document.getElementById("filters"), params = new URLSearchParams();
+    new FormData(form).forEach(function (value, key) { if (value) params.set(key, value); });
+    params.set("before", last.dataset.created + " " + last.id.slice(3));
+    var old = list().querySelector(":scope > button.older");
+    if (old) old.remove();
+    var button = parse('<button type="button" class="older" hx-target="this" hx-swap="outerHTML">older operations</button>');
+    button.setAttribute("hx-get", form.getAttribute("hx-get") + "?" + params.toString());
+    list().appendChild(button);
+    htmx.process(button);
+  }
+
   // One operation's change: replaces its entry unless that is newer, or goes where its age puts it.
   function upsert(op) {
     if (!op || !op.id) return;
@@ -120,6 +139,7 @@ const SCRIPT = `
       var before = null;
       for (var i = 0; i < ops.length; i++) if (ops[i].dataset.created < op.dataset.created) { before = ops[i]; break; }
       list().insertBefore(op, before || older);
+      trim();
     }
     htmx.process(op);
     refreshTimes(op);
