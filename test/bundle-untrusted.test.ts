@@ -12,6 +12,7 @@ import { BundleError, startDevStack } from "../harness/index.ts";
 import { createQueueClient, fetchProofFiles, ForeignOriginError, poolAbi, reviewedFrom } from "../harness/client/index.ts";
 import { anvilsWith } from "./support/processes.ts";
 import { rpc } from "./support/rpc.ts";
+import { STORE_COLUMNS, STORE_TABLES } from "../src/relay/store-rows.ts";
 import { dev, operationRow, rowsOf, sendRequest as craftedRequest, storeOf } from "./support/bundle-rows.ts";
 import { resumeRelayer, withStacks } from "./support/stacks.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
@@ -138,8 +139,27 @@ describe("decompression limits (issue 24, item 1)", () => {
       },
       /not a readable bundle .*it holds more than 1,000 JSON values$/,
     ],
+    [
+      // 100,000 small rows in each table: a 31 MiB file (under the store's cap) that took node past 580 MB once read.
+      "a version 1 store's rows",
+      async () => {
+        const file = path.join(await tempDir("devstack-untrusted-v1-"), "queue.sqlite");
+        const db = new DatabaseSync(file);
+        try {
+          for (const table of STORE_TABLES) {
+            const columns = STORE_COLUMNS[table];
+            db.exec(`CREATE TABLE "${table}" (${columns.map((c) => `"${c}"`).join(", ")})`);
+            db.exec(`INSERT INTO "${table}" WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100000) SELECT ${columns.map((_, j) => `'v' || i || '_${j}'`).join(", ")} FROM n`);
+          }
+        } finally {
+          db.close();
+        }
+        return craft({ version: 1 as never, store: gzipSync(await readFile(file)).toString("base64") });
+      },
+      /its store part is refused: it holds more than 500,000 values$/,
+    ],
   ];
-  it.each(valueBombs)("%s: JSON of millions of tiny values under its byte cap is refused unparsed, in bounded memory", async (_name, make, why) => {
+  it.each(valueBombs)("%s: millions of tiny values under its byte cap are refused before they are parsed or read, in bounded memory", async (_name, make, why) => {
     const file = await make();
     const { stateDir, asFound } = await stateDirWithNotes();
     const loaded = await loadThroughCli(file, stateDir);

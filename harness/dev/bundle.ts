@@ -129,7 +129,7 @@ export const BUNDLE_CAPS = {
   manifest: 1024 * 1024,
 } as const;
 
-/** How many JSON values (objects, arrays, elements) a part may hold: see parseJsonBounded. */
+/** How many values a part may hold: JSON's (objects, arrays, elements: see parseJsonBounded), a version 1 store's (rows × columns). */
 export const BUNDLE_VALUE_CAPS = { envelope: 1_000, chain: 500_000, store: 500_000 } as const;
 
 /**
@@ -248,7 +248,7 @@ async function storeRows(bundle: z.output<typeof Bundle>, v1File: string): Promi
   const gzip = Buffer.from(bundle.store, "base64");
   if (bundle.version === 1) {
     await gunzipBounded(gzip, BUNDLE_CAPS.store, v1File);
-    return parseStoreRows(readStoreRows(v1File));
+    return parseStoreRows(readStoreRows(v1File, BUNDLE_VALUE_CAPS.store));
   }
   const json = (await gunzipBounded(gzip, BUNDLE_CAPS.store, null)) as Buffer;
   return parseStoreRows(parseJsonBounded(json, BUNDLE_VALUE_CAPS.store));
