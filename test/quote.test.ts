@@ -99,6 +99,14 @@ describe("POST /api/queue/quote", () => {
     expect(parseUnits("1", 18)).toBeGreaterThan(0n);
   });
 
+  it("an amountIn the adapter cannot price (its price overflows): 422 quote_refused naming the revert, not a 503 chain_unavailable (the chain answered)", async () => {
+    const response = await quote({ amountIn: (2n ** 247n).toString() });
+    expect(response.headers.get("retry-after")).toBeNull();
+    const body = (await response.json()) as { status: number; code: string; revert?: { name: string } };
+    expect(body).toMatchObject({ status: 422, code: "quote_refused", revert: { name: "Panic" } });
+    expect((await quote({})).status).toBe(200);
+  });
+
   it("fails closed: a manifest without fees for an external route and one of its assets is refused, naming both (the quote said fees of 0)", async () => {
     const bytes = await readFile(stack.manifestPath);
     expect(parseManifest(bytes)).toEqual(stack.manifest); // the built manifest has every entry

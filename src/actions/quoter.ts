@@ -157,8 +157,17 @@ export class Quoter {
       );
     } catch (error) {
       const reverted = error instanceof BaseError ? error.walk((e) => e instanceof ContractFunctionRevertedError) : null;
-      if (reverted instanceof ContractFunctionRevertedError && reverted.data?.errorName === "PriceNotSet") {
-        throw new ProblemError("price_unavailable", `route ${route.name} has no price for ${request.assetIn} -> ${request.assetOut} yet`, { headers: { "retry-after": "5" } });
+      if (reverted instanceof ContractFunctionRevertedError) {
+        if (reverted.data?.errorName === "PriceNotSet") {
+          throw new ProblemError("price_unavailable", `route ${route.name} has no price for ${request.assetIn} -> ${request.assetOut} yet`, { headers: { "retry-after": "5" } });
+        }
+        // The chain answered: the adapter refuses this request (an amount its price overflows, say). No
+        // outage, so no 503 and no Retry-After: the same request would be refused again.
+        const name = reverted.data?.errorName ?? "revert";
+        const args = (reverted.data?.args ?? []).map((a) => String(a));
+        throw new ProblemError("quote_refused", `route ${route.name}'s adapter cannot price ${amountIn} of ${request.assetIn} -> ${request.assetOut}: it reverted with ${name}(${args.join(", ")})${reverted.reason ? ` (${reverted.reason})` : ""}`, {
+          extensions: { revert: { name, args } },
+        });
       }
       throw chainUnavailable(error);
     }
