@@ -226,7 +226,12 @@ describe("dashboard", () => {
     const leaves = Number(BigInt(await jsonRpc<string>(stack.rpcUrl, "eth_call", [{ to: stack.manifest.poolAddress, data }, "latest"])));
     expect(leaves).toBeGreaterThan(0);
     await page.locator("#pool-leaves").filter({ hasText: new RegExp(`^${leaves}$`) }).waitFor();
-    expect(Number(await page.locator("#pool-roots").textContent())).toBe(Number(await page.locator("#pool-leaves").textContent()) / 2 + 1);
+    // The roots a proof may use, as the Pool counts them: the last root's number in its history (rootNumber).
+    const call = async (signature: string, name: string, args: unknown[] = []) =>
+      BigInt(await jsonRpc<string>(stack.rpcUrl, "eth_call", [{ to: stack.manifest.poolAddress, data: encodeFunctionData({ abi: parseAbi([signature]), functionName: name, args } as never) }, "latest"]));
+    const lastRoot = await call("function getLastRoot() view returns (uint256)", "getLastRoot");
+    expect(Number(await page.locator("#pool-roots").textContent())).toBe(Number(await call("function rootNumber(uint256) view returns (uint32)", "rootNumber", [lastRoot])));
+    await page.locator(`#pool code[title="0x${lastRoot.toString(16).padStart(64, "0")}"]`).first().waitFor({ state: "attached" });
     for (const artifact of stack.manifest.queue.proof.artifacts) await page.locator(`#pool code[title="${artifact.sha256}"]`).waitFor({ state: "attached" });
     for (const asset of stack.manifest.assets) await page.locator("#pool th", { hasText: asset.symbol }).first().waitFor();
 
