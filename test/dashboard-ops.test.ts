@@ -81,6 +81,14 @@ describe("dashboard operations list", () => {
     expect(opsPageHtml(controlOf([mined], 3), {}, "/api/dev")).toContain('class="confirmations" data-block="7" data-required="3"');
   });
 
+  it("shortens a hash in a history entry's detail as everywhere else, the whole of it on hover and behind a copy button", () => {
+    const tx = `0x${"8d0b4118".repeat(8)}`;
+    const html = opsPageHtml(controlOf([record(1, { history: [{ state: "submitted", at: new Date(START).toISOString(), detail: `nonce 2, ${tx} <b>` }] })]), {}, "/api/dev");
+    expect(html).toContain(`<span class="detail">nonce 2, <code title="${tx}">0x8d0b4118…0b4118</code><button type="button" class="copy" data-copy="${tx}"`);
+    expect(html.replaceAll(`"${tx}"`, "").replaceAll(`copy ${tx}`, "")).not.toContain(tx); // as text, only shortened
+    expect(html).toContain("&#60;b&#62;");
+  });
+
   it("escapes what an operation carries (a failure's detail, a history entry) in the HTML", () => {
     const hostile = '<img src=x onerror="alert(1)">';
     const html = opsPageHtml(controlOf([record(1, { reason: { code: "reverted", detail: hostile } as OperationRecord["reason"], history: [{ state: "accepted", at: new Date(START).toISOString(), detail: hostile }] })]), {}, "/api/dev");

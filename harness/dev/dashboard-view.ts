@@ -15,6 +15,12 @@ const seconds = (ms: number) => (ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed
 /** A hash shortened, the whole of it in its title and behind a copy button. */
 export const hash = (value: string) =>
   `<code title="${esc(value)}">${esc(value.slice(0, 10))}…${esc(value.slice(-6))}</code><button type="button" class="copy" data-copy="${esc(value)}" aria-label="copy ${esc(value)}">copy</button>`;
+/** Free text (a history entry's detail) with each 32-byte hash in it shortened, as everywhere else. */
+const withHashes = (text: string) =>
+  text
+    .split(/(0x[0-9a-fA-F]{64})(?![0-9a-fA-F])/)
+    .map((part, i) => (i % 2 ? hash(part) : esc(part)))
+    .join("");
 /** A state as a coloured badge (the colours follow the README's state diagram). */
 export const badge = (state: string) => `<span class="state" data-state="${esc(state)}">${esc(state)}</span>`;
 /** A button calling a dev route with a JSON body (the page's script posts it and says how it went). */
@@ -35,7 +41,7 @@ export function operationHtml(op: Readonly<OperationRecord>, prefix: string, req
     .map((entry, i) => {
       const next = op.history[i + 1];
       const spent = next ? ` <span class="spent">${seconds(Date.parse(next.at) - Date.parse(entry.at))} in it</span>` : "";
-      return `<li>${badge(entry.state)} ${time(entry.at)}${spent}${entry.detail ? ` <span class="detail">${esc(entry.detail)}</span>` : ""}</li>`;
+      return `<li>${badge(entry.state)} ${time(entry.at)}${spent}${entry.detail ? ` <span class="detail">${withHashes(entry.detail)}</span>` : ""}</li>`;
     })
     .join("");
   const attempts = op.attempts.length
