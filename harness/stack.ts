@@ -261,8 +261,12 @@ const BUNDLE_FAULTS = new Set(["ChainStartError", "PersistedStateError", "Deploy
 
 /** A start from a bundle that failed on the bundle's own content is the bundle's refusal: one BundleError line (all started is stopped by then). */
 function bundleFault(file: string, error: unknown): BundleError | null {
-  if (!(error instanceof Error) || !BUNDLE_FAULTS.has(error.name)) return null;
-  return new BundleError(`${file}: its chain and manifest do not make a stack: ${printable(error.message.split("\n")[0] as string)}`, { cause: error });
+  if (!(error instanceof Error)) return null;
+  // A schema's refusal of what the chain describes (a token's symbol that is not printable text, say):
+  // its issues, as its message is JSON over many lines.
+  const issues = error.name === "ZodError" ? (error as Error & { issues: Array<{ path: PropertyKey[]; message: string }> }).issues : null;
+  const why = issues ? `it describes ${issues.slice(0, 3).map((i) => `${i.path.map(String).join(".")}: ${i.message}`).join("; ")}` : BUNDLE_FAULTS.has(error.name) ? (error.message.split("\n")[0] as string) : null;
+  return why === null ? null : new BundleError(`${file}: its chain and manifest do not make a stack: ${printable(why)}`, { cause: error });
 }
 
 export type { DevAccount, Hex };

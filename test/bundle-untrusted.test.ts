@@ -124,6 +124,25 @@ describe("decompression limits (issue 24, item 1)", () => {
     await asFound();
   });
 
+  it("Ctrl-C while a bomb unpacks: the CLI ends, nothing started, the state dir as found", async () => {
+    const file = await craft({ chain: zerosGzip(3 * 1024).toString("base64") });
+    const { stateDir, asFound } = await stateDirWithNotes();
+    const cli = execa(process.execPath, [...CLI, "--load", file, "--state-dir", stateDir, "--chain-port", "0", "--queue-port", "0"], { reject: false });
+    // The first step's line is printed as the unpacking begins: the signal lands while it runs.
+    let out = "";
+    cli.stdout?.on("data", (chunk: Buffer) => {
+      out += chunk.toString("utf8");
+      if (out.includes("check state dir")) cli.kill("SIGINT");
+    });
+    const ended = await cli;
+    expect(ended.stdout).toMatch(/SIGINT: stopping the stack/);
+    expect(ended.stdout).not.toMatch(/unpack bundle|start anvil|start queue runtime/);
+    // Either the refusal or the stop ends it first; never a raw error.
+    expect([0, 1]).toContain(ended.exitCode);
+    expect(ended.stderr.trim() === "" || /^queue-devstack: BundleError: .*its chain part is refused/.test(ended.stderr.trim()), ended.stderr).toBe(true);
+    await asFound();
+  });
+
   // Under every byte cap, yet JSON.parse of it alone would take node past a GiB (about 100 bytes of heap
   // per `{},`): refused by its count of values, before it is parsed.
   const emptyObjects = (mib: number) => gzipSync(`[${"{},".repeat((mib * 1024 * 1024) / 3)}{}]`);
@@ -242,6 +261,28 @@ describe("escape sequences never reach the terminal (issue 24, item 6)", () => {
     expect(cli.stderr).toMatch(/its manifest part is refused: .*assets\.0\.(symbol|name)/);
     expect(cli.stdout + cli.stderr).not.toContain(ESC);
     expect(cli.stdout + cli.stderr).not.toContain("\u0007");
+    await asFound();
+  });
+});
+
+describe("escape sequences in the bundle's chain never reach the terminal (issue 24, item 6)", () => {
+  it("a token whose symbol in the bundle's chain holds escape sequences: refused in one BundleError line, printing none of them, the state dir as found", async () => {
+    // ERC20's symbol is slot 4; a short string sits left-aligned with its length × 2 in the last byte.
+    const symbol = Buffer.from("\u001b[2J\u001b]0;pwned\u0007\u001b[32mok", "latin1");
+    const slot = `0x${Buffer.concat([symbol, Buffer.alloc(31 - symbol.length), Buffer.from([symbol.length * 2])]).toString("hex")}`;
+    const chain = JSON.parse(gunzipSync(Buffer.from(good.chain, "base64")).toString("utf8")) as { accounts: Record<string, { storage: Record<string, string> }> };
+    const asset = (JSON.parse(good.manifest) as { assets: Array<{ address: string }> }).assets[0]?.address.toLowerCase();
+    const account = Object.entries(chain.accounts).find(([address]) => address.toLowerCase() === asset)?.[1];
+    const symbolSlot = `0x${"4".padStart(64, "0")}`;
+    expect(Buffer.from((account?.storage[symbolSlot] ?? "0x").slice(2), "hex").toString("latin1")).toMatch(/^dUSDC\0/);
+    (account as { storage: Record<string, string> }).storage[symbolSlot] = slot;
+    const file = await craft({ chain: gzipSync(JSON.stringify(chain)).toString("base64") });
+    const { stateDir, asFound } = await stateDirWithNotes();
+    const cli = await execa(process.execPath, [...CLI, "--load", file, "--state-dir", stateDir, "--chain-port", "0", "--queue-port", "0"], { reject: false });
+    expect(cli.exitCode, cli.stderr).toBe(1);
+    expect(cli.stderr.trim().split("\n"), cli.stderr).toHaveLength(1);
+    expect(cli.stderr).toMatch(/^queue-devstack: BundleError: .*: its chain and manifest do not make a stack: it describes assets\.0\.symbol: Invalid string/);
+    for (const control of ["\u001b", "\u0007"]) expect(cli.stdout + cli.stderr).not.toContain(control);
     await asFound();
   });
 });
