@@ -178,6 +178,15 @@ describe("an action's deadline is a uint64", () => {
     expect(code(new TypeError("a bug"))).toBe("unexpected");
     expect(code(new ProblemError("unknown_root", "x"))).toBe("unknown_root");
   });
+
+  it("a revert the node answers is not chain_unavailable, though viem carries it in an RpcRequestError", async () => {
+    const chain = createChainClient(stack.rpcUrl, { timeoutMs: 3_000, retryCount: 0 });
+    // The Pool has no such function: the node answers "execution reverted" (a question's fault, not an outage).
+    const reverted = await chain.call({ to: stack.manifest.poolAddress as `0x${string}`, data: "0xdeadbeef" }).then(() => null, (error: unknown) => error);
+    expect(reverted).not.toBeNull();
+    const mapped = chainUnavailable(reverted);
+    expect(mapped instanceof ProblemError ? mapped.code : "left as it is").toBe("left as it is");
+  });
 });
 
 describe("an unexpected error during an admission", () => {

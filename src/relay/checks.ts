@@ -1,8 +1,10 @@
 import {
   BaseError,
   ContractFunctionRevertedError,
+  ExecutionRevertedError,
   encodeFunctionData,
   HttpRequestError,
+  RawContractError,
   ResponseBodyTooLargeError,
   RpcRequestError,
   SocketClosedError,
@@ -219,8 +221,12 @@ export async function simulateResult({ chain, config, relayer, settings }: Check
 /** viem's errors of the way to the node (no answer, a cut connection, the node's own failure), not of what was asked. */
 const TRANSPORT_ERRORS = [HttpRequestError, TimeoutError, WebSocketRequestError, SocketClosedError, ResponseBodyTooLargeError, RpcRequestError];
 
+/** The node's answer "it reverts" (EIP-1474 code 3, or viem's decoded revert): the question's fault, never an outage. */
+const isRevert = (e: unknown) => e instanceof ContractFunctionRevertedError || e instanceof ExecutionRevertedError || e instanceof RawContractError || (e instanceof RpcRequestError && e.code === 3);
+
 export function isTransportError(error: unknown): boolean {
-  return error instanceof BaseError && error.walk((e) => TRANSPORT_ERRORS.some((type) => e instanceof type)) !== null;
+  if (!(error instanceof BaseError) || error.walk(isRevert) !== null) return false;
+  return error.walk((e) => TRANSPORT_ERRORS.some((type) => e instanceof type)) !== null;
 }
 
 /**
