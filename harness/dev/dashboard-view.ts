@@ -114,7 +114,7 @@ export function healthHtml(view: HealthView): string {
     ["relay engine", `<span id="engine">${esc(view.engine ?? "none")}</span>`],
     [
       "RPC fault",
-      `<span id="rpc-fault">${esc(faults.fault)}</span>${faults.delayMs ? ` ${esc(faults.delayMs)} ms` : ""}${faults.methods ? ` (<span id="rpc-fault-methods">${esc(faults.methods.join(", "))}</span>)` : ""}${faults.endsAt ? `, until ${time(faults.endsAt)}` : ""}`,
+      `<span id="rpc-fault">${esc(faults.fault)}</span>${faults.delayMs ? ` ${esc(faults.delayMs)} ms` : ""}${faults.methods ? ` (<span id="rpc-fault-methods">${esc(faults.methods.join(", "))}</span>)` : ""}${faults.endsAt ? `, ends ${time(faults.endsAt)}` : ""}`,
     ],
     ["revert next relay", `<span id="revert-next">${faults.revertNextRelay ? "armed" : "off"}</span>`],
     ["configuration", `<span id="serving">${esc(view.serving)}</span>`],
