@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { loadCircuitManifest } from "../harness/deployment/index.ts";
 import { loadFixtures } from "../harness/deployment/index.ts";
-import { GENESIS_TIMESTAMP, loadGenesis } from "../harness/deployment/index.ts";
+import { canonicalState, GENESIS_STATE_PATH, GENESIS_TIMESTAMP, loadGenesis } from "../harness/deployment/index.ts";
+import { readFile } from "node:fs/promises";
 import { startDevStack } from "../harness/index.ts";
 import { rpc } from "./support/rpc.ts";
 
@@ -12,6 +13,15 @@ describe("the prepared genesis", () => {
     const fixtures = await loadFixtures();
     const { levels } = await loadCircuitManifest();
     expect(await loadGenesis(fixtures, levels)).toBeDefined();
+  });
+
+  it("is written the same, byte for byte, whatever order anvil lists accounts in (a rebuild reproduces the committed file)", async () => {
+    const committed = await readFile(GENESIS_STATE_PATH);
+    expect(canonicalState(committed)).toBe(committed.toString("utf8"));
+    // The same state with every object's keys in reverse order, as anvil's hash maps may give them.
+    const reversed = (value: unknown): unknown =>
+      Array.isArray(value) ? value.map(reversed) : value !== null && typeof value === "object" ? Object.fromEntries(Object.entries(value).reverse().map(([k, v]) => [k, reversed(v)])) : value;
+    expect(canonicalState(Buffer.from(JSON.stringify(reversed(JSON.parse(committed.toString("utf8"))))))).toBe(committed.toString("utf8"));
   });
 
   it("gives two stacks, one after the other, the same manifest bytes; time then moves normally", async () => {

@@ -92,10 +92,20 @@ export async function buildGenesis(fixtures: CompiledFixtures, levels: number): 
   }
 }
 
-/** anvil lists blocks and transactions in hash-map order: sorted, the same chain is the same bytes. */
-function canonicalState(json: Buffer): string {
+/**
+ * anvil lists blocks, transactions and accounts (an object's keys, in its past states too) in hash-map
+ * order: sorted, the same chain is the same bytes.
+ */
+export function canonicalState(json: Buffer): string {
   const state = JSON.parse(json.toString("utf8")) as { blocks: Array<{ header: { number: string } }>; transactions: Array<{ info: { transaction_hash: string } }> };
   state.blocks.sort((a, b) => Number(BigInt(a.header.number) - BigInt(b.header.number)));
   state.transactions.sort((a, b) => a.info.transaction_hash.localeCompare(b.info.transaction_hash));
-  return JSON.stringify(state);
+  return JSON.stringify(sortedKeys(state));
+}
+
+/** The same value with every object's keys in order (anvil reads them by name, in any order). */
+function sortedKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortedKeys);
+  if (value === null || typeof value !== "object") return value;
+  return Object.fromEntries(Object.keys(value).sort().map((key) => [key, sortedKeys((value as Record<string, unknown>)[key])]));
 }
