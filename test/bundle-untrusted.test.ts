@@ -12,6 +12,7 @@ import { BundleError, startDevStack } from "../harness/index.ts";
 import { createQueueClient, fetchProofFiles, ForeignOriginError, poolAbi, reviewedFrom } from "../harness/client/index.ts";
 import { anvilsWith } from "./support/processes.ts";
 import { rpc } from "./support/rpc.ts";
+import { transactCalldata } from "../src/relay/checks.ts";
 import { STORE_COLUMNS, STORE_TABLES } from "../src/relay/store-rows.ts";
 import { dev, operationRow, rowsOf, sendRequest as craftedRequest, storeOf } from "./support/bundle-rows.ts";
 import { resumeRelayer, withStacks } from "./support/stacks.ts";
@@ -235,6 +236,25 @@ describe("parts are checked before they are written (issue 24, item 5)", () => {
   });
 });
 
+describe("a damaged file or JSON is refused by the CLI like a damaged part (issue 24, item 5)", () => {
+  const damagedFile: Array<[string, () => Promise<Buffer>, RegExp]> = [
+    ["the file truncated", async () => (await readFile(await craft({}))).subarray(0, 4096), /not a readable bundle \(damaged or truncated\): unexpected end of file$/],
+    ["the file not gzip", async () => Buffer.from("{\"format\":\"queue-devstack-bundle\"}"), /not a readable bundle \(damaged or truncated\): incorrect header check$/],
+    ["its JSON without a chain", async () => gzipSync(JSON.stringify({ ...good, chain: undefined })), /not a readable bundle \(damaged or truncated\): it is not a bundle's JSON \(chain: Invalid input: expected string, received undefined\)$/],
+  ];
+  it.each(damagedFile)("%s: one line, exit 1, no anvil started, the state dir as found", async (_name, bytes, why) => {
+    const file = path.join(dir, `damaged-${++crafted}.qdbundle`);
+    await writeFile(file, await bytes());
+    const { stateDir, asFound } = await stateDirWithNotes();
+    const loaded = await loadThroughCli(file, stateDir);
+    expect(loaded.exitCode).toBe(1);
+    expect(loaded.lines).toHaveLength(1);
+    expect(loaded.lines[0]).toMatch(/^queue-devstack: BundleError: /);
+    expect(loaded.lines[0]).toMatch(why);
+    await asFound();
+  });
+});
+
 describe("escape sequences never reach the terminal (issue 24, item 6)", () => {
   const ESC = "\u001b";
   const attack = `${ESC}[2J${ESC}]0;pwned\u0007${ESC}]52;c;cHduZWQ=\u0007${ESC}[32mready`;
@@ -411,20 +431,29 @@ describe("text from a loaded bundle is printed escaped by ctl (issue 24, item 6)
 describe("resumed operations are checked before anything is re-broadcast (issue 24, item 3)", () => {
   const transfer = (from: number) =>
     dev(from).signTransaction({ type: "eip1559", chainId: 11155111, nonce: 0, to: "0x000000000000000000000000000000000000dEaD", value: parseEther("1234"), gas: 21000n, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 1n });
-  const attemptRow = (operationId: string, raw: Hex, at: string) => ({ hash: keccak256(raw), operation_id: operationId, nonce: 0, raw, max_fee_per_gas: "10000000000", max_priority_fee_per_gas: "1", created_at: at });
+  /** The relayer's call of the Pool, as the engine signs one: `change` alters what it is. */
+  const poolCall = (request: Record<string, unknown>, change: { chainId?: number; data?: Hex } = {}) =>
+    dev(1).signTransaction({ type: "eip1559", chainId: change.chainId ?? 11155111, nonce: 0, to: (JSON.parse(good.manifest) as { poolAddress: Hex }).poolAddress, data: change.data ?? transactCalldata(request as never), gas: 2_000_000n, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 1n });
+  const attemptRow = (operationId: string, raw: Hex, at: string, hash: Hex = keccak256(raw)) => ({ hash, operation_id: operationId, nonce: 0, raw, max_fee_per_gas: "10000000000", max_priority_fee_per_gas: "1", created_at: at });
 
-  const forged: Array<[string, number, RegExp]> = [
-    ["an attempt signed by dev account #0", 0, /its attempt 0x[0-9a-f]{64} is not signed by the relayer/],
-    ["the relayer's transfer of 1,234 ETH to 0x…dEaD", 1, /its attempt 0x[0-9a-f]{64} is not sent to the Pool/],
+  // Each of the attempt's checks on its own: the others hold.
+  const forged: Array<[string, (request: Record<string, unknown>) => Promise<{ raw: Hex; hash?: Hex }>, RegExp]> = [
+    ["an attempt signed by dev account #0", async () => ({ raw: await transfer(0) }), /its attempt 0x[0-9a-f]{64} is not signed by the relayer/],
+    ["the relayer's transfer of 1,234 ETH to 0x…dEaD", async () => ({ raw: await transfer(1) }), /its attempt 0x[0-9a-f]{64} is not sent to the Pool/],
+    ["the relayer's call of the Pool with other calldata", async (request) => ({ raw: await poolCall(request, { data: "0xdeadbeef" }) }), /its attempt 0x[0-9a-f]{64} is not its operation's call of the Pool/],
+    ["the relayer's call of the Pool on another chain", async (request) => ({ raw: await poolCall(request, { chainId: 1 }) }), /its attempt 0x[0-9a-f]{64} is not for chain 11155111/],
+    ["the relayer's call of the Pool under another hash", async (request) => ({ raw: await poolCall(request), hash: `0x${"ab".repeat(32)}` }), /its attempt 0xabab[0-9a-f]{60} is not the hash of its transaction/],
   ];
-  it.each(forged)("%s: that operation fails (bundle_attempt_invalid) and keeps no attempt, the others load; nothing is broadcast", async (_name, signer, why) => {
+  it.each(forged)("%s: that operation fails (bundle_attempt_invalid) and keeps no attempt, the others load; nothing is broadcast", async (_name, sign, why) => {
     const at = new Date().toISOString();
     const rows = rowsOf(good);
-    const forgedOp = operationRow("op_forged", "submitted", at, sendRequest("1"));
+    const request = sendRequest("1");
+    const forgedOp = operationRow("op_forged", "submitted", at, request);
     const kept = operationRow("op_kept", "confirmed", at, sendRequest("1"));
     rows.operations = [...(rows.operations ?? []), forgedOp.operation, kept.operation];
     rows.operation_nullifiers = [...(rows.operation_nullifiers ?? []), ...forgedOp.nullifiers, ...kept.nullifiers];
-    rows.attempts = [...(rows.attempts ?? []), attemptRow("op_forged", await transfer(signer), at)];
+    const attempt = await sign(request);
+    rows.attempts = [...(rows.attempts ?? []), attemptRow("op_forged", attempt.raw, at, attempt.hash)];
     const details: string[] = [];
     const stack = await startStack({ load: await craft({ store: storeOf(rows) }), onProgress: ({ step, detail }) => void (detail && details.push(`${step}: ${detail}`)) });
     try {
@@ -437,7 +466,7 @@ describe("resumed operations are checked before anything is re-broadcast (issue 
       expect(failed.transactions).toEqual([]);
       expect((await queue.status("send", "op_kept")).state).toBe("confirmed");
       // Its bytes never reached the chain: not known to the node, the dead address still empty.
-      expect(await rpc(stack.rpcUrl, "eth_getTransactionByHash", [keccak256(await transfer(signer))])).toBeNull();
+      expect(await rpc(stack.rpcUrl, "eth_getTransactionByHash", [keccak256(attempt.raw)])).toBeNull();
       expect(BigInt(await rpc<string>(stack.rpcUrl, "eth_getBalance", ["0x000000000000000000000000000000000000dEaD", "latest"]))).toBeLessThan(parseEther("1234"));
     } finally {
       await stack.stop();

@@ -215,7 +215,9 @@ async function readEnvelope(file: string): Promise<z.output<typeof Bundle>> {
       const version = typeof parsed.version === "number" ? String(parsed.version) : JSON.stringify(parsed.version) ?? "none";
       throw new BundleError(`${file} is a bundle of format version ${printable(version.slice(0, 40))}; this queue-devstack reads versions 1 and ${BUNDLE_VERSION}`);
     }
-    return Bundle.parse(parsed);
+    const shaped = Bundle.safeParse(parsed);
+    if (!shaped.success) throw new Error(`it is not a bundle's JSON (${issuesOf(shaped.error)})`);
+    return shaped.data;
   } catch (error) {
     if (error instanceof BundleError) throw error;
     const why = error instanceof OverCapError ? `it ${error.message}` : firstLine(error);
@@ -236,8 +238,13 @@ async function part(file: string, name: "chain" | "manifest" | "store", unpack: 
 function checkChain(bytes: Uint8Array): z.output<typeof AnvilDump> {
   const json = parseJsonBounded(bytes, BUNDLE_VALUE_CAPS.chain);
   const parsed = AnvilDump.safeParse(json);
-  if (!parsed.success) throw new Error(`it is not anvil's state dump (${parsed.error.issues.slice(0, 3).map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")})`);
+  if (!parsed.success) throw new Error(`it is not anvil's state dump (${issuesOf(parsed.error)})`);
   return parsed.data;
+}
+
+/** A schema's first issues, on one line (a ZodError's message is JSON over many). */
+function issuesOf(error: z.ZodError): string {
+  return error.issues.slice(0, 3).map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
 }
 
 /**
