@@ -91,6 +91,8 @@ async function loadThroughCli(file: string, stateDir: string): Promise<{ exitCod
   const cli = await execa(process.execPath, ["--import", pathToFileURL(preload).href, ...CLI, "--load", file, "--state-dir", stateDir, "--chain-port", "0", "--queue-port", "0"], {
     reject: false,
     env: { MAX_RSS_OUT: out },
+    // Under the test's own timeout: a CLI that hangs is ended (then killed), never left behind.
+    timeout: 45_000,
   });
   const maxRssMiB = Number(await readFile(out, "utf8")) / 1024;
   await rm(out, { force: true });
@@ -242,6 +244,20 @@ describe("a damaged file or JSON is refused by the CLI like a damaged part (issu
     ["the file not gzip", async () => Buffer.from("{\"format\":\"queue-devstack-bundle\"}"), /not a readable bundle \(damaged or truncated\): incorrect header check$/],
     ["its JSON without a chain", async () => gzipSync(JSON.stringify({ ...good, chain: undefined })), /not a readable bundle \(damaged or truncated\): it is not a bundle's JSON \(chain: Invalid input: expected string, received undefined\)$/],
   ];
+  it("a FIFO given as the bundle (read for ever, its size 0) is refused at once: one line, the state dir as found", async () => {
+    const fifo = path.join(dir, "bundle.fifo");
+    await execa("mkfifo", [fifo]);
+    try {
+      const { stateDir, asFound } = await stateDirWithNotes();
+      const loaded = await loadThroughCli(fifo, stateDir);
+      expect(loaded.exitCode).toBe(1);
+      expect(loaded.lines).toEqual([`queue-devstack: BundleError: ${fifo} is not a regular file: a bundle is one`]);
+      await asFound();
+    } finally {
+      await rm(fifo, { force: true });
+    }
+  });
+
   it.each(damagedFile)("%s: one line, exit 1, no anvil started, the state dir as found", async (_name, bytes, why) => {
     const file = path.join(dir, `damaged-${++crafted}.qdbundle`);
     await writeFile(file, await bytes());

@@ -206,7 +206,10 @@ export async function unpackBundle(file: string, files: UnpackTargets, stateDir:
 /** The outer JSON, read with the file's and its decompression's caps, and its shape. */
 async function readEnvelope(file: string): Promise<z.output<typeof Bundle>> {
   try {
-    const { size } = await stat(file);
+    const stats = await stat(file);
+    // A FIFO or a device would be read for ever (/dev/zero, a pipe nobody writes): its size means nothing.
+    if (!stats.isFile()) throw new BundleError(`${file} is not a regular file: a bundle is one`);
+    const { size } = stats;
     if (size > BUNDLE_CAPS.file) throw new BundleError(`${file} is ${size} bytes: a bundle may be at most ${formatBytes(BUNDLE_CAPS.file)}`);
     const json = (await gunzipBounded(createReadStream(file), BUNDLE_CAPS.envelope, null)) as Buffer;
     const parsed = parseJsonBounded(json, BUNDLE_VALUE_CAPS.envelope) as { format?: unknown; version?: unknown };
