@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { decodeEventLog, erc20Abi, keccak256, parseUnits, toHex, type Abi, type Address, type Hex, type TransactionReceipt } from "viem";
+import { decodeEventLog, keccak256, parseUnits, toHex, type Abi, type Address, type Hex, type TransactionReceipt } from "viem";
 import { startDevStack, type DevStack } from "../harness/index.ts";
 import { ACTION_ROUTES, ROUTE_KIND, loadFixtures } from "../harness/deployment/index.ts";
 import { closeProvers, commitmentOf, createAccountKeys, precommitmentOf, randomFieldElement, type AccountKeys, type ActionTerms, type PreparedTransaction } from "../harness/client/index.ts";
@@ -31,11 +31,11 @@ beforeAll(async () => {
   const fixtures = await loadFixtures();
   const poolErrors = fixtures.contracts.Pool.abi.filter((item) => item.type === "error");
   abi = { pool: fixtures.contracts.Pool.abi, swap: fixtures.contracts.SwapAdapter.abi, fill: [...fixtures.contracts.FillAdapter.abi, ...poolErrors] };
-  const route = async (id: Hex) => ((await read(stack.manifest.poolAddress, abi.pool, "routes", [id])) as [Address])[0];
+  const route = async (id: Hex) => ((await pool.read(stack.manifest.poolAddress, abi.pool, "routes", [id])) as [Address])[0];
   adapters = { swap: await route(ACTION_ROUTES.swap), fill: await route(ACTION_ROUTES.fill) };
   weth = stack.manifest.assets.find((a) => a.decimals === 18)?.address as Address;
   // Far deadlines: a case that waits out its deadline is reverted, and anvil keeps its clock going.
-  const deadline = (await chainTime()) + 365n * 86_400n;
+  const deadline = (await pool.chainTime()) + 365n * 86_400n;
   for (const kind of ["swap", "fill"] as const) {
     const keys = createAccountKeys();
     const { state, input } = await pool.fundedNote(2, keys, AMOUNT_IN);
@@ -54,9 +54,6 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-const read = (address: Address, contractAbi: Abi, functionName: string, args: unknown[] = []) => pool.user(0).public.readContract({ address, abi: contractAbi, functionName, args } as never);
-const chainTime = async () => BigInt((await rpc<{ timestamp: Hex }>(stack.rpcUrl, "eth_getBlockByNumber", ["latest", false])).timestamp);
-const balanceOf = (asset: Address, who: Address) => read(asset, erc20Abi as Abi, "balanceOf", [who]) as Promise<bigint>;
 
 /** A call from dev account `from`; the receipt, or the revert's error name. */
 async function send(from: number, address: Address, contractAbi: Abi, functionName: string, args: unknown[]): Promise<TransactionReceipt | { reverted: string }> {
@@ -121,21 +118,21 @@ async function runCase(route: "swap" | "fill", outcome: Outcome) {
   } else if (route === "swap" && outcome.kind === "pays") {
     await mustSend(0, adapters.swap, abi.swap, "setPrice", [pool.asset, weth, priceFor(outcome.amountOut)]);
   }
-  const before = { usdc: await balanceOf(pool.asset, poolAddress), weth: await balanceOf(weth, poolAddress) };
+  const before = { usdc: await pool.balanceOf(pool.asset, poolAddress), weth: await pool.balanceOf(weth, poolAddress) };
   const acted = await mustSend(2, poolAddress, abi.pool, "transactAction", [action.transaction.proof, action.transaction.publicInputs, action.transaction.extData, action.terms]);
   const reservationId = poolEvent(acted, "ActionReserved")?.reservationId as Hex;
-  const stateOf = async () => Number(((await read(poolAddress, abi.pool, "reservations", [reservationId])) as unknown[])[10]);
+  const stateOf = async () => Number(((await pool.read(poolAddress, abi.pool, "reservations", [reservationId])) as unknown[])[10]);
   const afterAction = await stateOf();
   if (route === "fill" && outcome.kind === "pays") {
     // A fill below the minimum is refused (BelowMinimum): the order stays open, as if never filled.
     await send(0, adapters.fill, abi.fill, "fill", [reservationId, outcome.amountOut]);
   }
   if ((await stateOf()) === STATE.Pending) {
-    await rpc(stack.rpcUrl, "evm_increaseTime", [hex(Number(action.terms.deadline - (await chainTime())) + 1)]);
+    await rpc(stack.rpcUrl, "evm_increaseTime", [hex(Number(action.terms.deadline - (await pool.chainTime())) + 1)]);
     await rpc(stack.rpcUrl, "evm_mine", []);
   }
   const finalized = poolEvent(await mustSend(4, poolAddress, abi.pool, "finalize", [reservationId]), "ReservationFinalized") as { refunded: boolean; asset: Address; amount: bigint; commitment: bigint };
-  const after = { usdc: await balanceOf(pool.asset, poolAddress), weth: await balanceOf(weth, poolAddress) };
+  const after = { usdc: await pool.balanceOf(pool.asset, poolAddress), weth: await pool.balanceOf(weth, poolAddress) };
   return { afterAction, finalized, before, after, action };
 }
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BaseError, ContractFunctionRevertedError, decodeEventLog, erc20Abi, keccak256, parseUnits, toHex, type Abi, type Address, type Hex, type TransactionReceipt } from "viem";
+import { BaseError, ContractFunctionRevertedError, decodeEventLog, keccak256, parseUnits, toHex, type Abi, type Address, type Hex, type TransactionReceipt } from "viem";
 import { startDevStack, type DevStack } from "../harness/index.ts";
 import { ACTION_ROUTES, DEFAULT_SWAP_PRICES } from "../harness/deployment/index.ts";
 import { loadFixtures } from "../harness/deployment/index.ts";
@@ -23,7 +23,7 @@ beforeAll(async () => {
   // The adapters' calls can revert with the Pool's errors (a fill the Pool refuses): decode those too.
   const poolErrors = fixtures.contracts.Pool.abi.filter((item) => item.type === "error");
   abi = { pool: fixtures.contracts.Pool.abi, fill: [...fixtures.contracts.FillAdapter.abi, ...poolErrors], swap: fixtures.contracts.SwapAdapter.abi };
-  const route = async (id: Hex) => ((await read(stack.manifest.poolAddress, abi.pool, "routes", [id])) as [Address, Hex])[0];
+  const route = async (id: Hex) => ((await pool.read(stack.manifest.poolAddress, abi.pool, "routes", [id])) as [Address, Hex])[0];
   adapters = { swap: await route(ACTION_ROUTES.swap), fill: await route(ACTION_ROUTES.fill) };
   weth = stack.manifest.assets.find((a) => a.decimals === 18)?.address as Address;
 }, 120_000);
@@ -32,9 +32,6 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-const read = (address: Address, contractAbi: Abi, functionName: string, args: unknown[] = []) => pool.user(0).public.readContract({ address, abi: contractAbi, functionName, args } as never);
-const chainTime = async () => BigInt((await rpc<{ timestamp: Hex }>(stack.rpcUrl, "eth_getBlockByNumber", ["latest", false])).timestamp);
-const balanceOf = (asset: Address, who: Address) => read(asset, erc20Abi as Abi, "balanceOf", [who]) as Promise<bigint>;
 
 /** Sends a contract call from dev account `from` with explicit gas; returns the receipt (reverts throw with the error's name). */
 async function send(from: number, address: Address, contractAbi: Abi, functionName: string, args: unknown[]): Promise<TransactionReceipt> {
@@ -76,7 +73,7 @@ async function provenAction(route: keyof typeof ACTION_ROUTES, change: Partial<A
     outputAsset: weth,
     minOutput: parseUnits("0.0099", 18), // 30 dUSDC at 3,000 = 0.01 dWETH
     outputPrecommitment,
-    deadline: (await chainTime()) + 600n,
+    deadline: (await pool.chainTime()) + 600n,
     finalizeFee: parseUnits("0.0001", 18),
     quoteId: keccak256(toHex(randomFieldElement())),
     finalizer: pool.user(4).account.address, // the account these tests finalize from
@@ -98,25 +95,25 @@ async function reservationOf(receipt: TransactionReceipt): Promise<Hex> {
   if (!reserved) throw new Error("no ActionReserved event");
   return reserved.args.reservationId as Hex;
 }
-const stateOf = async (id: Hex) => Number(((await read(stack.manifest.poolAddress, abi.pool, "reservations", [id])) as unknown[])[10]);
+const stateOf = async (id: Hex) => Number(((await pool.read(stack.manifest.poolAddress, abi.pool, "reservations", [id])) as unknown[])[10]);
 const STATE = { None: 0, Pending: 1, Settled: 2, Failed: 3, Finalized: 4 };
 
 describe("approved external actions", () => {
   it("a synchronous swap settles at once; finalize inserts the output note, which only its owner can spend", async () => {
     const setup = await provenAction("swap");
-    const poolUsdcBefore = await balanceOf(pool.asset, stack.manifest.poolAddress);
+    const poolUsdcBefore = await pool.balanceOf(pool.asset, stack.manifest.poolAddress);
     const reservationId = await reservationOf(await act(2, setup));
     expect(await stateOf(reservationId)).toBe(STATE.Settled);
-    const quoted = (await read(adapters.swap, abi.swap, "quote", [pool.asset, weth, setup.amountIn])) as bigint;
+    const quoted = (await pool.read(adapters.swap, abi.swap, "quote", [pool.asset, weth, setup.amountIn])) as bigint;
     expect(quoted).toBe((setup.amountIn * DEFAULT_SWAP_PRICES.usdcToWeth) / 10n ** 18n); // 0.01 dWETH, rounded down
     // The input left the Pool for the adapter; the output came in.
-    expect(poolUsdcBefore - (await balanceOf(pool.asset, stack.manifest.poolAddress))).toBe(setup.amountIn);
+    expect(poolUsdcBefore - (await pool.balanceOf(pool.asset, stack.manifest.poolAddress))).toBe(setup.amountIn);
 
     const finalizer = pool.user(4).account.address;
-    const feeBefore = await balanceOf(weth, finalizer);
+    const feeBefore = await pool.balanceOf(weth, finalizer);
     const finalized = events(await send(4, stack.manifest.poolAddress, abi.pool, "finalize", [reservationId])).find((e) => e.eventName === "ReservationFinalized");
     expect(finalized?.args).toMatchObject({ reservationId, refunded: false, asset: weth, amount: quoted - setup.terms.finalizeFee });
-    expect((await balanceOf(weth, finalizer)) - feeBefore).toBe(setup.terms.finalizeFee);
+    expect((await pool.balanceOf(weth, finalizer)) - feeBefore).toBe(setup.terms.finalizeFee);
     const note: Note = { amount: quoted - setup.terms.finalizeFee, asset: weth, ownerPublicKey: setup.keys.notePublicKey, blinding: setup.blinding };
     expect(finalized?.args.commitment).toBe(commitmentOf(note));
     await expect(send(4, stack.manifest.poolAddress, abi.pool, "finalize", [reservationId])).rejects.toThrow(/AlreadyFinalized/);
@@ -130,7 +127,7 @@ describe("approved external actions", () => {
       extAmount: -note.amount, recipient: payee,
     });
     await send(3, stack.manifest.poolAddress, abi.pool, "transact", [transaction.proof, transaction.publicInputs, transaction.extData]);
-    expect(await balanceOf(weth, payee)).toBe(note.amount);
+    expect(await pool.balanceOf(weth, payee)).toBe(note.amount);
   });
 
   it("a swap paying less than the minimum fails in the action's own transaction, and finalize refunds the input (no fee)", async () => {
@@ -158,22 +155,22 @@ describe("approved external actions", () => {
   });
 
   it("a fill that never comes: after the deadline, finalize takes the input back from the adapter and refunds it; a late fill is refused", async () => {
-    const setup = await provenAction("fill", { deadline: (await chainTime()) + 120n });
+    const setup = await provenAction("fill", { deadline: (await pool.chainTime()) + 120n });
     const reservationId = await reservationOf(await act(2, setup));
     await rpc(stack.rpcUrl, "evm_increaseTime", [hex(121)]);
     await rpc(stack.rpcUrl, "evm_mine", []);
     await expect(send(0, adapters.fill, abi.fill, "fill", [reservationId, parseUnits("0.01", 18)])).rejects.toThrow(/ActionExpired/);
-    const adapterBefore = await balanceOf(pool.asset, adapters.fill);
+    const adapterBefore = await pool.balanceOf(pool.asset, adapters.fill);
     const finalized = events(await send(4, stack.manifest.poolAddress, abi.pool, "finalize", [reservationId])).find((e) => e.eventName === "ReservationFinalized");
     expect(finalized?.args).toMatchObject({ refunded: true, asset: pool.asset, amount: setup.amountIn });
-    expect(adapterBefore - (await balanceOf(pool.asset, adapters.fill))).toBe(setup.amountIn);
+    expect(adapterBefore - (await pool.balanceOf(pool.asset, adapters.fill))).toBe(setup.amountIn);
   });
 
   it("a copy of the named finalizer's finalize, mined before it, cannot take the fee (FinalizerOnly) until deadline + grace; then anyone may", async () => {
     const setup = await provenAction("swap");
     const reservationId = await reservationOf(await act(2, setup));
     const [finalizer, copier] = [pool.user(4), pool.user(3)];
-    const wethOf = async () => [await balanceOf(weth, finalizer.account.address), await balanceOf(weth, copier.account.address)];
+    const wethOf = async () => [await pool.balanceOf(weth, finalizer.account.address), await pool.balanceOf(weth, copier.account.address)];
     const before = await wethOf();
     // The race of the issue: the copy (a higher tip) is mined first, in the same block as the finalizer's.
     await rpc(stack.rpcUrl, "evm_setAutomine", [false]);
@@ -196,15 +193,15 @@ describe("approved external actions", () => {
     // The copy's reason, by name: only the named finalizer, until deadline + FINALIZE_GRACE.
     const other = await provenAction("swap");
     const otherId = await reservationOf(await act(2, other));
-    const grace = (await read(stack.manifest.poolAddress, abi.pool, "FINALIZE_GRACE")) as bigint;
+    const grace = (await pool.read(stack.manifest.poolAddress, abi.pool, "FINALIZE_GRACE")) as bigint;
     const refused = await send(3, stack.manifest.poolAddress, abi.pool, "finalize", [otherId]).catch((error: BaseError) => error.walk((e) => e instanceof ContractFunctionRevertedError));
     expect((refused as ContractFunctionRevertedError).data).toMatchObject({ errorName: "FinalizerOnly", args: [otherId, finalizer.account.address, other.terms.deadline + grace] });
     // Past it, the finalizer may be gone: anyone finalizes, for the fee (the output is never stuck).
-    await rpc(stack.rpcUrl, "evm_increaseTime", [hex(Number(other.terms.deadline + grace - (await chainTime())) + 1)]);
+    await rpc(stack.rpcUrl, "evm_increaseTime", [hex(Number(other.terms.deadline + grace - (await pool.chainTime())) + 1)]);
     await rpc(stack.rpcUrl, "evm_mine", []);
-    const copierBefore = await balanceOf(weth, copier.account.address);
+    const copierBefore = await pool.balanceOf(weth, copier.account.address);
     await send(3, stack.manifest.poolAddress, abi.pool, "finalize", [otherId]);
-    expect((await balanceOf(weth, copier.account.address)) - copierBefore).toBe(other.terms.finalizeFee);
+    expect((await pool.balanceOf(weth, copier.account.address)) - copierBefore).toBe(other.terms.finalizeFee);
   });
 
   it("refuses an unapproved route, changed terms, a recipient other than the adapter, an expired action and an unknown reservation", async () => {
@@ -215,7 +212,7 @@ describe("approved external actions", () => {
       await expect(act(2, setup, { ...setup.terms, ...change })).rejects.toThrow(pattern);
     }
     await expect(act(2, setup, { ...setup.terms, routeId: keccak256(toHex("nope")) })).rejects.toThrow(/RouteNotApproved/);
-    const expired = await provenAction("swap", { deadline: (await chainTime()) - 1n });
+    const expired = await provenAction("swap", { deadline: (await pool.chainTime()) - 1n });
     await expect(act(2, expired)).rejects.toThrow(/ActionExpired/);
     await expect(send(4, stack.manifest.poolAddress, abi.pool, "finalize", [keccak256("0x02")])).rejects.toThrow(/ReservationUnknown/);
     // Only the owner approves routes.

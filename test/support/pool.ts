@@ -1,4 +1,4 @@
-import { erc20Abi, parseUnits, type Address, type Hex, type TransactionReceipt } from "viem";
+import { erc20Abi, parseUnits, type Abi, type Address, type Hex, type TransactionReceipt } from "viem";
 import type { DevStack } from "../../harness/index.ts";
 import {
   createAccountKeys,
@@ -24,6 +24,7 @@ import {
 } from "../../harness/client/index.ts";
 import { publicAmountOf } from "../../src/chain/ext-data.ts";
 import { clients } from "./chain.ts";
+import { rpc } from "./rpc.ts";
 
 /** Explicit: eth_estimateGas is wrong for snarkjs verifiers. */
 export const GAS = 6_000_000n;
@@ -93,7 +94,12 @@ export async function poolFixture(stack: DevStack) {
     return { proof, publicInputs: { ...witness.publicInputs, extDataHash }, extData };
   }
 
-  return { config, reviewed, prover, deployment, asset, levels, user, usdc, sync, deposit, depositBurst, fundedNote, prove, proveUnchecked };
+  /** A contract read as account 0 sees it; a token balance; the head's timestamp (the chain's clock, which tests move). */
+  const read = (address: Address, contractAbi: Abi, functionName: string, args: unknown[] = []) => user(0).public.readContract({ address, abi: contractAbi, functionName, args } as never);
+  const balanceOf = (token: Address, who: Address) => read(token, erc20Abi as Abi, "balanceOf", [who]) as Promise<bigint>;
+  const chainTime = async () => BigInt((await rpc<{ timestamp: Hex }>(stack.rpcUrl, "eth_getBlockByNumber", ["latest", false])).timestamp);
+
+  return { config, reviewed, prover, deployment, asset, levels, user, usdc, sync, deposit, depositBurst, fundedNote, prove, proveUnchecked, read, balanceOf, chainTime };
 }
 
 /** A private send of a freshly deposited 5 dUSDC note, proven against the served config, not yet submitted. */
