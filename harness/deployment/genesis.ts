@@ -96,8 +96,8 @@ export async function buildGenesis(fixtures: CompiledFixtures, levels: number): 
  * anvil lists blocks, transactions and accounts (an object's keys, in its past states too) in hash-map
  * order: sorted, the same chain is the same bytes.
  */
-export function canonicalState(json: Buffer): string {
-  const state = JSON.parse(json.toString("utf8")) as { blocks: Array<{ header: { number: string } }>; transactions: Array<{ info: { transaction_hash: string } }> };
+export function canonicalState(json: Uint8Array): string {
+  const state = JSON.parse(new TextDecoder().decode(json)) as { blocks: Array<{ header: { number: string } }>; transactions: Array<{ info: { transaction_hash: string } }> };
   state.blocks.sort((a, b) => Number(BigInt(a.header.number) - BigInt(b.header.number)));
   state.transactions.sort((a, b) => a.info.transaction_hash.localeCompare(b.info.transaction_hash));
   return JSON.stringify(sortedKeys(state));

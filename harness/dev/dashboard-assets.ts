@@ -236,7 +236,7 @@ const SCRIPT = `
 
 export interface Asset {
   type: string;
-  body: string | Buffer;
+  body: string | Uint8Array; // Uint8Array, not Buffer: the public types name no Node global
 }
 
 /** The files under /api/dev/dashboard/assets/, by name; read once, on first use. */
