@@ -2,6 +2,8 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import type { Hex } from "viem";
+import { DEFAULT_QUOTE_SETTINGS } from "./actions/quoter.ts";
+import { printable } from "./printable.ts";
 import { redactText } from "./redact.ts";
 import { buildQueueRuntime, type RateLimit } from "./server.ts";
 
@@ -33,6 +35,14 @@ const HELP = `Usage: node --experimental-strip-types src/main.ts --manifest <fil
   --headers-timeout-ms <ms>  headers not received within this are a 408 (default 10000)
   --rate-limit <n>/<s>|off   per client, at most n relays, quotes and finalizes per s seconds: 429 rate_limited
                              (default 60/60)
+  --max-in-flight <n>        operations in flight before new ones are 503 queue_full (default 64)
+  --max-in-flight-per-client <n>
+                             one client's share of them: past it, 429 too_many_in_flight (default 16)
+  --max-quotes-per-client <n>
+                             unexpired quotes one client may hold: past it, 429 too_many_quotes (default 32)
+  --quote-valid-for <s>      how long a quote may be submitted (default 120)
+  --quote-settle-within <s>  how long after its quote an action may settle before it is refunded (default 600)
+  --quote-slippage-bps <bps> minOutput is the expected output less this, in basis points (default 50)
   --log-level <level>        fatal, error, warn, info (default), debug, trace or silent; JSON lines (pino) on stdout,
                              each with the request id (reqId) or the operation id (operation)
 
@@ -43,29 +53,42 @@ Environment:
   QUEUE_RELAYER_KEY          the relayer's private key (0x...); its address must match the manifest's relayFees.relayer
 `;
 
-const { values } = parseArgs({
-  options: {
-    manifest: { type: "string" },
-    artifacts: { type: "string" },
-    host: { type: "string", default: "127.0.0.1" },
-    port: { type: "string", default: "8700" },
-    "public-rpc-url": { type: "string" },
-    "explorer-url": { type: "string" },
-    "chain-name": { type: "string" },
-    "cors-origin": { type: "string", multiple: true },
-    store: { type: "string" },
-    confirmations: { type: "string" },
-    "stuck-after-ms": { type: "string" },
-    "chain-timeout-ms": { type: "string" },
-    "rpc-timeout-ms": { type: "string" },
-    "request-timeout-ms": { type: "string" },
-    "headers-timeout-ms": { type: "string" },
-    "rate-limit": { type: "string" },
-    "log-level": { type: "string", default: "info" },
-    expose: { type: "boolean", default: false },
-    help: { type: "boolean", short: "h", default: false },
-  },
-});
+const OPTIONS = {
+  manifest: { type: "string" },
+  artifacts: { type: "string" },
+  host: { type: "string", default: "127.0.0.1" },
+  port: { type: "string", default: "8700" },
+  "public-rpc-url": { type: "string" },
+  "explorer-url": { type: "string" },
+  "chain-name": { type: "string" },
+  "cors-origin": { type: "string", multiple: true },
+  store: { type: "string" },
+  confirmations: { type: "string" },
+  "stuck-after-ms": { type: "string" },
+  "chain-timeout-ms": { type: "string" },
+  "rpc-timeout-ms": { type: "string" },
+  "request-timeout-ms": { type: "string" },
+  "headers-timeout-ms": { type: "string" },
+  "rate-limit": { type: "string" },
+  "max-in-flight": { type: "string" },
+  "max-in-flight-per-client": { type: "string" },
+  "max-quotes-per-client": { type: "string" },
+  "quote-valid-for": { type: "string" },
+  "quote-settle-within": { type: "string" },
+  "quote-slippage-bps": { type: "string" },
+  "log-level": { type: "string", default: "info" },
+  expose: { type: "boolean", default: false },
+  help: { type: "boolean", short: "h", default: false },
+} as const;
+// An unknown or malformed flag is one line and exit 2, as a shell tool says it, not a stack trace.
+const { values } = (() => {
+  try {
+    return parseArgs({ options: OPTIONS });
+  } catch (error) {
+    process.stderr.write(`queue-runtime: ${printable((error as Error).message)} (--help lists them)\n`);
+    return process.exit(2);
+  }
+})();
 if (values.help || !values.manifest) {
   process.stdout.write(HELP);
   process.exit(values.help ? 0 : 1);
@@ -80,6 +103,39 @@ const usage = (message: string): never => {
   process.stderr.write(`queue-runtime: ${message}\n`);
   process.exit(2);
 };
+// A number flag is a whole number in its range, or the start stops here: NaN would silently switch a limit off.
+const integer = (flag: keyof typeof values, min: number, max: number): number | undefined => {
+  const raw = values[flag];
+  if (raw === undefined) return undefined;
+  const value = typeof raw === "string" && /^[0-9]{1,15}$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!(value >= min && value <= max)) usage(`--${flag} takes a whole number from ${min} to ${max}`);
+  return value;
+};
+const defined = <T extends object>(entries: T) => Object.fromEntries(Object.entries(entries).filter(([, v]) => v !== undefined)) as Partial<T>;
+const DAY_MS = 86_400_000;
+const port = integer("port", 0, 65_535) as number;
+const relay = defined({
+  requiredConfirmations: integer("confirmations", 1, 1_000),
+  rpcTimeoutMs: integer("rpc-timeout-ms", 1, DAY_MS),
+  maxLiveOperations: integer("max-in-flight", 1, 100_000),
+  maxLivePerClient: integer("max-in-flight-per-client", 1, 100_000),
+});
+// An operator's chain has 12-second blocks: don't outbid a transaction that is merely waiting.
+const stuckAfterMs = integer("stuck-after-ms", 1, DAY_MS) ?? 30_000;
+const quotes = defined({
+  maxLivePerClient: integer("max-quotes-per-client", 1, 100_000),
+  validForSeconds: integer("quote-valid-for", 1, 86_400),
+  settleWithinSeconds: integer("quote-settle-within", 1, 30 * 86_400),
+  slippageBps: integer("quote-slippage-bps", 0, 10_000),
+});
+// An action quoted at the last second of its quote must still have time to settle.
+const quoteTerms = { ...DEFAULT_QUOTE_SETTINGS, ...quotes };
+if (quoteTerms.settleWithinSeconds <= quoteTerms.validForSeconds) usage("--quote-settle-within must be longer than --quote-valid-for");
+const timeouts = defined({
+  chainTimeoutMs: integer("chain-timeout-ms", 1, DAY_MS),
+  requestTimeoutMs: integer("request-timeout-ms", 1, DAY_MS),
+  headersTimeoutMs: integer("headers-timeout-ms", 1, DAY_MS),
+});
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
 if (!LOG_LEVELS.includes(values["log-level"])) usage(`--log-level must be one of ${LOG_LEVELS.join(", ")}`);
 const rateLimit = ((): RateLimit | false | undefined => {
@@ -107,15 +163,9 @@ try {
     ...(values["cors-origin"] ? { corsOrigins: values["cors-origin"] } : {}),
     relayerPrivateKey: relayerKey || undefined,
     store: values.store ?? path.join(path.dirname(values.manifest), "queue.sqlite"),
-    relay: {
-      ...(values.confirmations ? { requiredConfirmations: Number(values.confirmations) } : {}),
-      // An operator's chain has 12-second blocks: don't outbid a transaction that is merely waiting.
-      stuckAfterMs: Number(values["stuck-after-ms"] ?? 30_000),
-      ...(values["rpc-timeout-ms"] ? { rpcTimeoutMs: Number(values["rpc-timeout-ms"]) } : {}),
-    },
-    ...(values["chain-timeout-ms"] ? { chainTimeoutMs: Number(values["chain-timeout-ms"]) } : {}),
-    ...(values["request-timeout-ms"] ? { requestTimeoutMs: Number(values["request-timeout-ms"]) } : {}),
-    ...(values["headers-timeout-ms"] ? { headersTimeoutMs: Number(values["headers-timeout-ms"]) } : {}),
+    relay: { ...relay, stuckAfterMs },
+    quotes,
+    ...timeouts,
     ...(rateLimit === undefined ? {} : { rateLimit }),
     logger: { level: values["log-level"], redact: ["req.headers.authorization"] },
   });
@@ -125,7 +175,7 @@ try {
   };
   process.on("SIGINT", stop);
   process.on("SIGTERM", stop);
-  await app.listen({ host: values.host, port: Number(values.port) });
+  await app.listen({ host: values.host, port });
 } catch (error) {
   process.stderr.write(`queue-runtime: ${(error as Error).name}: ${redactText((error as Error).message, rpcUrl)}\n`);
   process.exit(1);

@@ -68,6 +68,41 @@ describe("the queue runtime on its own", () => {
     expect(bad.stderr.trim().split("\n")).toHaveLength(1);
   });
 
+  it("takes its quote terms and in-flight limits from flags, and refuses a number flag out of its range", async () => {
+    const { url, child } = await startRuntimeProcess(stack, ["--store", ":memory:", "--max-quotes-per-client", "1", "--quote-valid-for", "30", "--quote-slippage-bps", "1000"]);
+    try {
+      const swap = stack.manifest.routes.find((r) => r.action === "external" && r.kind === "sync") as { id: string };
+      const [usdc, weth] = [6, 18].map((decimals) => stack.manifest.assets.find((a) => a.decimals === decimals)?.address);
+      const ask = () =>
+        fetch(`${url}/api/queue/quote`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ deployment: { chainId: stack.manifest.chainId, poolAddress: stack.manifest.poolAddress, domain: stack.manifest.domain }, route: swap.id, assetIn: usdc, assetOut: weth, amountIn: "30000000" }),
+        });
+      const first = await ask();
+      expect(first.status).toBe(200);
+      const quote = (await first.json()) as { expectedOutput: string; minOutput: string; expiresAt: string };
+      expect(BigInt(quote.minOutput)).toBe((BigInt(quote.expectedOutput) * 9000n) / 10000n);
+      expect(Date.parse(quote.expiresAt) - Date.now()).toBeLessThanOrEqual(30_000);
+      const second = await ask();
+      expect(second.status).toBe(429);
+      expect(await second.json()).toMatchObject({ code: "too_many_quotes", limit: 1 });
+    } finally {
+      child.kill("SIGTERM");
+      await child;
+    }
+    // NaN, a fraction or a value past its range would switch a limit off or mean nothing: one line, exit 2.
+    for (const flags of [["--confirmations", "abc"], ["--max-in-flight", "0"], ["--quote-slippage-bps", "10001"], ["--port", "1.5"], ["--quote-valid-for", "900", "--quote-settle-within", "600"], ["--max-quote-per-client", "1"]]) {
+      const bad = await execa(process.execPath, ["--experimental-strip-types", "--no-warnings", "src/main.ts", "--manifest", stack.manifestPath, ...flags], {
+        env: { QUEUE_RPC_URL: stack.rpcUrl, QUEUE_RELAYER_KEY: RELAYER_KEY },
+        reject: false,
+      });
+      expect(bad.exitCode, flags.join(" ")).toBe(2);
+      expect(bad.stderr.trim().split("\n"), flags.join(" ")).toHaveLength(1);
+      expect(bad.stderr, flags.join(" ")).toMatch(/^queue-runtime: (--(confirmations|max-in-flight|quote-slippage-bps|port|quote-settle-within) |Unknown option '--max-quote-per-client')/);
+    }
+  });
+
   it("refuses to start when the chain contradicts the manifest", async () => {
     const manifest = JSON.parse(await readFile(stack.manifestPath, "utf8"));
     const variants: Array<[string, (m: Record<string, unknown>) => void, RegExp]> = [
