@@ -5,7 +5,7 @@ import type { QueueRuntimeOptions } from "../src/server.ts";
 import type { RelaySettings } from "../src/relay/settings.ts";
 import { relayControl } from "../src/relay/control.ts";
 import { printable } from "../src/printable.ts";
-import { StackParts, timed, type ProgressListener } from "./part/index.ts";
+import { StackParts, timed, type ProgressListener, type StackPart } from "./part/index.ts";
 import { stackInfoPart, stateDirPart, StackInfo, type LeftoverReport } from "./state-dir/index.ts";
 import { chainPart, faultsPart, forkUpstreamPart, saverPart, type DevAccount, type ForkPoint, type RpcFaultSpec, type RpcFaultState, type StackChain } from "./chain/index.ts";
 import { contractsPart, deploymentPart } from "./deployment/index.ts";
@@ -71,6 +71,14 @@ export interface DevStackOptions {
    * the last 40 lines at level info are kept in memory for `diagnostics()`, and nothing is printed.
    */
   logger?: FastifyServerOptions["logger"];
+  /**
+   * Gives up the start (as fetch's or execa's `signal`): when it aborts — a Ctrl-C, a test's timeout —
+   * the step under way stops (a bundle's unpacking, anvil's start) or the next does not begin, every part
+   * started so far is stopped, the state dir is left as it was found, and startDevStack rejects with
+   * `signal.reason` (an AbortError unless another reason was given). A stack that has started is not
+   * stopped by it: stop() does that.
+   */
+  signal?: AbortSignal;
 }
 
 export interface DevStack {
@@ -156,6 +164,8 @@ export { PersistedStateError } from "./deployment/index.ts";
  * and the queue runtime. Whatever was started is stopped again if a later step fails.
  */
 export async function startDevStack(options: DevStackOptions = {}): Promise<DevStack> {
+  const signal = options.signal;
+  signal?.throwIfAborted();
   const host = options.host ?? "127.0.0.1";
   const progress = options.onProgress;
   if (options.pool !== undefined && options.forkUrl === undefined) {
@@ -171,30 +181,39 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
   // those started so far, in reverse, then undoes what they wrote (the state dir left as it was found);
   // stop() stops them all, in reverse.
   const parts = new StackParts();
+  // Each part starts only if the start was not given up, and one given up while it started is stopped
+  // with the others (it is registered before it starts).
+  const start = async <T>(part: StackPart<T>): Promise<T> => {
+    signal?.throwIfAborted();
+    const started = await parts.start(part);
+    signal?.throwIfAborted();
+    return started;
+  };
   let startedChain: StackChain | undefined;
   try {
-    const dir = await parts.start(stateDirPart(options, { host }));
-    const upstream = await parts.start(forkUpstreamPart(options));
-    const contracts = await parts.start(contractsPart(options, { newLocalChain: !upstream.fork && !dir.resume }));
-    const chain = await parts.start(chainPart(options, { host, dir, upstream, genesisState: contracts.genesisState }));
+    const dir = await start(stateDirPart(options, { host }));
+    const upstream = await start(forkUpstreamPart(options));
+    const contracts = await start(contractsPart(options, { newLocalChain: !upstream.fork && !dir.resume }));
+    const chain = await start(chainPart(options, { host, dir, upstream, genesisState: contracts.genesisState }));
     startedChain = chain;
-    const saver = await parts.start(saverPart(options, { chain, file: dir.chainStateFile }));
-    const { manifest } = await parts.start(deploymentPart(options, { dir, upstream, contracts, chain, saver }));
-    const faults = await parts.start(faultsPart({ chain, manifest }));
+    const saver = await start(saverPart(options, { chain, file: dir.chainStateFile }));
+    const { manifest } = await start(deploymentPart(options, { dir, upstream, contracts, chain, saver }));
+    const faults = await start(faultsPart({ chain, manifest }));
     // One step: the runtime, its dev routes registered before it listens, listening.
     const { runtime, dev, queueUrl } = await timed(progress, "start queue runtime", async () => {
-      const runtime = await parts.start(runtimePart(options, { host, chain, faults, fork: upstream.fork !== null, manifest, dir }));
-      const dev = await parts.start(devRoutesPart({ runtime, chain, contracts, manifest, manifestPath: dir.manifestPath, faults, fork: upstream.capture, allowedHosts }));
+      const runtime = await start(runtimePart(options, { host, chain, faults, fork: upstream.fork !== null, manifest, dir }));
+      const dev = await start(devRoutesPart({ runtime, chain, contracts, manifest, manifestPath: dir.manifestPath, faults, fork: upstream.capture, allowedHosts }));
       // A loaded bundle's live operations wait, as saved, until the developer resumes the relayer (ctl
       // relayer resume): loading a file signs and sends nothing, and "stuck at submitted" stays so.
       if (dir.loadedLive > 0) {
         const live = dir.loadedLive;
         await timed(progress, "hold loaded operations", async () => relayControl(runtime.app)?.pause("dev"), () => `${live} live operation${live === 1 ? "" : "s"} from the bundle wait, the relayer paused: queue-devstack ctl relayer resume`);
       }
+      signal?.throwIfAborted();
       return { runtime, dev, queueUrl: await runtime.listen() };
     });
-    const info = await parts.start(stackInfoPart(options, { dir, upstream, chain, manifest, faults, queueUrl }));
-    const snapshots = await parts.start(snapshotsPart<DevStack>({ chain, runtime, faults, deployments: dev.deployments }));
+    const info = await start(stackInfoPart(options, { dir, upstream, chain, manifest, faults, queueUrl }));
+    const snapshots = await start(snapshotsPart<DevStack>({ chain, runtime, faults, deployments: dev.deployments }));
     dev.setReset(() => snapshots.reset());
 
     const app = runtime.app;
@@ -250,8 +269,10 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     return stack;
   } catch (error) {
     // A step that failed because anvil died says so, rather than as the RPC's "connection refused".
-    const exited = await startedChain?.exitError("during the stack's start-up", error);
+    const exited = signal?.aborted ? undefined : await startedChain?.exitError("during the stack's start-up", error);
     await parts.failedStart();
+    // Given up: whatever a step threw as it was cut short, the caller asked for this.
+    if (signal?.aborted) throw signal.reason;
     throw (options.load === undefined ? null : bundleFault(options.load, exited ?? error)) ?? exited ?? error;
   }
 }

@@ -188,14 +188,16 @@ const exec = execMode ? new ExecRuns(command, runs, process.stderr) : undefined;
 let stack: DevStack | undefined;
 let starting: Promise<DevStack> | undefined;
 let stopping = false;
+// A signal during start-up gives the start up: the step under way stops (a bundle's unpacking, anvil's
+// start), what started is stopped and the state dir (a temp one under exec) left as it was found.
+const startUp = new AbortController();
 async function shutdown(signal: NodeJS.Signals, why: string = signal): Promise<void> {
   // Under exec, a running command gets the signal; its end stops the stack.
   if (exec?.forward(signal)) return;
   if (stopping) return;
   stopping = true;
   out.write(`\n${why}: stopping the stack...\n`);
-  // A signal during start-up waits for the start to end (a failed one undoes itself), then stops what
-  // started: the state dir (a temp one under exec) is left as it was found.
+  startUp.abort(); // nothing once the stack has started: it is stopped below
   await (stack ?? (await starting?.catch(() => undefined)))?.stop();
   out.write("stopped.\n");
   process.exit(exec ? signalExitCode(signal) : 0);
@@ -245,9 +247,13 @@ try {
     relay: { requiredConfirmations: confirmations },
     corsOrigins,
     allowedHosts,
-    onProgress: ({ step, detail, ms }) => out.write(`  ${step.padEnd(22)} ${`${ms.toFixed(0)} ms`.padStart(8)}${detail ? `  ${printable(detail)}` : ""}\n`),
+    // Steps that end after a signal are being undone: not printed.
+    onProgress: ({ step, detail, ms }) => stopping || out.write(`  ${step.padEnd(22)} ${`${ms.toFixed(0)} ms`.padStart(8)}${detail ? `  ${printable(detail)}` : ""}\n`),
+    signal: startUp.signal,
   }));
 } catch (error) {
+  // Given up by a signal: shutdown() ends the process, as for any interrupt.
+  if (startUp.signal.aborted && error === startUp.signal.reason) await new Promise(() => {});
   const forkUrl = values["fork-url"] ?? process.env.DEVSTACK_FORK_URL;
   // A bundle, a chain or an upstream may have put text in the message: shown, never run by the terminal.
   process.stderr.write(`queue-devstack: ${printable(startFailure(error as Error, forkUrl))}\n`);

@@ -34,6 +34,11 @@ export interface ChainOptions {
    * once known, so the caller can record both: a run killed at any step leaves a findable anvil.
    */
   onProcess?: (process: { marker: string; pid: number | null }) => Promise<void>;
+  /**
+   * Gives up the start: an anvil still starting (loading a big state, say) is killed, and startChain
+   * rejects with the signal's reason. Once anvil is up the signal is let go: stop() stops it.
+   */
+  signal?: AbortSignal | undefined;
 }
 
 export interface DevAccount {
@@ -92,6 +97,7 @@ const EXIT_LINES = 10;
 
 /** Starts anvil (local, or forking an upstream at a pinned block) with chain id 11155111. */
 export async function startChain(options: ChainOptions): Promise<Chain> {
+  options.signal?.throwIfAborted();
   const binary = anvilBinaryPath();
   // anvil's --config-out holds every private key and the fork URL. It goes to a private (0700) folder
   // that is read and removed as soon as anvil is up; its path stays in anvil's command line as the marker.
@@ -152,17 +158,27 @@ export async function startChain(options: ChainOptions): Promise<Chain> {
     if (!exited) process.kill(pid, "SIGKILL");
     await exit;
   };
+  // Given up while anvil starts (loading a big state, say): it is killed, found by its marker (execa's own
+  // signal would leave its promise rejected unhandled), and its start fails at once. Spawned too late to
+  // be found, it is stopped once up, below.
+  const onAbort = () => void findAnvilPid(marker).then((found) => process.kill(found, "SIGKILL")).catch(() => {});
+  options.signal?.addEventListener("abort", onAbort, { once: true });
   try {
     await options.onProcess?.({ marker, pid: null });
+    options.signal?.throwIfAborted();
     await anvil.start();
   } catch (error) {
     await rm(runDir, { recursive: true, force: true });
+    if (options.signal?.aborted) throw options.signal.reason;
     const log = anvil.logs.join("").trim().split("\n").slice(-3).join(" | ");
     throw new ChainStartError(redactText(`anvil did not start: ${(error as Error).message}${log ? ` (${log})` : ""}`, options.fork?.url));
+  } finally {
+    options.signal?.removeEventListener("abort", onAbort);
   }
   try {
     port = listeningPort(anvil.logs.join(""));
     pid = await findAnvilPid(marker);
+    options.signal?.throwIfAborted();
     await options.onProcess?.({ marker, pid });
     const out = JSON.parse(await readFile(marker, "utf8")) as { available_accounts: Hex[]; private_keys: Hex[] };
     const accounts = out.available_accounts.map((address, i) => ({ address: getAddress(address), privateKey: out.private_keys[i] as Hex }));
@@ -178,9 +194,10 @@ export async function startChain(options: ChainOptions): Promise<Chain> {
       exitError,
     };
   } catch (error) {
-    const gone = await exitError("while it was starting", error);
+    const aborted = options.signal?.aborted === true;
+    const gone = aborted ? undefined : await exitError("while it was starting", error);
     await stop({ graceful: false });
-    throw gone ?? error;
+    throw aborted ? options.signal?.reason : (gone ?? error);
   } finally {
     await rm(runDir, { recursive: true, force: true });
   }

@@ -65,7 +65,7 @@ export interface StackChain extends Chain {
 
 /** anvil, local or forking the upstream, from a saved chain or the genesis when there is one. */
 export function chainPart(
-  options: { chainPort?: number; persist?: boolean; onProgress?: ProgressListener },
+  options: { chainPort?: number; persist?: boolean; onProgress?: ProgressListener; signal?: AbortSignal },
   args: {
     host: string;
     dir: { stateDir: string; chainStateFile: string; resume: boolean; recordAnvil(anvil: { marker: string; pid: number | null }): Promise<void> };
@@ -86,6 +86,7 @@ export function chainPart(
         // anvil writes the chain when it is stopped, also by the orphan guard when this process dies.
         dumpState: options.persist ? dir.chainStateFile : undefined,
         onProcess: (anvil) => dir.recordAnvil(anvil),
+        signal: options.signal,
       }),
     );
     // The chain is written only once it is known good (deployed, or checked against the manifest): until

@@ -11,9 +11,11 @@ export class OverCapError extends Error {
 /**
  * Gunzips a stream, in chunks (the event loop keeps turning: a signal is handled meanwhile), counting
  * the bytes out and stopping at `cap`: a small gzip that expands to gigabytes costs at most `cap`.
- * Into a file (nothing held in memory), or into memory when `to` is null.
+ * Into a file (nothing held in memory), or into memory when `to` is null. An aborted `signal` destroys
+ * the streams at once (a Ctrl-C while a part unpacks) and rejects with an AbortError.
  */
-export async function gunzipBounded(from: Readable | Uint8Array, cap: number, to: string | null): Promise<Buffer | null> {
+export async function gunzipBounded(from: Readable | Uint8Array, cap: number, to: string | null, signal?: AbortSignal): Promise<Buffer | null> {
+  const options = signal ? { signal } : {};
   let total = 0;
   const counter = new Transform({
     transform(chunk: Buffer, _encoding, done) {
@@ -24,7 +26,7 @@ export async function gunzipBounded(from: Readable | Uint8Array, cap: number, to
   });
   const source = from instanceof Readable ? from : Readable.from([Buffer.from(from.buffer, from.byteOffset, from.byteLength)]);
   if (to !== null) {
-    await pipeline(source, createGunzip(), counter, createWriteStream(to));
+    await pipeline(source, createGunzip(), counter, createWriteStream(to), options);
     return null;
   }
   const chunks: Buffer[] = [];
@@ -34,7 +36,7 @@ export async function gunzipBounded(from: Readable | Uint8Array, cap: number, to
       done();
     },
   });
-  await pipeline(source, createGunzip(), counter, sink);
+  await pipeline(source, createGunzip(), counter, sink, options);
   return Buffer.concat(chunks, total);
 }
 

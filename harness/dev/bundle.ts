@@ -156,24 +156,27 @@ type UnpackTargets = { chainState: string; manifest: string; store: string };
  * anvil's dump, the manifest by parseManifest and against the runtime's constants and the chain's code,
  * the store's rows each validated and inserted into a fresh store of our schema — before any is renamed
  * into place. Every refusal is one BundleError naming the file and the part. Returns how many of its
- * operations are live (the stack holds them until the relayer is resumed).
+ * operations are live (the stack holds them until the relayer is resumed). An aborted `signal` (a
+ * Ctrl-C) stops it between parts or inside a part's decompression, writing nothing: it rejects with the
+ * signal's reason, never a BundleError.
  */
-export async function unpackBundle(file: string, files: UnpackTargets, stateDir: string): Promise<{ mode: "local" | "fork"; live: number; failed: number }> {
-  const bundle = await readEnvelope(file);
+export async function unpackBundle(file: string, files: UnpackTargets, stateDir: string, signal?: AbortSignal): Promise<{ mode: "local" | "fork"; live: number; failed: number }> {
+  signal?.throwIfAborted();
+  const bundle = await readEnvelope(file, signal);
   // A run killed while unpacking left its folder (no other stack runs from this state dir now).
   for (const entry of await readdir(stateDir)) if (entry.startsWith(STAGING_PREFIX)) await rm(path.join(stateDir, entry), { recursive: true, force: true });
   const staging = await mkdtemp(path.join(stateDir, STAGING_PREFIX));
   try {
     const staged = { chainState: path.join(staging, "chain-state.json"), manifest: path.join(staging, "manifest.json"), store: path.join(staging, "queue.sqlite") };
     let accounts: Record<string, { code: string }> = {};
-    await part(file, "chain", async () => {
-      await gunzipBounded(Buffer.from(bundle.chain, "base64"), BUNDLE_CAPS.chain, staged.chainState);
+    await part(file, "chain", signal, async () => {
+      await gunzipBounded(Buffer.from(bundle.chain, "base64"), BUNDLE_CAPS.chain, staged.chainState, signal);
       accounts = checkChain(await readFile(staged.chainState)).accounts;
     });
     let manifest: DeploymentConfig | undefined;
     let live = 0;
     let failed = 0;
-    await part(file, "manifest", async () => {
+    await part(file, "manifest", signal, async () => {
       const bytes = Buffer.from(bundle.manifest, "utf8");
       if (bytes.length > BUNDLE_CAPS.manifest) throw new OverCapError(`is more than ${formatBytes(BUNDLE_CAPS.manifest)}`);
       const { parseManifest } = await import("../../src/server.ts");
@@ -182,15 +185,16 @@ export async function unpackBundle(file: string, files: UnpackTargets, stateDir:
       if (differs !== null) throw new Error(`it does not describe this runtime and the bundle's chain: ${differs}`);
       await writeFile(staged.manifest, bytes);
     });
-    await part(file, "store", async () => {
-      const rows = await storeRows(bundle, path.join(staging, "store-v1.sqlite"));
+    await part(file, "store", signal, async () => {
+      const rows = await storeRows(bundle, path.join(staging, "store-v1.sqlite"), signal);
       const settlement = await settleAttempts(rows, manifest as DeploymentConfig);
       const settled = settlement.rows;
       failed = settlement.failed.length;
       writeFreshStore(staged.store, settled);
       live = settled.operations.filter((op) => !TERMINAL_STATES.has(op.state)).length;
     });
-    // Checked: into place. The store may live outside the state dir (another filesystem).
+    // Checked: into place, unless given up meanwhile. The store may live outside the state dir (another filesystem).
+    signal?.throwIfAborted();
     await rename(staged.chainState, files.chainState);
     await rename(staged.manifest, files.manifest);
     await rename(staged.store, files.store).catch(async (error: NodeJS.ErrnoException) => {
@@ -204,14 +208,14 @@ export async function unpackBundle(file: string, files: UnpackTargets, stateDir:
 }
 
 /** The outer JSON, read with the file's and its decompression's caps, and its shape. */
-async function readEnvelope(file: string): Promise<z.output<typeof Bundle>> {
+async function readEnvelope(file: string, signal: AbortSignal | undefined): Promise<z.output<typeof Bundle>> {
   try {
     const stats = await stat(file);
     // A FIFO or a device would be read for ever (/dev/zero, a pipe nobody writes): its size means nothing.
     if (!stats.isFile()) throw new BundleError(`${file} is not a regular file: a bundle is one`);
     const { size } = stats;
     if (size > BUNDLE_CAPS.file) throw new BundleError(`${file} is ${size} bytes: a bundle may be at most ${formatBytes(BUNDLE_CAPS.file)}`);
-    const json = (await gunzipBounded(createReadStream(file), BUNDLE_CAPS.envelope, null)) as Buffer;
+    const json = (await gunzipBounded(createReadStream(file), BUNDLE_CAPS.envelope, null, signal)) as Buffer;
     const parsed = parseJsonBounded(json, BUNDLE_VALUE_CAPS.envelope) as { format?: unknown; version?: unknown };
     if (parsed?.format !== BUNDLE_FORMAT) throw new BundleError(`${file} is not a queue-devstack bundle`);
     if (!READ_VERSIONS.has(parsed.version)) {
@@ -222,17 +226,20 @@ async function readEnvelope(file: string): Promise<z.output<typeof Bundle>> {
     if (!shaped.success) throw new Error(`it is not a bundle's JSON (${issuesOf(shaped.error)})`);
     return shaped.data;
   } catch (error) {
+    if (signal?.aborted) throw signal.reason; // given up, not refused
     if (error instanceof BundleError) throw error;
     const why = error instanceof OverCapError ? `it ${error.message}` : firstLine(error);
     throw new BundleError(`${file} is not a readable bundle (damaged or truncated): ${why}`);
   }
 }
 
-/** Runs a part's unpacking and check; anything wrong is a BundleError naming the file and the part. */
-async function part(file: string, name: "chain" | "manifest" | "store", unpack: () => Promise<void>): Promise<void> {
+/** Runs a part's unpacking and check; anything wrong is a BundleError naming the file and the part (an abort is not the part's fault). */
+async function part(file: string, name: "chain" | "manifest" | "store", signal: AbortSignal | undefined, unpack: () => Promise<void>): Promise<void> {
+  signal?.throwIfAborted();
   try {
     await unpack();
   } catch (error) {
+    if (signal?.aborted) throw signal.reason;
     const why = error instanceof OverCapError ? `it ${error.message}` : (error as { code?: string }).code === "Z_DATA_ERROR" ? `it is not gzip (${firstLine(error)})` : firstLine(error);
     throw new BundleError(`${file}: its ${name} part is refused: ${why}`);
   }
@@ -254,13 +261,13 @@ function issuesOf(error: z.ZodError): string {
  * The store's rows, validated. Version 2 carries them as JSON; version 1 an SQLite file, unpacked into
  * the staging folder and only read (bundle-store.ts), never opened by the runtime.
  */
-async function storeRows(bundle: z.output<typeof Bundle>, v1File: string): Promise<StoreRows> {
+async function storeRows(bundle: z.output<typeof Bundle>, v1File: string, signal: AbortSignal | undefined): Promise<StoreRows> {
   const gzip = Buffer.from(bundle.store, "base64");
   if (bundle.version === 1) {
-    await gunzipBounded(gzip, BUNDLE_CAPS.store, v1File);
+    await gunzipBounded(gzip, BUNDLE_CAPS.store, v1File, signal);
     return parseStoreRows(readStoreRows(v1File, BUNDLE_VALUE_CAPS.store));
   }
-  const json = (await gunzipBounded(gzip, BUNDLE_CAPS.store, null)) as Buffer;
+  const json = (await gunzipBounded(gzip, BUNDLE_CAPS.store, null, signal)) as Buffer;
   return parseStoreRows(parseJsonBounded(json, BUNDLE_VALUE_CAPS.store));
 }
 

@@ -66,6 +66,8 @@ export function stateDirPart(
     chainPort?: number;
     queuePort?: number;
     onProgress?: ProgressListener;
+    /** Gives up the start: a bundle's unpacking stops at once. */
+    signal?: AbortSignal;
   },
   args: { host: string },
 ): StackPart<StateDir> {
@@ -108,7 +110,7 @@ export function stateDirPart(
       ? await timed(progress, "unpack bundle", async () => {
           if (options.forkUrl !== undefined || options.pool !== undefined) throw new BundleError("a bundle holds its whole chain (a fork's too): load it without a fork URL or a pinned Pool");
           if ((await exists(manifestPath)) || (await exists(chainStateFile))) throw new BundleError(`${stateDir} already holds a stack: load a bundle into an empty state dir`);
-          const unpacked = await unpackBundle(options.load as string, { chainState: chainStateFile, manifest: manifestPath, store: storePath }, stateDir);
+          const unpacked = await unpackBundle(options.load as string, { chainState: chainStateFile, manifest: manifestPath, store: storePath }, stateDir, options.signal);
           loadedFork = unpacked.mode === "fork";
           loadedLive = unpacked.live;
           return unpacked;
