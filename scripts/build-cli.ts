@@ -1,3 +1,4 @@
+import path from "node:path";
 import { build } from "esbuild";
 
 // The installed CLI (`npx queue-devstack`) as one file. Started from tsc's output, Node resolves and
@@ -8,10 +9,18 @@ import { build } from "esbuild";
 // finds files next to itself (@fastify/swagger-ui's static assets, the anvil binary package), and
 // the process spawners (@viem/anvil, execa), which stay as installed.
 const EXTERNAL = ["snarkjs", "circomlibjs", "solc", "hardhat", "@fastify/swagger-ui", "@foundry-rs/*", "@viem/anvil", "execa"];
+// The build's folder: dist/ (npm run build), or another one given (the consumer test builds in a temp folder of its own).
+const repo = path.resolve(import.meta.dirname, "..");
+const dist = path.resolve(process.argv[2] ?? "dist");
+const cli = path.join(dist, "scripts", "dev-stack.js");
 
 await build({
-  entryPoints: ["dist/scripts/dev-stack.js"],
-  outfile: "dist/scripts/dev-stack.js",
+  entryPoints: [cli],
+  outfile: cli,
+  // Elsewhere (the consumer test's staging folder), the same bundle as in dist/: paths (its comments)
+  // from the package's folder, and the dependencies from the repository's node_modules.
+  absWorkingDir: path.dirname(dist),
+  nodePaths: [path.join(repo, "node_modules")],
   allowOverwrite: true,
   bundle: true,
   platform: "node",

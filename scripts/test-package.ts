@@ -8,9 +8,11 @@
 // - every entry point, the CLI and the README's vitest project under an older Node, if the machine
 //   has one: the one-line refusal, no stack trace;
 // - `npx queue-devstack --json` stopped with Ctrl-C, leaving no process, its summary as the README shows it.
-// A file missing from the package fails here. Run by `npm test`. Everything made here, the consumer's
-// own temp folders included (its TMPDIR), is under one temp folder, removed whether it passes or fails.
-import { access, mkdir, mkdtemp, readFile, readdir, realpath, rm, writeFile } from "node:fs/promises";
+// A file missing from the package fails here. Run by `npm test`. Everything made here, the package's
+// build and the consumer's own temp folders included (its TMPDIR), is under one temp folder, removed
+// whether it passes or fails; the repository's dist/ is left as it was (checked), so runs at once, or
+// a run while someone else uses dist/, never meet.
+import { access, cp, mkdir, mkdtemp, readFile, readdir, realpath, rm, stat, writeFile } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
 import path from "node:path";
 import { execa, type Options, type Result } from "execa";
@@ -23,6 +25,7 @@ import { hardhatConsumer } from "./consumer/hardhat.ts";
 const repo = path.resolve(import.meta.dirname, "..");
 const work = await mkdtemp(path.join(tmpdir(), "queue-devstack-consumer-"));
 const project = path.join(work, "project");
+const stage = path.join(work, "package");
 const consumerTmp = path.join(work, "tmp");
 const version = async (pkg: string) => (JSON.parse(await readFile(path.join(repo, "node_modules", pkg, "package.json"), "utf8")) as { version: string }).version;
 
@@ -116,13 +119,46 @@ function refusedInOneLine(label: string, result: Result, expected: string): void
   }
 }
 
+/**
+ * The package as `npm run build` then `npm pack` make it, in the staging folder: what npm packs from
+ * the repository outside dist/ (its dry run's list: the manifest's "files", and npm's own rules, such
+ * as a README in any folder), copied, and tsc's and the CLI bundle's output in its dist/.
+ */
+async function buildStaged(): Promise<void> {
+  const { stdout } = await execa("npm", ["pack", "--dry-run", "--ignore-scripts", "--json"], { cwd: repo });
+  const [listed] = JSON.parse(stdout) as Array<{ files: Array<{ path: string }> }>;
+  const shipped = (listed?.files ?? []).map((f) => f.path).filter((f) => !f.startsWith("dist/"));
+  if (!shipped.includes("package.json")) throw new Error(`npm pack --dry-run said: ${stdout}`);
+  // Not packed, but esbuild reads it above dist/ as in the repository (its "strict": "use strict" in our modules).
+  for (const file of [...shipped, "tsconfig.json"]) {
+    await mkdir(path.dirname(path.join(stage, file)), { recursive: true });
+    await cp(path.join(repo, file), path.join(stage, file));
+  }
+  const dist = path.join(stage, "dist");
+  await execa("npx", ["tsc", "-p", "tsconfig.build.json", "--outDir", dist], { cwd: repo });
+  await execa(process.execPath, ["--experimental-strip-types", "--no-warnings=ExperimentalWarning", "scripts/build-cli.ts", dist], { cwd: repo });
+}
+
+/** The repository's dist/ as it stands (each file's size and mtime), or "absent": compared at the end. */
+async function distState(): Promise<string> {
+  const dist = path.join(repo, "dist");
+  const entries = await readdir(dist, { recursive: true }).catch(() => undefined);
+  if (entries === undefined) return "absent";
+  const lines = await Promise.all(entries.sort().map(async (entry) => {
+    const info = await stat(path.join(dist, entry));
+    return `${entry} ${info.size} ${info.mtimeMs}`;
+  }));
+  return lines.join("\n");
+}
+
+const distBefore = await distState();
 try {
   process.stdout.write(`consumer project in ${project}\n`);
   await mkdir(project, { recursive: true });
   await mkdir(consumerTmp);
-  await step("npm run build (dist/)", () => execa("npm", ["run", "build", "--silent"], { cwd: repo }));
+  await step("build (tsc and the CLI bundle) in a staging folder of this run's own, not dist/", buildStaged);
   const tarball = await step("npm pack", async () => {
-    const { stdout } = await execa("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", work], { cwd: repo });
+    const { stdout } = await execa("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", work], { cwd: stage });
     const [packed] = JSON.parse(stdout) as Array<{ filename: string; size: number; unpackedSize: number; entryCount: number }>;
     if (!packed) throw new Error(`npm pack said: ${stdout}`);
     const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
@@ -295,6 +331,9 @@ try {
   if (wanted("exec")) await execConsumer({ project, work, files, step, inProject });
   if (wanted("hardhat")) await hardhatConsumer({ work, tmp: consumerTmp, tarball, readme, step, inProject, version });
   if (wanted("foundry")) await foundryConsumer({ work, tmp: consumerTmp, tarball, readme, step, inProject, version });
+  await step("the repository's dist/ is as it was (built elsewhere, never written)", async () => {
+    if ((await distState()) !== distBefore) throw new Error("dist/ changed during the run: this run must not write it (or someone else built meanwhile)");
+  });
   process.stdout.write("the installed package works\n");
 } catch (error) {
   const { all, message } = error as { all?: string; message: string };
