@@ -21,6 +21,7 @@ import { MINIMUM_NODE, unsupportedNode } from "../src/node-version-guard.ts";
 import { execConsumer } from "./consumer/exec.ts";
 import { foundryConsumer } from "./consumer/foundry.ts";
 import { hardhatConsumer } from "./consumer/hardhat.ts";
+import { threadsConsumer } from "./consumer/threads.ts";
 
 const repo = path.resolve(import.meta.dirname, "..");
 const work = await mkdtemp(path.join(tmpdir(), "queue-devstack-consumer-"));
@@ -68,7 +69,7 @@ function readmeFiles(): Map<string, string> {
   return files;
 }
 
-// CONSUMER_ONLY=exec (or core, hardhat, foundry; comma-separated) runs those parts only, after the
+// CONSUMER_ONLY=exec (or core, hardhat, foundry, threads; comma-separated) runs those parts only, after the
 // install and the README's files that every part needs.
 const only = process.env.CONSUMER_ONLY?.split(",");
 const wanted = (part: string) => only === undefined || only.includes(part);
@@ -331,6 +332,7 @@ try {
   if (wanted("exec")) await execConsumer({ project, work, files, step, inProject });
   if (wanted("hardhat")) await hardhatConsumer({ work, tmp: consumerTmp, tarball, readme, step, inProject, version });
   if (wanted("foundry")) await foundryConsumer({ work, tmp: consumerTmp, tarball, readme, step, inProject, version });
+  if (wanted("threads")) await threadsConsumer({ project, step, inProject });
   await step("the repository's dist/ is as it was (built elsewhere, never written)", async () => {
     if ((await distState()) !== distBefore) throw new Error("dist/ changed during the run: this run must not write it (or someone else built meanwhile)");
   });

@@ -1,5 +1,48 @@
-import * as snarkjs from "snarkjs";
+import { createRequire } from "node:module";
+import { isMainThread } from "node:worker_threads";
 import { ArtifactIntegrityError, checkProofFiles, type ProofFilePins, type ProofFiles } from "./proof-files.ts";
+
+/** The part of snarkjs the prover uses (snarkjs ships no types). */
+interface Groth16 {
+  fullProve(input: Record<string, unknown>, wasm: { type: "mem"; data: Uint8Array }, zkey: { type: "mem"; data: Uint8Array }): Promise<{ proof: SnarkProof; publicSignals: string[] }>;
+  verify(verificationKey: unknown, publicSignals: string[], proof: SnarkProof): Promise<boolean>;
+}
+
+let loading: Promise<Groth16> | undefined;
+
+/**
+ * snarkjs, loaded on the first proof and kept, so that importing the client loads none of it (nor
+ * its worker threads).
+ */
+function groth16(): Promise<Groth16> {
+  loading ??= loadSnarkjs().then(
+    (snarkjs) => snarkjs.groth16,
+    (error: unknown) => {
+      loading = undefined; // not kept: the next proof tries again
+      throw error;
+    },
+  );
+  return loading;
+}
+
+/**
+ * ffjavascript's web-worker decides when it is loaded which side of a Worker it is on: loaded off the
+ * main thread (in vitest's threads pool, or any worker_threads Worker), it takes itself for a worker it
+ * started and throws (no workerData). So off the main thread snarkjs's CommonJS build is required, in
+ * one synchronous step, with worker_threads saying "main thread" for that step alone: web-worker then
+ * exports its Worker class as on the main thread, and the workers it starts see the truth.
+ */
+async function loadSnarkjs(): Promise<{ groth16: Groth16 }> {
+  if (isMainThread) return (await import("snarkjs")) as { groth16: Groth16 };
+  const require = createRequire(import.meta.url);
+  const threads = require("node:worker_threads") as { isMainThread: boolean };
+  threads.isMainThread = true;
+  try {
+    return require("snarkjs") as { groth16: Groth16 };
+  } finally {
+    threads.isMainThread = false;
+  }
+}
 
 /** A proof the pinned verification key does not accept: it is never returned, so it never leaves the client. */
 export class ProofVerificationError extends Error {
@@ -43,10 +86,7 @@ export function createProver(files: ProofFiles, pins: ProofFilePins): Prover {
   }
   return {
     async prove(input) {
-      const { proof, publicSignals } = (await snarkjs.groth16.fullProve(input, { type: "mem", data: files.wasm }, { type: "mem", data: files.zkey })) as {
-        proof: SnarkProof;
-        publicSignals: string[];
-      };
+      const { proof, publicSignals } = await (await groth16()).fullProve(input, { type: "mem", data: files.wasm }, { type: "mem", data: files.zkey });
       await verifyOrThrow(verificationKey, publicSignals, proof);
       const big = (x: string | undefined) => BigInt(x as string);
       const [a, b, c] = [proof.pi_a, proof.pi_b, proof.pi_c];
@@ -69,7 +109,7 @@ export function createProver(files: ProofFiles, pins: ProofFilePins): Prover {
 async function verifyOrThrow(verificationKey: unknown, publicSignals: string[], proof: SnarkProof): Promise<void> {
   let valid: boolean;
   try {
-    valid = await snarkjs.groth16.verify(verificationKey, publicSignals, proof);
+    valid = await (await groth16()).verify(verificationKey, publicSignals, proof);
   } catch (error) {
     // A key snarkjs cannot even use (wrong shape, wrong number of inputs) fails like a wrong proof.
     throw new ProofVerificationError(`the proof could not be verified with the pinned verification key: ${(error as Error).message}`, { cause: error });
