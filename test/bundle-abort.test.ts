@@ -6,8 +6,9 @@ import { gzipSync } from "node:zlib";
 import { execa } from "execa";
 import { beforeAll, describe, expect, it } from "vitest";
 import { startDevStack } from "../harness/index.ts";
+import { startChain } from "../harness/chain/chain.ts";
 import { gunzipBounded } from "../harness/dev/bounded-gunzip.ts";
-import { anvilsWith } from "./support/processes.ts";
+import { alive, anvilsWith } from "./support/processes.ts";
 import { withStacks } from "./support/stacks.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
 
@@ -178,5 +179,29 @@ describe("startDevStack({ signal }) while a good bundle loads", () => {
     controller.abort();
     await expect(unpacking).rejects.toMatchObject({ name: "AbortError" });
     expect(source.destroyed).toBe(true);
+  });
+
+  it("anvil aborted as it starts: killed, startChain rejects with the reason, its run folder removed", async () => {
+    const { stateDir, asFound } = await stateDirWithFiles();
+    const controller = new AbortController();
+    const reason = new Error("given up");
+    const seen: number[] = [];
+    // Aborted the moment anvil's process is there (it may be listening by then: the outcome is the same).
+    const onProcess = async ({ marker, pid }: { marker: string; pid: number | null }) => {
+      if (pid !== null) return;
+      void (async () => {
+        while (!controller.signal.aborted) {
+          const found = await anvilsWith(marker);
+          if (found.length > 0) return (seen.push(...found), controller.abort(reason));
+          await new Promise(setImmediate);
+        }
+      })();
+    };
+    const started = startChain({ host: "127.0.0.1", port: 0, stateDir, onProcess, signal: controller.signal });
+    void started.then((chain) => chain.stop(), () => {}); // one that starts all the same (this test then fails) is stopped
+    await expect(started).rejects.toBe(reason);
+    expect(seen).toHaveLength(1);
+    expect(alive(seen[0] as number)).toBe(false);
+    await asFound();
   });
 });
