@@ -7,6 +7,7 @@ export { actionControls, type ActionControls } from "./action-controls.ts";
 export type { DeploymentSwitch, ServedDeployment } from "./deployment-switch.ts";
 export { traceOf, type Trace, type TracedCall } from "./trace.ts";
 export { BundleError, saveBundle, unpackBundle } from "./bundle.ts";
+export { gunzipBounded } from "./bounded-gunzip.ts";
 export { SnapshotError, type StackSnapshot } from "./snapshot.ts";
 export { allowedHostsFor, checkAllowedHosts, hostAllowed, hostnameOf, AllowedHostError, type AllowedHosts } from "./allowed-hosts.ts";
 // The dashboard's operations list, a page at a time: rendered from store records alone (tested without a chain).
