@@ -61,10 +61,9 @@ function upwardImports(graph: Graph): string[] {
 }
 
 /**
- * The back doors kept on purpose, each with its reason. The vitest integration takes the queue client
- * alone: the client's door also loads the prover (snarkjs), whose web-worker dependency throws when it
- * is loaded in a worker thread, as in vitest's threads pool. The Hardhat plugin likewise: a connection
- * needs the queue client, not the prover's load time.
+ * The back doors kept on purpose, each with its reason. The vitest integration and the Hardhat plugin
+ * take the queue client alone: a connection needs it, not the rest of the client's door (the note,
+ * key and tree code, about 110 ms more to import in every test worker).
  */
 const KNOWN_BACK_DOORS = ["harness/vitest/index.ts -> harness/client/queue-client.ts", "harness/hardhat/devstack.ts -> harness/client/queue-client.ts"];
 

@@ -1,7 +1,7 @@
 import type { Address } from "viem";
 import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
 import type { DevAccount } from "../chain/index.ts";
-// The queue client alone, not the client's door: that loads the prover (snarkjs), which a Hardhat run does not need.
+// The queue client alone, not the client's door: a connection needs no note, key or tree code (~110 ms to import).
 import { createQueueClient, reviewedFrom, type QueueClient } from "../client/queue-client.ts";
 import { DEVSTACK_NETWORK } from "./names.ts";
 import type { PluginSnapshot, WorkerStack } from "./stacks.ts";
