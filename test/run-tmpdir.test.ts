@@ -1,8 +1,8 @@
-import { mkdir } from "node:fs/promises";
+import { mkdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { leftBehind, RUN_TMPDIR_PREFIX } from "./support/run-tmpdir.ts";
+import { leftBehind, RUN_TMPDIR_PREFIX, stacksStopped } from "./support/run-tmpdir.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
 
 // The suite's own hygiene check (test/support/run-tmpdir.ts, a globalSetup): each run writes its temp
@@ -26,5 +26,20 @@ describe("the run's TMPDIR", () => {
     expect(await leftBehind(dir)).toEqual([]);
     for (const entry of ["queue-devstack-abc123", "bench-stack-x", "node-compile-cache", "xdg-cache"]) await mkdir(path.join(dir, entry));
     expect(await leftBehind(dir)).toEqual(["bench-stack-x", "queue-devstack-abc123"]);
+  });
+
+  it("waits for a stack that is removing itself (its process record gone first, then its folder), and no longer for one that stays", async () => {
+    const dir = await tempDir("fake-run-");
+    const stopping = path.join(dir, "queue-devstack-stopping");
+    await mkdir(stopping);
+    await writeFile(path.join(stopping, "queue.sqlite"), "");
+    const removed = new Promise((resolve) => setTimeout(resolve, 300)).then(() => rm(stopping, { recursive: true }));
+    await stacksStopped(dir);
+    expect(await leftBehind(dir)).toEqual([]);
+    await removed;
+    // A folder that never goes is waited for a moment, then is the leftover it is.
+    await mkdir(path.join(dir, "queue-devstack-leaked"));
+    await stacksStopped(dir, 200);
+    expect(await leftBehind(dir)).toEqual(["queue-devstack-leaked"]);
   });
 });

@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { readProcessRecord, TEMP_STATE_DIR_PREFIX } from "../../harness/state-dir/index.ts";
@@ -22,6 +22,8 @@ const NOT_A_LEFTOVER = new Set(["node-compile-cache", RUN_CACHE]);
 
 /** How long the end of the run waits for workers still stopping their stacks. */
 const STOPPING_GRACE_MS = 60_000;
+/** How long a stack folder without its process record (one removing itself) is waited for. */
+const RECORDLESS_GRACE_MS = 5_000;
 
 let runDir: string | undefined;
 let outerTmpdir: string | undefined;
@@ -47,9 +49,10 @@ export async function teardown(): Promise<void> {
   // vitest integration's stack) to finish stopping: their stacks remove their own folders moments later.
   await stacksStopped(dir);
   const left = await leftBehind(dir);
+  const described = await Promise.all(left.map((entry) => describeLeftover(dir, entry)));
   await rm(dir, { recursive: true, force: true });
   if (left.length > 0) {
-    throw new Error(`the tests left ${left.length} temp folder(s) or file(s) behind (now removed): ${left.join(", ")}. Each test must remove what it made, whether it passes or fails.`);
+    throw new Error(`the tests left ${left.length} temp folder(s) or file(s) behind (now removed): ${described.join("; ")}. Each test must remove what it made, whether it passes or fails.`);
   }
 }
 
@@ -58,13 +61,33 @@ export async function leftBehind(dir: string): Promise<string[]> {
   return (await readdir(dir).catch(() => [] as string[])).filter((entry) => !NOT_A_LEFTOVER.has(entry)).sort();
 }
 
+/** A leftover, with what says who made it: its files, and a stack's owner PID and ports. */
+async function describeLeftover(dir: string, entry: string): Promise<string> {
+  const files = await readdir(path.join(dir, entry)).catch(() => undefined);
+  if (files === undefined) return entry;
+  const record = await readProcessRecord(path.join(dir, entry)).catch(() => undefined);
+  const info = await readFile(path.join(dir, entry, "stack.json"), "utf8").then((text) => JSON.parse(text) as { rpcUrl?: string; queueUrl?: string }, () => undefined);
+  const owner = record ? ` owner pid ${record.owner.pid}` : "";
+  const urls = info ? ` ${info.rpcUrl ?? ""} ${info.queueUrl ?? ""}` : "";
+  return `${entry} [${files.join(" ")}]${owner}${urls}`;
+}
+
 /** Waits (bounded) until no stack in the folder has an owner still running: a worker stopping its stack. */
-async function stacksStopped(dir: string): Promise<void> {
+export async function stacksStopped(dir: string, recordlessGraceMs = RECORDLESS_GRACE_MS): Promise<void> {
   const deadline = Date.now() + STOPPING_GRACE_MS;
+  // A stack that is stopping removes its process record first, then its folder: a folder seen without
+  // a record is given a moment to go before it counts as left behind.
+  const recordless = new Map<string, number>();
   while (Date.now() < deadline) {
     const entries = (await readdir(dir).catch(() => [] as string[])).filter((entry) => entry.startsWith(TEMP_STATE_DIR_PREFIX));
-    const owners = await Promise.all(entries.map(async (entry) => (await readProcessRecord(path.join(dir, entry)))?.owner.pid));
-    if (!owners.some((pid) => pid !== undefined && pid !== process.pid && isAlive(pid))) return;
+    const records = await Promise.all(entries.map(async (entry) => [entry, await readProcessRecord(path.join(dir, entry))] as const));
+    const now = Date.now();
+    const waiting = records.some(([entry, record]) => {
+      if (record) return record.owner.pid !== process.pid && isAlive(record.owner.pid);
+      if (!recordless.has(entry)) recordless.set(entry, now);
+      return now - (recordless.get(entry) as number) < recordlessGraceMs;
+    });
+    if (!waiting) return;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
