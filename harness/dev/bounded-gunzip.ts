@@ -13,8 +13,9 @@ export class OverCapError extends Error {
  * the bytes out and stopping at `cap`: a small gzip that expands to gigabytes costs at most `cap`.
  * Into a file (nothing held in memory), or into memory when `to` is null. An aborted `signal` destroys
  * the streams at once (a Ctrl-C while a part unpacks) and rejects with an AbortError.
+ * Typed Uint8Array (a Buffer at run time): the public types name no Node global.
  */
-export async function gunzipBounded(from: Readable | Uint8Array, cap: number, to: string | null, signal?: AbortSignal): Promise<Buffer | null> {
+export async function gunzipBounded(from: Readable | Uint8Array, cap: number, to: string | null, signal?: AbortSignal): Promise<Uint8Array | null> {
   const options = signal ? { signal } : {};
   let total = 0;
   const counter = new Transform({
