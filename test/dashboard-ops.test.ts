@@ -1,8 +1,9 @@
+import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import type { RelayControl } from "../src/relay/control.ts";
 import { OPERATION_STATES } from "../src/relay/operation.ts";
 import { SqliteOperationStore, type OperationRecord } from "../src/relay/store.ts";
-import { dashboardAssets, dashboardPageHtml as pageHtml, opsPageHtml, DASHBOARD_PAGE_SIZE as PAGE_SIZE } from "../harness/dev/index.ts";
+import { dashboardAssets, dashboardPageHtml as pageHtml, opsPageHtml, DASHBOARD_PAGE_SIZE as PAGE_SIZE, dashboardPushEvent } from "../harness/dev/index.ts";
 
 // The dashboard's list, a page at a time, over a store's worth of operations: a real store (in memory),
 // read through the two parts of the relay control the list uses. No chain needed.
@@ -104,5 +105,23 @@ describe("dashboard operations list", () => {
     // The page shows them as a legend, in the diagram's order.
     const legend = /<p class="legend">(.*?)<\/p>/.exec(pageHtml("/api/dev"))?.[1] ?? "";
     expect([...legend.matchAll(/data-state="([a-z]+)"/g)].map((m) => m[1])).toEqual([...OPERATION_STATES]);
+  });
+});
+
+describe("the dashboard's push channel", () => {
+  it("drops a page that stopped reading once its unsent events pass the cap, and keeps writing to the others", () => {
+    const received: string[] = [];
+    const reading = { res: new Writable({ write: (chunk, _encoding, done) => (received.push(String(chunk)), done()) }) };
+    // A socket whose peer reads nothing: every write after the first stays unsent.
+    const stalled = { res: new Writable({ highWaterMark: 1, write: () => {} }) };
+    const pages = new Set([reading, stalled]);
+    const dropped: unknown[] = [];
+    const drop = (page: typeof reading) => (dropped.push(page), pages.delete(page));
+    const data = "x".repeat(1000);
+    for (let i = 0; i < 20; i++) dashboardPushEvent(pages, "op", data, drop, 8_000);
+    expect(dropped).toEqual([stalled]);
+    expect(stalled.res.writableLength).toBeLessThan(8_000 + 2_000); // never more than the cap and one event
+    expect(received).toHaveLength(20);
+    expect(received[0]).toBe(`event: op\ndata: ${data}\n\n`);
   });
 });

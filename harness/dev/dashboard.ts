@@ -15,6 +15,7 @@ import { manifestHtml, servedManifest } from "./dashboard-manifest.ts";
 import { opsPageHtml } from "./dashboard-ops.ts";
 import { chainReader, poolHtml, reservationHtml } from "./dashboard-pool.ts";
 import { pageHtml } from "./dashboard-page.ts";
+import { pushEvent } from "./dashboard-push.ts";
 import { esc, healthHtml, operationHtml, type HealthView } from "./dashboard-view.ts";
 
 /** The page's own policy: its scripts and styles from this origin only, and its push channel. */
@@ -37,8 +38,6 @@ interface DashboardDeps {
   trace: (operationId: string) => Promise<Trace | undefined>;
 }
 
-/** One Server-Sent Event; each line of the data gets its own `data:` field. */
-const event = (name: string, data: string) => `event: ${name}\n${data.split("\n").map((line) => `data: ${line}\n`).join("")}\n`;
 const unanswered = (error: unknown) => `<p class="failure">the chain did not answer: ${esc(String((error as Error).message).split("\n")[0]?.slice(0, 200))}</p>`;
 
 /** Runs `work` once at a time; asked again while it runs, it runs once more after (a burst is two runs). */
@@ -88,10 +87,8 @@ export async function registerDashboard(scope: FastifyInstance, deps: DashboardD
   const reader = () => (client ??= chainReader(deps.rpcUrl));
   const pages = new Set<{ res: ServerResponse }>();
 
-  const send = (name: string, data: string, to: Iterable<{ res: ServerResponse }> = pages) => {
-    const text = event(name, data);
-    for (const page of to) page.res.write(text);
-  };
+  // A page that stopped reading is dropped, its unsent events with it (it reconnects and reloads).
+  const send = (name: string, data: string, to: Iterable<{ res: ServerResponse }> = pages) => pushEvent(to, name, data, (page) => closePage(page, { unread: true }));
 
   const healthView = async (): Promise<HealthView> => {
     const health = await dev.inject({ method: "GET", url: HEALTH_PATH });
@@ -180,9 +177,10 @@ export async function registerDashboard(scope: FastifyInstance, deps: DashboardD
 
   let unlisten: (() => void) | null = null;
   let healthTimer: NodeJS.Timeout | null = null;
-  const closePage = (page: { res: ServerResponse }) => {
+  const closePage = (page: { res: ServerResponse }, { unread = false } = {}) => {
     if (!pages.delete(page)) return;
-    page.res.end();
+    if (unread) page.res.destroy();
+    else page.res.end();
     if (pages.size > 0) return;
     unlisten?.();
     unlisten = null;

@@ -15,3 +15,4 @@ export { opsPageHtml, PAGE_SIZE as DASHBOARD_PAGE_SIZE } from "./dashboard-ops.t
 export { dashboardAssets } from "./dashboard-assets.ts";
 export { pageHtml as dashboardPageHtml } from "./dashboard-page.ts";
 export { operationHtml } from "./dashboard-view.ts";
+export { pushEvent as dashboardPushEvent } from "./dashboard-push.ts";
