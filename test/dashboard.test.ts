@@ -3,7 +3,7 @@ import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import AxeBuilder from "@axe-core/playwright";
 import { chromium, type Browser, type Page } from "playwright-core";
-import { encodeFunctionData, parseAbi, type Address, type Hex } from "viem";
+import { encodeFunctionData, formatUnits, parseAbi, type Address, type Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ACTION_ROUTES, type DevStack } from "../harness/index.ts";
 import { operationHtml } from "../harness/dev/index.ts";
@@ -82,6 +82,10 @@ describe("dashboard", () => {
     await page.locator(`#op-${sent.id} summary`).click();
     expect(await page.locator(`#op-${sent.id} .timeline .state`).allTextContents()).toEqual(expect.arrayContaining(["accepted", "submitted", "confirmed"]));
     expect(await page.locator(`#op-${sent.id} .attempts tbody tr`).count()).toBeGreaterThanOrEqual(1);
+    // The time spent in each state but the last, as the store's history dates them.
+    const { history } = await queue.status("send", sent.id);
+    const spentIn = history.slice(0, -1).map((entry, i) => Date.parse(history[i + 1]?.at as string) - Date.parse(entry.at));
+    expect(await page.locator(`#op-${sent.id} .timeline .spent`).allTextContents()).toEqual(spentIn.map((ms) => (ms < 1000 ? `${ms} ms in it` : `${(ms / 1000).toFixed(1)} s in it`)));
     // Its confirmations count up with the head, out of the relayer's required one: two more blocks mined, two more.
     const confirmations = page.locator(`#op-${sent.id} .confirmations`);
     await confirmations.filter({ hasText: /^[1-9]\d* of 1 confirmation$/ }).waitFor(); // once the head it counts from is shown
@@ -233,7 +237,24 @@ describe("dashboard", () => {
     expect(Number(await page.locator("#pool-roots").textContent())).toBe(Number(await call("function rootNumber(uint256) view returns (uint32)", "rootNumber", [lastRoot])));
     await page.locator(`#pool code[title="0x${lastRoot.toString(16).padStart(64, "0")}"]`).first().waitFor({ state: "attached" });
     for (const artifact of stack.manifest.queue.proof.artifacts) await page.locator(`#pool code[title="${artifact.sha256}"]`).waitFor({ state: "attached" });
-    for (const asset of stack.manifest.assets) await page.locator("#pool th", { hasText: asset.symbol }).first().waitFor();
+    // Each asset's row: the Pool's balance as its token says, and the send and withdraw fees of the manifest.
+    const fees = stack.manifest.relayFees;
+    for (const asset of stack.manifest.assets) {
+      const balanceData = encodeFunctionData({ abi: parseAbi(["function balanceOf(address) view returns (uint256)"]), functionName: "balanceOf", args: [stack.manifest.poolAddress as Address] });
+      const balance = BigInt(await jsonRpc<string>(stack.rpcUrl, "eth_call", [{ to: asset.address, data: balanceData }, "latest"]));
+      const fee = fees.fees.find((f) => f.asset.toLowerCase() === asset.address.toLowerCase());
+      const units = (value: string | bigint) => `${formatUnits(BigInt(value), asset.decimals)} ${asset.symbol}`;
+      const cells = [asset.symbol, units(balance), fee ? units(fee.send) : "not relayed", fee ? units(fee.withdraw) : "not relayed"];
+      await page.locator("#pool tr").filter({ has: page.locator("th", { hasText: new RegExp(`^${asset.symbol}$`) }) }).filter({ hasText: cells.slice(1).join("") }).first().waitFor();
+    }
+    // Each route's action and finalize fee, per asset.
+    expect(fees.actions.length).toBeGreaterThan(0);
+    for (const fee of fees.actions) {
+      const asset = stack.manifest.assets.find((a) => a.address.toLowerCase() === fee.asset.toLowerCase());
+      if (!asset) throw new Error(`no asset ${fee.asset}`);
+      const units = (value: string) => `${formatUnits(BigInt(value), asset.decimals)} ${asset.symbol}`;
+      await page.locator("#pool tr", { hasText: `${asset.symbol}${units(fee.action)}${units(fee.finalize)}` }).first().waitFor();
+    }
 
     const served = await (await fetch(`${stack.queueUrl}/api/queue/config`)).text();
     await page.locator("#manifest summary").click();

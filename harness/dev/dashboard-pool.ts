@@ -74,12 +74,21 @@ export async function poolHtml(client: PublicClient, control: RelayControl | nul
   const blocks = [...new Set(logs.map((log) => log.blockNumber))].slice(-ROOTS_SHOWN).reverse();
   const recent = await Promise.all(blocks.map(async (blockNumber) => ({ blockNumber, root: await client.readContract({ address: pool, abi: treeAbi, functionName: "getLastRoot", blockNumber }) })));
   const fees = new Map(config.relayFees.fees.map((fee) => [fee.asset.toLowerCase(), fee]));
+  const byAddress = new Map(config.assets.map((asset) => [asset.address.toLowerCase(), asset]));
+  const units = (assetAddress: string, value: string | bigint) => {
+    const asset = byAddress.get(assetAddress.toLowerCase());
+    return asset ? `${esc(formatUnits(BigInt(value), asset.decimals))} ${esc(asset.symbol)}` : `${esc(value)} (units of ${esc(assetAddress)})`;
+  };
   const assets = config.assets
     .map((asset, i) => {
       const fee = fees.get(asset.address.toLowerCase());
-      const units = (value: string | bigint) => `${esc(formatUnits(BigInt(value), asset.decimals))} ${esc(asset.symbol)}`;
-      return `<tr><th scope="row">${esc(asset.symbol)}</th><td>${units(balances[i] as bigint)}</td><td>${fee ? units(fee.send) : "not relayed"}</td><td>${fee ? units(fee.withdraw) : "not relayed"}</td></tr>`;
+      return `<tr><th scope="row">${esc(asset.symbol)}</th><td>${units(asset.address, balances[i] as bigint)}</td><td>${fee ? units(asset.address, fee.send) : "not relayed"}</td><td>${fee ? units(asset.address, fee.withdraw) : "not relayed"}</td></tr>`;
     })
+    .join("");
+  // An action's fee is paid in its input asset, a finalize's in its output asset: one row per route and asset.
+  const routeNames = new Map(config.routes.flatMap((route) => (route.action === "external" ? [[route.id.toLowerCase(), `${route.name} (${route.kind})`] as const] : [])));
+  const actionFees = config.relayFees.actions
+    .map((fee) => `<tr><th scope="row">${esc(routeNames.get(fee.route.toLowerCase()) ?? fee.route)}</th><td>${esc(byAddress.get(fee.asset.toLowerCase())?.symbol ?? fee.asset)}</td><td>${units(fee.asset, fee.action)}</td><td>${units(fee.asset, fee.finalize)}</td></tr>`)
     .join("");
 
   const actions = control?.newestFirst({ limit: RESERVATIONS_SHOWN, kind: "withdraw", action: true }) ?? [];
@@ -99,6 +108,7 @@ export async function poolHtml(client: PublicClient, control: RelayControl | nul
     `<dt>roots a proof may use</dt><dd>all <span id="pool-roots">${esc(rootCount)}</span> the tree has had (roots never expire)</dd></dl>` +
     (recent.length ? `<table><caption>latest roots, by the block that made them (last ${esc(ROOT_BLOCKS)} blocks)</caption><thead><tr><th scope="col">block</th><th scope="col">root</th></tr></thead><tbody>${recent.map((r) => `<tr><td>${esc(r.blockNumber)}</td><td>${root(r.root)}</td></tr>`).join("")}</tbody></table>` : "") +
     `<table><caption>per asset: the Pool's balance and the relay fees</caption><thead><tr><th scope="col">asset</th><th scope="col">Pool balance</th><th scope="col">send fee</th><th scope="col">withdraw fee</th></tr></thead><tbody>${assets}</tbody></table>` +
+    (actionFees ? `<table><caption>per route and asset: the action and finalize fees a quote sets</caption><thead><tr><th scope="col">route</th><th scope="col">asset</th><th scope="col">action fee</th><th scope="col">finalize fee</th></tr></thead><tbody>${actionFees}</tbody></table>` : "") +
     `<table><caption>reservations (newest ${RESERVATIONS_SHOWN} actions)</caption><thead><tr><th scope="col">reservation</th><th scope="col">state</th><th scope="col">action</th><th scope="col">finalize</th></tr></thead><tbody>${reservations.join("") || `<tr><td colspan="4">no action yet</td></tr>`}</tbody></table>` +
     `<table><caption>proof files</caption><thead><tr><th scope="col">file</th><th scope="col">role</th><th scope="col">size</th><th scope="col">sha256</th></tr></thead><tbody>${artifacts}</tbody></table>`
   );
