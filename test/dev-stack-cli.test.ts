@@ -62,8 +62,14 @@ describe("npm run dev-stack", () => {
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     it(`${signal} stops everything: anvil gone (by PID), ports freed, exit 0`, async () => {
       const stateDir = await tempStateDir();
-      const { child, info } = await launch(stateDir);
+      const { child, info, stderr, stderrShows } = await launch(stateDir);
       expect(info.mode).toBe("local");
+      // The summary (on stderr under --json) names the dashboard, and the page is there.
+      await stderrShows("Ctrl-C stops everything.");
+      expect(stderr()).toContain(`  dashboard       ${info.queueUrl}/api/dev/dashboard\n`);
+      const page = await fetch(`${info.queueUrl}/api/dev/dashboard`);
+      expect([page.status, page.headers.get("content-type")]).toEqual([200, "text/html; charset=utf-8"]);
+      await page.text();
       expect(alive(info.processes.anvil.pid)).toBe(true);
       expect(await portOpen(info.rpcUrl)).toBe(true);
       const config = await (await fetch(`${info.queueUrl}/api/queue/config`)).text();
