@@ -565,6 +565,46 @@ describe("resumed operations are checked before anything is re-broadcast (issue 
     }
   });
 
+  it("a resumed operation's stored attempt, stuck, is checked again before a fee bump signs: one whose call now reverts is not bumped (nor failed) and its broadcast transaction, once mined, settles it", async () => {
+    // Old enough that the re-broadcast bytes count as stuck at once.
+    const at = new Date(Date.now() - 60_000).toISOString();
+    const rows = rowsOf(good);
+    // The Pool's root: the root and nullifier reads pass, its simulation refuses the no-proof request.
+    const request = sendRequest(goodRoot);
+    const { operation, nullifiers } = operationRow("op_stuck", "submitted", at, request);
+    rows.operations = [...(rows.operations ?? []), operation];
+    rows.operation_nullifiers = [...(rows.operation_nullifiers ?? []), ...nullifiers];
+    const raw = await poolCall(request);
+    rows.attempts = [...(rows.attempts ?? []), attemptRow("op_stuck", raw, at)];
+    const stack = await startStack({ load: await craft({ store: storeOf(rows) }), relay: { stuckAfterMs: 300 } });
+    try {
+      const mining = (mode: string) => fetch(`${stack.queueUrl}/api/dev/mining`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ mode }) }).then((r) => expect(r.status).toBeLessThan(300));
+      await mining("hold");
+      await resumeRelayer(stack);
+      const queue = createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(stack.manifest) });
+      let op = await queue.status("send", "op_stuck");
+      for (let i = 0; i < 100 && !op.history.some((h) => h.detail?.startsWith("fee bump")); i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        op = await queue.status("send", "op_stuck");
+      }
+      const note = op.history.find((h) => h.detail?.startsWith("fee bump"))?.detail;
+      expect(note).toMatch(/^fee bump withheld: simulation_failed: .*ExtDataHashMismatch.*; 0x[0-9a-f]{64} stays as broadcast \(it may still be mined\)$/);
+      // Several stuck periods later: still its one transaction, re-broadcast as stored, nothing signed.
+      await new Promise((r) => setTimeout(r, 1_500));
+      op = await queue.status("send", "op_stuck");
+      expect(op.state).toBe("submitted");
+      expect(op.transactions.map((t) => t.hash)).toEqual([keccak256(raw)]);
+      expect(op.history.filter((h) => h.detail?.startsWith("fee bump"))).toHaveLength(1);
+      expect(await rpc(stack.rpcUrl, "eth_getTransactionByHash", [keccak256(raw)])).not.toBeNull();
+      await mining("auto");
+      const settled = await queue.waitFor("send", "op_stuck", { timeoutMs: 20_000 });
+      expect(settled.state).toBe("reverted");
+      expect(settled.transactionHash).toBe(keccak256(raw));
+    } finally {
+      await stack.stop();
+    }
+  });
+
   it("an operation dated 2099 is refused, naming it; nothing started, the state dir as found", async () => {
     const rows = rowsOf(good);
     rows.operations = [...(rows.operations ?? []), operationRow("op_2099", "submitted", "2099-01-01T00:00:00.000Z", sendRequest("1")).operation];
