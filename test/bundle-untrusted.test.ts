@@ -75,9 +75,9 @@ async function stateDirWithNotes(): Promise<{ stateDir: string; asFound: () => P
 }
 
 /** Loads a bundle with startDevStack: what it threw (null if it started: then stopped), and the steps it took. */
-async function loadRefused(file: string, stateDir: string): Promise<{ error: unknown; steps: string[] }> {
+async function loadRefused(file: string, stateDir: string, options: { store?: string } = {}): Promise<{ error: unknown; steps: string[] }> {
   const steps: string[] = [];
-  const error = await startDevStack({ load: file, stateDir, chainPort: 0, queuePort: 0, onProgress: ({ step }) => steps.push(step) }).then(
+  const error = await startDevStack({ ...options, load: file, stateDir, chainPort: 0, queuePort: 0, onProgress: ({ step }) => steps.push(step) }).then(
     async (stack) => (await stack.stop(), null),
     (e: unknown) => e,
   );
@@ -329,6 +329,51 @@ describe("escape sequences in the bundle's chain never reach the terminal (issue
 
 /** A send's request for the good bundle's Pool. */
 const sendRequest = (root: string) => craftedRequest(good.manifest, root);
+
+describe("a load never replaces an operation store (issue 24)", () => {
+  /** A store of our schema holding one operation: what a load must leave byte for byte. */
+  async function storeWithOperation(file: string): Promise<Buffer> {
+    const { SqliteOperationStore } = await import("../src/relay/store.ts");
+    new SqliteOperationStore(file).close();
+    const db = new DatabaseSync(file);
+    try {
+      const { operation } = operationRow("op_mine", "confirmed", new Date(Date.now() - 60_000).toISOString(), sendRequest("1"));
+      const columns = Object.keys(operation);
+      db.prepare(`INSERT INTO operations (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`).run(...(Object.values(operation) as Array<string | null>));
+    } finally {
+      db.close();
+    }
+    return readFile(file);
+  }
+
+  it("a state dir holding queue.sqlite is refused like one holding a stack: one BundleError, nothing started, the state dir and its store as found", async () => {
+    const { stateDir, asFound } = await stateDirWithNotes();
+    const store = path.join(stateDir, "queue.sqlite");
+    const bytes = await storeWithOperation(store);
+    const { error, steps } = await loadRefused(await craft({}), stateDir);
+    expect(error).toBeInstanceOf(BundleError);
+    expect((error as Error).message).toBe(`${stateDir} already holds an operation store (queue.sqlite): load a bundle into an empty state dir`);
+    expect(steps).toEqual(["check state dir"]);
+    expect(await readFile(store)).toEqual(bytes);
+    await rm(store);
+    await asFound();
+  });
+
+  it("a store path (the store option) that holds a store is refused, and so is \":memory:\" (nowhere to load the operations into): the store and the state dir as found", async () => {
+    const store = path.join(await tempDir("devstack-untrusted-store-"), "elsewhere.sqlite");
+    const bytes = await storeWithOperation(store);
+    for (const [given, why] of [[store, `${store} already holds an operation store: load a bundle with a store path where none is`], [":memory:", `a bundle's operations are loaded into a store file: load it without store ":memory:"`]] as const) {
+      const { stateDir, asFound } = await stateDirWithNotes();
+      const { error, steps } = await loadRefused(await craft({}), stateDir, { store: given });
+      expect(error).toBeInstanceOf(BundleError);
+      expect((error as Error).message).toBe(why);
+      expect(steps).toEqual(["check state dir"]);
+      await asFound();
+    }
+    expect(await readFile(store)).toEqual(bytes);
+    expect(await readdir(process.cwd())).not.toContain(":memory:");
+  });
+});
 
 describe("the store is rows, checked and rebuilt in a fresh store (issue 24, item 2)", () => {
   it("a version 2 bundle with an invalid row is one BundleError naming the row; nothing started, the state dir as found", async () => {
