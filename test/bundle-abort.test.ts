@@ -1,7 +1,6 @@
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { PassThrough } from "node:stream";
-import { pathToFileURL } from "node:url";
 import { gzipSync } from "node:zlib";
 import { execa } from "execa";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -11,6 +10,7 @@ import { gunzipBounded } from "../harness/dev/index.ts";
 import { alive, anvilsWith } from "./support/processes.ts";
 import { withStacks } from "./support/stacks.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
+import { interruptPreload } from "./support/interrupt-at.ts";
 
 // A signal during a good bundle's load gives the start up wherever it is: what started is stopped and
 // the state dir is left byte for byte as it was found (before, the start ran to its end, then stopped,
@@ -22,7 +22,7 @@ const CLI = ["--experimental-strip-types", "--no-warnings", "scripts/dev-stack.t
 const LOAD_STEPS = ["check state dir", "unpack bundle", "load contracts", "start anvil", "resume saved chain", "check manifest", "start queue runtime"];
 let dir: string;
 let bundle: string;
-/** A preload that makes the CLI signal itself as it prints a step's line: the signal lands at that point of the start, every run. */
+/** The preload that makes the CLI signal itself as it prints a step's line: the signal lands at that point of the start, every run. */
 let interruptAt: string;
 
 beforeAll(async () => {
@@ -34,23 +34,7 @@ beforeAll(async () => {
   } finally {
     await stack.stop();
   }
-  interruptAt = path.join(dir, "interrupt-at.mjs");
-  await writeFile(
-    interruptAt,
-    `let sent = false;
-for (const stream of [process.stdout, process.stderr]) {
-  const write = stream.write.bind(stream);
-  stream.write = (chunk, ...rest) => {
-    const written = write(chunk, ...rest);
-    if (!sent && String(chunk).startsWith(\`  \${process.env.INTERRUPT_AT_STEP} \`)) {
-      sent = true;
-      process.kill(process.pid, process.env.INTERRUPT_SIGNAL);
-    }
-    return written;
-  };
-}
-`,
-  );
+  interruptAt = await interruptPreload(dir);
 });
 
 /** A state dir holding files of the user's, and a check that it is byte for byte so, with no anvil of it running. */
@@ -84,7 +68,7 @@ async function contents(folder: string): Promise<Record<string, string>> {
 /** The CLI loading the bundle (or `exec` with it), signalled by itself as it prints `step`'s line. */
 function loadInterrupted(stateDir: string, step: string, signal: "SIGINT" | "SIGTERM", exec = false) {
   const args = ["--load", bundle, "--state-dir", stateDir, "--chain-port", "0", "--queue-port", "0"];
-  return execa(process.execPath, ["--import", pathToFileURL(interruptAt).href, ...CLI, ...(exec ? ["exec", ...args, "--", "true"] : args)], {
+  return execa(process.execPath, ["--import", interruptAt, ...CLI, ...(exec ? ["exec", ...args, "--", "true"] : args)], {
     reject: false,
     env: { INTERRUPT_AT_STEP: step, INTERRUPT_SIGNAL: signal },
     // Under the test's own timeout: a CLI that never ends is ended (then killed), never left behind.

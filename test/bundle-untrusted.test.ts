@@ -5,15 +5,19 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { DatabaseSync } from "node:sqlite";
-import { encodeFunctionData, keccak256, parseEther, type Hex } from "viem";
+import { encodeFunctionData, keccak256, parseEther, parseTransaction, type Hex } from "viem";
 import { execa } from "execa";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BundleError, startDevStack } from "../harness/index.ts";
-import { createQueueClient, fetchProofFiles, ForeignOriginError, poolAbi, reviewedFrom } from "../harness/client/index.ts";
+import { closeProvers, createQueueClient, fetchProofFiles, ForeignOriginError, poolAbi, reviewedFrom } from "../harness/client/index.ts";
 import { anvilsWith } from "./support/processes.ts";
+import { poolFixture, provenSend } from "./support/pool.ts";
+import { interruptPreload } from "./support/interrupt-at.ts";
 import { rpc } from "./support/rpc.ts";
 import { transactCalldata } from "../src/relay/checks.ts";
-import { STORE_COLUMNS, STORE_TABLES } from "../src/relay/store-rows.ts";
+import { parseStoreRows, STORE_COLUMNS, STORE_TABLES } from "../src/relay/store-rows.ts";
+import { parseManifest } from "../src/server.ts";
+import { settleAttempts } from "../harness/dev/index.ts";
 import { dev, operationRow, rowsOf, sendRequest as craftedRequest, storeOf } from "./support/bundle-rows.ts";
 import { resumeRelayer, withStacks } from "./support/stacks.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
@@ -22,6 +26,7 @@ import { withTempDirs } from "./support/temp-dirs.ts";
 // BundleError line naming the part, before anything starts, the state dir left as it was found.
 const tempDir = withTempDirs();
 const startStack = withStacks();
+afterAll(closeProvers);
 const CLI = ["--experimental-strip-types", "--no-warnings", "scripts/dev-stack.ts"];
 type Envelope = Record<string, unknown> & { chain: string; store: string; manifest: string };
 let dir: string;
@@ -71,9 +76,9 @@ async function stateDirWithNotes(): Promise<{ stateDir: string; asFound: () => P
 }
 
 /** Loads a bundle with startDevStack: what it threw (null if it started: then stopped), and the steps it took. */
-async function loadRefused(file: string, stateDir: string): Promise<{ error: unknown; steps: string[] }> {
+async function loadRefused(file: string, stateDir: string, options: { store?: string } = {}): Promise<{ error: unknown; steps: string[] }> {
   const steps: string[] = [];
-  const error = await startDevStack({ load: file, stateDir, chainPort: 0, queuePort: 0, onProgress: ({ step }) => steps.push(step) }).then(
+  const error = await startDevStack({ ...options, load: file, stateDir, chainPort: 0, queuePort: 0, onProgress: ({ step }) => steps.push(step) }).then(
     async (stack) => (await stack.stop(), null),
     (e: unknown) => e,
   );
@@ -127,22 +132,19 @@ describe("decompression limits (issue 24, item 1)", () => {
     await asFound();
   });
 
-  it("Ctrl-C while a bomb unpacks: the CLI ends, nothing started, the state dir as found", async () => {
+  it("Ctrl-C while a bomb unpacks: the CLI ends at once, exit 0, nothing started, the state dir as found", async () => {
     const file = await craft({ chain: zerosGzip(3 * 1024).toString("base64") });
     const { stateDir, asFound } = await stateDirWithNotes();
-    const cli = execa(process.execPath, [...CLI, "--load", file, "--state-dir", stateDir, "--chain-port", "0", "--queue-port", "0"], { reject: false });
-    // The first step's line is printed as the unpacking begins: the signal lands while it runs.
-    let out = "";
-    cli.stdout?.on("data", (chunk: Buffer) => {
-      out += chunk.toString("utf8");
-      if (out.includes("check state dir")) cli.kill("SIGINT");
+    // The CLI signals itself as the chain part's gunzip (the file's is the first) gives its first bytes
+    // out: its refusal needs 48 MiB more of them, thousands of event loop turns; the signal needs one.
+    const ended = await execa(process.execPath, ["--import", await interruptPreload(dir), ...CLI, "--load", file, "--state-dir", stateDir, "--chain-port", "0", "--queue-port", "0"], {
+      reject: false,
+      env: { INTERRUPT_AT_GUNZIP: "2", INTERRUPT_SIGNAL: "SIGINT" },
+      timeout: 45_000,
     });
-    const ended = await cli;
-    expect(ended.stdout).toMatch(/SIGINT: stopping the stack/);
-    expect(ended.stdout).not.toMatch(/unpack bundle|start anvil|start queue runtime/);
-    // Either the refusal or the stop ends it first; never a raw error.
-    expect([0, 1]).toContain(ended.exitCode);
-    expect(ended.stderr.trim() === "" || /^queue-devstack: BundleError: .*its chain part is refused/.test(ended.stderr.trim()), ended.stderr).toBe(true);
+    expect(ended.exitCode, ended.stderr).toBe(0);
+    expect(ended.stderr).toBe("");
+    expect(ended.stdout).toMatch(/^ {2}check state dir .*\n\nSIGINT: stopping the stack\.\.\.\nstopped\.$/);
     await asFound();
   });
 
@@ -326,6 +328,51 @@ describe("escape sequences in the bundle's chain never reach the terminal (issue
 /** A send's request for the good bundle's Pool. */
 const sendRequest = (root: string) => craftedRequest(good.manifest, root);
 
+describe("a load never replaces an operation store (issue 24)", () => {
+  /** A store of our schema holding one operation: what a load must leave byte for byte. */
+  async function storeWithOperation(file: string): Promise<Buffer> {
+    const { SqliteOperationStore } = await import("../src/relay/store.ts");
+    new SqliteOperationStore(file).close();
+    const db = new DatabaseSync(file);
+    try {
+      const { operation } = operationRow("op_mine", "confirmed", new Date(Date.now() - 60_000).toISOString(), sendRequest("1"));
+      const columns = Object.keys(operation);
+      db.prepare(`INSERT INTO operations (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`).run(...(Object.values(operation) as Array<string | null>));
+    } finally {
+      db.close();
+    }
+    return readFile(file);
+  }
+
+  it("a state dir holding queue.sqlite is refused like one holding a stack: one BundleError, nothing started, the state dir and its store as found", async () => {
+    const { stateDir, asFound } = await stateDirWithNotes();
+    const store = path.join(stateDir, "queue.sqlite");
+    const bytes = await storeWithOperation(store);
+    const { error, steps } = await loadRefused(await craft({}), stateDir);
+    expect(error).toBeInstanceOf(BundleError);
+    expect((error as Error).message).toBe(`${stateDir} already holds an operation store (queue.sqlite): load a bundle into an empty state dir`);
+    expect(steps).toEqual(["check state dir"]);
+    expect(await readFile(store)).toEqual(bytes);
+    await rm(store);
+    await asFound();
+  });
+
+  it("a store path (the store option) that holds a store is refused, and so is \":memory:\" (nowhere to load the operations into): the store and the state dir as found", async () => {
+    const store = path.join(await tempDir("devstack-untrusted-store-"), "elsewhere.sqlite");
+    const bytes = await storeWithOperation(store);
+    for (const [given, why] of [[store, `${store} already holds an operation store: load a bundle with a store path where none is`], [":memory:", `a bundle's operations are loaded into a store file: load it without store ":memory:"`]] as const) {
+      const { stateDir, asFound } = await stateDirWithNotes();
+      const { error, steps } = await loadRefused(await craft({}), stateDir, { store: given });
+      expect(error).toBeInstanceOf(BundleError);
+      expect((error as Error).message).toBe(why);
+      expect(steps).toEqual(["check state dir"]);
+      await asFound();
+    }
+    expect(await readFile(store)).toEqual(bytes);
+    expect(await readdir(process.cwd())).not.toContain(":memory:");
+  });
+});
+
 describe("the store is rows, checked and rebuilt in a fresh store (issue 24, item 2)", () => {
   it("a version 2 bundle with an invalid row is one BundleError naming the row; nothing started, the state dir as found", async () => {
     const rows = rowsOf(good);
@@ -447,18 +494,31 @@ describe("text from a loaded bundle is printed escaped by ctl (issue 24, item 6)
 describe("resumed operations are checked before anything is re-broadcast (issue 24, item 3)", () => {
   const transfer = (from: number) =>
     dev(from).signTransaction({ type: "eip1559", chainId: 11155111, nonce: 0, to: "0x000000000000000000000000000000000000dEaD", value: parseEther("1234"), gas: 21000n, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 1n });
+  /** The relayer's nonce in the good bundle's chain: the one nonce a lone live attempt may have. */
+  const relayerNonce = () => {
+    const chain = JSON.parse(gunzipSync(Buffer.from(good.chain, "base64")).toString("utf8")) as { accounts: Record<string, { nonce: number }> };
+    return Object.entries(chain.accounts).find(([address]) => address.toLowerCase() === dev(1).address.toLowerCase())?.[1].nonce ?? 0;
+  };
   /** The relayer's call of the Pool, as the engine signs one: `change` alters what it is. */
-  const poolCall = (request: Record<string, unknown>, change: { chainId?: number; data?: Hex } = {}) =>
-    dev(1).signTransaction({ type: "eip1559", chainId: change.chainId ?? 11155111, nonce: 0, to: (JSON.parse(good.manifest) as { poolAddress: Hex }).poolAddress, data: change.data ?? transactCalldata(request as never), gas: 2_000_000n, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 1n });
-  const attemptRow = (operationId: string, raw: Hex, at: string, hash: Hex = keccak256(raw)) => ({ hash, operation_id: operationId, nonce: 0, raw, max_fee_per_gas: "10000000000", max_priority_fee_per_gas: "1", created_at: at });
+  const poolCall = (request: Record<string, unknown>, change: { chainId?: number; data?: Hex; nonce?: number } = {}) =>
+    dev(1).signTransaction({ type: "eip1559", chainId: change.chainId ?? 11155111, nonce: change.nonce ?? relayerNonce(), to: (JSON.parse(good.manifest) as { poolAddress: Hex }).poolAddress, data: change.data ?? transactCalldata(request as never), gas: 2_000_000n, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 1n });
+  /** An attempt's row as the engine stores one, for `raw` (its nonce and fees read from it unless `row` says otherwise). */
+  const attemptRow = (operationId: string, raw: Hex, at: string, hash: Hex = keccak256(raw), row: Record<string, unknown> = {}) => {
+    const tx = parseTransaction(raw);
+    return { hash, operation_id: operationId, nonce: tx.nonce ?? 0, raw, max_fee_per_gas: String(tx.maxFeePerGas ?? 0n), max_priority_fee_per_gas: String(tx.maxPriorityFeePerGas ?? 0n), created_at: at, ...row };
+  };
 
   // Each of the attempt's checks on its own: the others hold.
-  const forged: Array<[string, (request: Record<string, unknown>) => Promise<{ raw: Hex; hash?: Hex }>, RegExp]> = [
+  const forged: Array<[string, (request: Record<string, unknown>) => Promise<{ raw: Hex; hash?: Hex; row?: Record<string, unknown> }>, RegExp]> = [
     ["an attempt signed by dev account #0", async () => ({ raw: await transfer(0) }), /its attempt 0x[0-9a-f]{64} is not signed by the relayer/],
     ["the relayer's transfer of 1,234 ETH to 0x…dEaD", async () => ({ raw: await transfer(1) }), /its attempt 0x[0-9a-f]{64} is not sent to the Pool/],
     ["the relayer's call of the Pool with other calldata", async (request) => ({ raw: await poolCall(request, { data: "0xdeadbeef" }) }), /its attempt 0x[0-9a-f]{64} is not its operation's call of the Pool/],
     ["the relayer's call of the Pool on another chain", async (request) => ({ raw: await poolCall(request, { chainId: 1 }) }), /its attempt 0x[0-9a-f]{64} is not for chain 11155111/],
     ["the relayer's call of the Pool under another hash", async (request) => ({ raw: await poolCall(request), hash: `0x${"ab".repeat(32)}` }), /its attempt 0xabab[0-9a-f]{60} is not the hash of its transaction/],
+    // The engine signs the next relay after the largest stored nonce: a row's nonce must be its bytes'.
+    ["the relayer's call of the Pool whose row names another nonce", async (request) => ({ raw: await poolCall(request), row: { nonce: relayerNonce() + 1 } }), /its attempt 0x[0-9a-f]{64} is at nonce \d+, its row says \d+$/],
+    ["the relayer's call of the Pool whose row names other fees", async (request) => ({ raw: await poolCall(request), row: { max_fee_per_gas: "20000000000" } }), /its attempt 0x[0-9a-f]{64} offers fees 10000000000\/1 wei \(max\/priority\), its row says 20000000000\/1$/],
+    ["the relayer's call of the Pool at nonce 10^9", async (request) => ({ raw: await poolCall(request, { nonce: 1e9 }) }), /its attempt 0x[0-9a-f]{64} is at nonce 1000000000, not one the relayer could have pending: the relayer's nonce in the bundle's chain is \d+, and nonce \d+ before it is no live attempt's, so it could never be mined$/],
   ];
   it.each(forged)("%s: that operation fails (bundle_attempt_invalid) and keeps no attempt, the others load; nothing is broadcast", async (_name, sign, why) => {
     const at = new Date().toISOString();
@@ -469,7 +529,7 @@ describe("resumed operations are checked before anything is re-broadcast (issue 
     rows.operations = [...(rows.operations ?? []), forgedOp.operation, kept.operation];
     rows.operation_nullifiers = [...(rows.operation_nullifiers ?? []), ...forgedOp.nullifiers, ...kept.nullifiers];
     const attempt = await sign(request);
-    rows.attempts = [...(rows.attempts ?? []), attemptRow("op_forged", attempt.raw, at, attempt.hash)];
+    rows.attempts = [...(rows.attempts ?? []), attemptRow("op_forged", attempt.raw, at, attempt.hash, attempt.row)];
     const details: string[] = [];
     const stack = await startStack({ load: await craft({ store: storeOf(rows) }), onProgress: ({ step, detail }) => void (detail && details.push(`${step}: ${detail}`)) });
     try {
@@ -484,6 +544,105 @@ describe("resumed operations are checked before anything is re-broadcast (issue 
       // Its bytes never reached the chain: not known to the node, the dead address still empty.
       expect(await rpc(stack.rpcUrl, "eth_getTransactionByHash", [keccak256(attempt.raw)])).toBeNull();
       expect(BigInt(await rpc<string>(stack.rpcUrl, "eth_getBalance", ["0x000000000000000000000000000000000000dEaD", "latest"]))).toBeLessThan(parseEther("1234"));
+    } finally {
+      await stack.stop();
+    }
+  });
+
+  it("attempts' nonces, against the relayer's nonce N in the bundle's chain: live ones from N up each at their own nonce with no gap, and any below N (the chain's past), load; any other fails its operation alone", async () => {
+    const at = new Date(Date.now() - 60_000).toISOString();
+    const rows = rowsOf(good);
+    rows.operations = [...(rows.operations ?? [])];
+    rows.attempts = [...(rows.attempts ?? [])];
+    const N = 5; // settleAttempts is given the chain's nonce: one above 0 leaves room below it
+    const add = async (id: string, state: string, nonces: number[], fees: Record<string, string> = {}) => {
+      const request = sendRequest("1");
+      rows.operations?.push(operationRow(id, state, at, request).operation);
+      for (const [i, nonce] of nonces.entries()) {
+        const raw = await dev(1).signTransaction({ type: "eip1559", chainId: 11155111, nonce, to: (JSON.parse(good.manifest) as { poolAddress: Hex }).poolAddress, data: transactCalldata(request as never), gas: 2_000_000n, maxFeePerGas: 10n ** 10n + BigInt(i), maxPriorityFeePerGas: 1n });
+        rows.attempts?.push(attemptRow(id, raw, at, keccak256(raw), fees));
+      }
+    };
+    await add("op_included", "included", [N - 2]); // mined, waiting for confirmations: the chain's past
+    await add("op_next", "submitted", [N, N]); // fee-bumped: two attempts at one nonce
+    await add("op_twin", "submitted", [N]); // N again: another operation holds it
+    await add("op_badfees", "submitted", [N + 1], { max_fee_per_gas: "1" });
+    await add("op_past_gap", "submitted", [N + 2]); // N + 1 failed above: a gap before it
+    await add("op_two_nonces", "submitted", [N + 1, N + 3]);
+    await add("op_confirmed_unused", "confirmed", [N + 9]);
+    const settled = await settleAttempts(parseStoreRows(rows), parseManifest(Buffer.from(good.manifest)), N);
+    const failed = Object.fromEntries(settled.failed.map(({ id, detail }) => [id, detail]));
+    expect(Object.keys(failed).sort()).toEqual(["op_badfees", "op_confirmed_unused", "op_past_gap", "op_twin", "op_two_nonces"]);
+    expect(failed.op_twin).toMatch(/is at nonce 5, not one the relayer could have pending: another operation's attempt holds it$/);
+    expect(failed.op_badfees).toMatch(/offers fees 10000000000\/1 wei \(max\/priority\), its row says 1\/1$/);
+    expect(failed.op_past_gap).toMatch(/is at nonce 7, not one the relayer could have pending: the relayer's nonce in the bundle's chain is 5, and nonce 6 before it is no live attempt's/);
+    expect(failed.op_two_nonces).toBe("its attempts are at nonces 6 and 8: a fee bump keeps its nonce");
+    expect(failed.op_confirmed_unused).toMatch(/is at nonce 14, which the relayer has not used in the bundle's chain \(its nonce there is 5\), yet it is confirmed$/);
+    // The rest keep their attempts; the failed keep none.
+    expect([...new Set(settled.rows.attempts.map((a) => a.operation_id))].sort()).toEqual(["op_included", "op_next"]);
+    expect(settled.rows.operations.filter((op) => op.id in failed).every((op) => op.state === "rejected" && JSON.parse(op.reason as string).code === "bundle_attempt_invalid")).toBe(true);
+  });
+
+  it("an attempt at nonce 10^9 (anyone can sign one: the relayer's key is anvil's dev key) does not hold up later relays: its operation fails, and a send relayed after the load is confirmed", async () => {
+    const at = new Date().toISOString();
+    const rows = rowsOf(good);
+    const request = sendRequest("1");
+    const { operation, nullifiers } = operationRow("op_far", "submitted", at, request);
+    rows.operations = [...(rows.operations ?? []), operation];
+    rows.operation_nullifiers = [...(rows.operation_nullifiers ?? []), ...nullifiers];
+    rows.attempts = [...(rows.attempts ?? []), attemptRow("op_far", await poolCall(request, { nonce: 1e9 }), at)];
+    const stack = await startStack({ load: await craft({ store: storeOf(rows) }) });
+    try {
+      const queue = createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(stack.manifest) });
+      const far = await queue.status("send", "op_far");
+      expect(far.state).toBe("rejected");
+      expect(far.reason?.code).toBe("bundle_attempt_invalid");
+      expect(far.transactions).toEqual([]);
+      await resumeRelayer(stack); // the old code held it (a live operation); it must not matter
+      const { config, transaction } = await provenSend(stack, await poolFixture(stack), queue, 2);
+      const sent = await queue.waitFor("send", (await queue.submit("send", config, transaction)).id, { timeoutMs: 20_000 });
+      expect(sent.state).toBe("confirmed");
+      expect(sent.transactions.map((t) => t.nonce)).toEqual([relayerNonce()]);
+    } finally {
+      await stack.stop();
+    }
+  });
+
+  it("a resumed operation's stored attempt, stuck, is checked again before a fee bump signs: one whose call now reverts is not bumped (nor failed) and its broadcast transaction, once mined, settles it", async () => {
+    // Old enough that the re-broadcast bytes count as stuck at once.
+    const at = new Date(Date.now() - 60_000).toISOString();
+    const rows = rowsOf(good);
+    // The Pool's root: the root and nullifier reads pass, its simulation refuses the no-proof request.
+    const request = sendRequest(goodRoot);
+    const { operation, nullifiers } = operationRow("op_stuck", "submitted", at, request);
+    rows.operations = [...(rows.operations ?? []), operation];
+    rows.operation_nullifiers = [...(rows.operation_nullifiers ?? []), ...nullifiers];
+    const raw = await poolCall(request);
+    rows.attempts = [...(rows.attempts ?? []), attemptRow("op_stuck", raw, at)];
+    const stack = await startStack({ load: await craft({ store: storeOf(rows) }), relay: { stuckAfterMs: 300 } });
+    try {
+      const mining = (mode: string) => fetch(`${stack.queueUrl}/api/dev/mining`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ mode }) }).then((r) => expect(r.status).toBeLessThan(300));
+      await mining("hold");
+      await resumeRelayer(stack);
+      const queue = createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(stack.manifest) });
+      let op = await queue.status("send", "op_stuck");
+      for (let i = 0; i < 100 && !op.history.some((h) => h.detail?.startsWith("fee bump")); i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        op = await queue.status("send", "op_stuck");
+      }
+      const note = op.history.find((h) => h.detail?.startsWith("fee bump"))?.detail;
+      expect(note).toMatch(/^fee bump withheld: simulation_failed: .*ExtDataHashMismatch.*; 0x[0-9a-f]{64} stays as broadcast \(it may still be mined\)$/);
+      // Several stuck periods later: still its one transaction, re-broadcast as stored, nothing signed.
+      await new Promise((r) => setTimeout(r, 1_500));
+      op = await queue.status("send", "op_stuck");
+      expect(op.state).toBe("submitted");
+      expect(op.transactions.map((t) => t.hash)).toEqual([keccak256(raw)]);
+      expect(op.history.filter((h) => h.detail?.startsWith("fee bump"))).toHaveLength(1);
+      expect(await rpc(stack.rpcUrl, "eth_getTransactionByHash", [keccak256(raw)])).not.toBeNull();
+      await mining("auto");
+      const settled = await queue.waitFor("send", "op_stuck", { timeoutMs: 20_000 });
+      expect(settled.state).toBe("reverted");
+      expect(settled.transactionHash).toBe(keccak256(raw));
     } finally {
       await stack.stop();
     }

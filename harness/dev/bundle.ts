@@ -11,7 +11,7 @@ import { printable } from "../../src/printable.ts";
 import { jsonRpc, jsonRpcBatch } from "../chain/index.ts";
 import type { ForkReads } from "../chain/index.ts";
 import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
-import { settleAttempts } from "./bundle-store-check.ts";
+import { RELAYER, settleAttempts } from "./bundle-store-check.ts";
 import { manifestAgainstConstants } from "./bundle-manifest-check.ts";
 import { readStoreRows, writeFreshStore } from "./bundle-store.ts";
 import { formatBytes, gunzipBounded, OverCapError } from "./bounded-gunzip.ts";
@@ -168,7 +168,7 @@ export async function unpackBundle(file: string, files: UnpackTargets, stateDir:
   const staging = await mkdtemp(path.join(stateDir, STAGING_PREFIX));
   try {
     const staged = { chainState: path.join(staging, "chain-state.json"), manifest: path.join(staging, "manifest.json"), store: path.join(staging, "queue.sqlite") };
-    let accounts: Record<string, { code: string }> = {};
+    let accounts: Record<string, { code: string; nonce: number }> = {};
     await part(file, "chain", signal, async () => {
       await gunzipBounded(Buffer.from(bundle.chain, "base64"), BUNDLE_CAPS.chain, staged.chainState, signal);
       accounts = checkChain(await readFile(staged.chainState)).accounts;
@@ -187,7 +187,9 @@ export async function unpackBundle(file: string, files: UnpackTargets, stateDir:
     });
     await part(file, "store", signal, async () => {
       const rows = await storeRows(bundle, path.join(staging, "store-v1.sqlite"), signal);
-      const settlement = await settleAttempts(rows, manifest as DeploymentConfig);
+      // The relayer's nonce in the bundle's chain (an account the dump lacks is a fresh one, nonce 0).
+      const relayerNonce = Object.entries(accounts).find(([address]) => address.toLowerCase() === RELAYER.toLowerCase())?.[1].nonce ?? 0;
+      const settlement = await settleAttempts(rows, manifest as DeploymentConfig, relayerNonce);
       const settled = settlement.rows;
       failed = settlement.failed.length;
       writeFreshStore(staged.store, settled);

@@ -8,6 +8,8 @@ export type { DeploymentSwitch, ServedDeployment } from "./deployment-switch.ts"
 export { traceOf, type Trace, type TracedCall } from "./trace.ts";
 export { BundleError, saveBundle, unpackBundle } from "./bundle.ts";
 export { gunzipBounded } from "./bounded-gunzip.ts";
+// A bundle's stored attempts settled from its rows alone (tested without a chain).
+export { settleAttempts } from "./bundle-store-check.ts";
 export { SnapshotError, type StackSnapshot } from "./snapshot.ts";
 export { allowedHostsFor, checkAllowedHosts, hostAllowed, hostnameOf, AllowedHostError, type AllowedHosts } from "./allowed-hosts.ts";
 // The dashboard's operations list, a page at a time: rendered from store records alone (tested without a chain).

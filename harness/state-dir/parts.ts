@@ -110,6 +110,12 @@ export function stateDirPart(
       ? await timed(progress, "unpack bundle", async () => {
           if (options.forkUrl !== undefined || options.pool !== undefined) throw new BundleError("a bundle holds its whole chain (a fork's too): load it without a fork URL or a pinned Pool");
           if ((await exists(manifestPath)) || (await exists(chainStateFile))) throw new BundleError(`${stateDir} already holds a stack: load a bundle into an empty state dir`);
+          // The bundle's store is renamed onto the store path: one there would be lost (a failed start's undo removes only what it added).
+          if (storePath === ":memory:") throw new BundleError("a bundle's operations are loaded into a store file: load it without store \":memory:\"");
+          for (const file of storeFiles(storePath)) {
+            if (!(await exists(file))) continue;
+            throw new BundleError(options.store === undefined ? `${stateDir} already holds an operation store (${path.basename(file)}): load a bundle into an empty state dir` : `${file} already holds an operation store: load a bundle with a store path where none is`);
+          }
           const unpacked = await unpackBundle(options.load as string, { chainState: chainStateFile, manifest: manifestPath, store: storePath }, stateDir, options.signal);
           loadedFork = unpacked.mode === "fork";
           loadedLive = unpacked.live;
@@ -194,8 +200,12 @@ async function decideStart(args: { stateDir: string; persist: boolean; manifestP
 }
 
 /** An operation store's files: the database and SQLite's write-ahead log and its index. */
+function storeFiles(store: string): string[] {
+  return ["", "-wal", "-shm"].map((suffix) => `${store}${suffix}`);
+}
+
 function removeStore(store: string): Promise<unknown> {
-  return Promise.all(["", "-wal", "-shm"].map((suffix) => rm(`${store}${suffix}`, { force: true })));
+  return Promise.all(storeFiles(store).map((file) => rm(file, { force: true })));
 }
 
 async function exists(file: string): Promise<boolean> {

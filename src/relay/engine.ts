@@ -33,6 +33,8 @@ interface Prepared {
   fresh: PromiseSettledResult<void>;
   /** The node's pending transaction count for the relayer. */
   pending: PromiseSettledResult<number>;
+  /** When the checks it relies on read the chain (epoch ms): the admission's, or these. */
+  checkedAt: number;
 }
 
 export interface EngineEvents {
@@ -52,6 +54,14 @@ export class RelayEngine {
   private readonly queued = new Set<string>();
   /** When each newly admitted operation's admission read the chain (epoch ms): taken by its first prepare. */
   private readonly checkedAt = new Map<string, number>();
+  /**
+   * When each signed operation was last checked (root, nullifiers, simulation; epoch ms): a fee bump signs
+   * again, so one not checked within resimulateAfterMs is checked first. Empty after a restart, a load or
+   * a pause: an operation picked up from the store is always checked before it is bumped.
+   */
+  private readonly lastChecked = new Map<string, number>();
+  /** Operations whose fee bump was withheld (the call would now revert), noted once in their history. */
+  private readonly withheld = new Set<string>();
   /** Operations whose nonce looked used by another transaction on the last tick. */
   private readonly suspects = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
@@ -99,6 +109,8 @@ export class RelayEngine {
     this.queued.clear();
     this.suspects.clear();
     this.checkedAt.clear(); // the chain may be reverted: read it again
+    this.lastChecked.clear();
+    this.withheld.clear();
   }
 
   /** What the health route reports: running, paused or stopped, and ms since the last good watcher tick. */
@@ -191,13 +203,20 @@ export class RelayEngine {
     // Measured from the admission's reads, not from its acceptance: an admission held between the two
     // (a busy process) may have read the chain before a twin of it was mined.
     const recent = checkedAt !== undefined && Date.now() - checkedAt < this.deps.settings.resimulateAfterMs;
+    const readAt = Date.now();
     const [ready, fresh, pending] = await Promise.allSettled([
       checkRelayerReady(checks),
       // Its admission read root, nullifiers and simulation moments ago.
-      recent ? undefined : ("reservationId" in op.request ? checkReservation(checks, op.request) : checkRootAndNullifiers(checks, op.request)).then(() => simulateChecked(checks, op.request)),
+      recent ? undefined : this.recheck(op),
       this.deps.chain.getTransactionCount({ address: this.deps.account.address, blockTag: "pending" }),
     ]);
-    return { ready, fresh, pending };
+    return { ready, fresh, pending, checkedAt: recent ? checkedAt : readAt };
+  }
+
+  /** The checks that can go stale: the root (or the reservation) and nullifiers, then the Pool's simulation. */
+  private recheck(op: OperationRecord): Promise<void> {
+    const { checks } = this.deps;
+    return ("reservationId" in op.request ? checkReservation(checks, op.request) : checkRootAndNullifiers(checks, op.request)).then(() => simulateChecked(checks, op.request));
   }
 
   // accepted → processing → (stale checks, prepared) → (nonce, sign, persist) → submitted → broadcast
@@ -226,6 +245,7 @@ export class RelayEngine {
     const nonce = Math.max(pending.value, stored === undefined ? 0 : stored + 1);
     const attempt = await this.sign(op, nonce, fees);
     op.attempts.push(attempt);
+    this.lastChecked.set(op.id, prepared.checkedAt);
     this.transition(op, "submitted", `nonce ${nonce}, ${attempt.hash}`, { attempt }); // stored, then broadcast
     // The writer goes on to the next operation while this one is sent and mined: broadcasts leave in
     // nonce order (each after the store's sync, which finish in order), and the node takes them in any.
@@ -328,8 +348,9 @@ export class RelayEngine {
       if (!known) {
         await this.broadcast(latest, op.id); // dropped (restart, reorg, refused while unfunded): the same bytes again
       } else if (latest.nonce === minedNonce && Date.now() - Date.parse(latest.createdAt) > settings.stuckAfterMs) {
-        // Known to the node and next in line, yet not mined: outbid with a fee bump.
-        await this.exclusive(() => this.bump(op.id));
+        // Known to the node and next in line, yet not mined: outbid with a fee bump, if it still holds.
+        const check = await this.checkBeforeBump(op);
+        if (check !== "chain unavailable") await this.exclusive(() => this.bump(op.id, check));
       }
     }
   }
@@ -386,13 +407,43 @@ export class RelayEngine {
     return { code: "reverted", detail: `${receipt.transactionHash} was mined with status 0` };
   }
 
-  /** Replaces a stuck attempt: same nonce, both fees raised. */
-  private async bump(id: string): Promise<void> {
+  /**
+   * A fee bump signs the operation's call again: checked again first (outside the writer, as before its
+   * first signature) unless that was within resimulateAfterMs. "ok", the problem that would make it revert
+   * now, or "chain unavailable" (decided on a later tick).
+   */
+  private async checkBeforeBump(op: OperationRecord): Promise<"ok" | "chain unavailable" | ProblemError> {
+    const checkedAt = this.lastChecked.get(op.id);
+    if (checkedAt !== undefined && Date.now() - checkedAt < this.deps.settings.resimulateAfterMs) return "ok";
+    const readAt = Date.now();
+    try {
+      await this.recheck(op);
+    } catch (error) {
+      return error instanceof ProblemError && error.code !== "chain_unavailable" ? error : "chain unavailable";
+    }
+    this.lastChecked.set(op.id, readAt);
+    this.withheld.delete(op.id);
+    return "ok";
+  }
+
+  /**
+   * Replaces a stuck attempt: same nonce, both fees raised. Not when its check found the call would now
+   * revert: then its transaction stays as broadcast, unbumped, and the operation is not failed either (that
+   * transaction may still be mined, and a failure is never reported while it could be); its history says
+   * why, once.
+   */
+  private async bump(id: string, check: "ok" | ProblemError): Promise<void> {
     const { store, chain, settings } = this.deps;
     const op = store.get(id); // fresh: the writer's copy is the only one that changes it now
     if (!op || TERMINAL_STATES.has(op.state) || op.state === "included" || op.attempts.length === 0) return;
     const latest = op.attempts.at(-1) as StoredAttempt;
     if (Date.now() - Date.parse(latest.createdAt) <= settings.stuckAfterMs) return;
+    if (check !== "ok") {
+      if (this.withheld.has(id)) return;
+      this.withheld.add(id);
+      this.deps.log.warn({ operation: id, code: check.code }, "fee bump withheld: the call would now revert");
+      return this.transition(op, "submitted", `fee bump withheld: ${check.code}: ${check.message}; ${latest.hash} stays as broadcast (it may still be mined)`);
+    }
     const fees = bumpedFees({ maxFeePerGas: BigInt(latest.maxFeePerGas), maxPriorityFeePerGas: BigInt(latest.maxPriorityFeePerGas) }, await currentFees(chain), settings.feeBumpPercent);
     if (fees.maxFeePerGas > settings.maxFeePerGasCap) {
       this.deps.log.warn({ operation: id }, "fee bump would exceed the cap; waiting");
@@ -411,6 +462,10 @@ export class RelayEngine {
   }
 
   private transition(op: OperationRecord, state: OperationState, detail?: string, changes?: { attempt?: StoredAttempt }): void {
+    if (TERMINAL_STATES.has(state)) {
+      this.lastChecked.delete(op.id);
+      this.withheld.delete(op.id);
+    }
     const at = new Date().toISOString();
     const from = op.state;
     op.state = state;
