@@ -1,10 +1,10 @@
-import { decodeFunctionData, parseAbiItem, type Address, type Hex } from "viem";
-import { poolAbi } from "../chain/pool-abi.ts";
+import { TransactionReceiptNotFoundError, type Address, type Hex } from "viem";
 import type { DeploymentConfig } from "../config/deployment-config.ts";
 import { ProblemError } from "../problem.ts";
 import type { CheckContext } from "../relay/checks.ts";
 import type { FinalizeRequest } from "../relay/request.ts";
-import type { OperationRecord } from "../relay/store.ts";
+import type { OperationStore } from "../relay/store.ts";
+import { reservationIdOf } from "../relay/view.ts";
 import { externalRoute, feeEntry } from "./quoter.ts";
 import { readReservation } from "./reservation-tracker.ts";
 
@@ -12,6 +12,7 @@ import { readReservation } from "./reservation-tracker.ts";
 export const reservationClaim = (reservationId: string) => `reservation:${reservationId}`;
 
 export type Reservation = Awaited<ReturnType<typeof readReservation>>;
+type MinedActions = Pick<OperationStore, "minedActions">;
 
 /**
  * The reservation, as the Pool has it now: unknown (404), already finalized (409), or pending with its
@@ -44,7 +45,7 @@ const configuredFinalizeFee = (config: DeploymentConfig, routeId: string, asset:
  * the input asset. Otherwise 422 fee_too_low, naming the fee and the minimum: the owner can finalize it
  * with Pool.finalize from any account.
  */
-export async function checkFinalizeFee(context: CheckContext, request: FinalizeRequest, reservation: Reservation, operations: { get(id: string): OperationRecord | undefined }): Promise<void> {
+export async function checkFinalizeFee(context: CheckContext, request: FinalizeRequest, reservation: Reservation, operations: MinedActions): Promise<void> {
   const id = request.reservationId;
   if (reservation.state === "settled") {
     const minimum = configuredFinalizeFee(context.config, reservation.routeId, reservation.outputAsset);
@@ -57,7 +58,7 @@ export async function checkFinalizeFee(context: CheckContext, request: FinalizeR
     return;
   }
   const minimum = configuredFinalizeFee(context.config, reservation.routeId, reservation.inputAsset);
-  const paid = await relayedActionFee(context, id as Hex, operations);
+  const paid = await relayedActionFee(context, id as Hex, reservation, operations);
   if (paid === undefined || paid < minimum) {
     const why = paid === undefined ? "an action this runtime did not relay" : `its action paid a fee of ${paid}`;
     throw new ProblemError("fee_too_low", `reservation ${id} is a refund, which pays no fee, of ${why}: this runtime finalizes a refund only when its action's fee covered a finalize (${minimum} in ${reservation.inputAsset}); its owner can finalize it with Pool.finalize`, {
@@ -66,23 +67,22 @@ export async function checkFinalizeFee(context: CheckContext, request: FinalizeR
   }
 }
 
-const actionReserved = parseAbiItem("event ActionReserved(bytes32 indexed reservationId, bytes32 indexed routeId, bytes32 quoteId, address inputAsset, uint256 amountIn, address outputAsset)");
-
-/** The fee of the action that made the reservation, when this runtime relayed it (our mined operation spent its nullifiers). */
-async function relayedActionFee({ chain, config, spender }: CheckContext, reservationId: Hex, operations: { get(id: string): OperationRecord | undefined }): Promise<bigint | undefined> {
-  const [log] = await chain.getLogs({ address: config.poolAddress as Address, event: actionReserved, args: { reservationId }, fromBlock: BigInt(config.deploymentBlock) });
-  if (!log) return undefined;
-  const { input } = await chain.getTransaction({ hash: log.transactionHash });
-  let nullifier: bigint;
-  try {
-    const call = decodeFunctionData({ abi: poolAbi, data: input });
-    if (call.functionName !== "transactAction") return undefined;
-    nullifier = call.args[1].inputNullifiers[0];
-  } catch {
-    return undefined; // not a direct call of the Pool: not a transaction this runtime sent
+/**
+ * The fee of the action that made the reservation, when this runtime relayed it. The store knows the
+ * actions it relayed: found by the output precommitment the Pool keeps (an index), matched by the
+ * reservation id (domain and nullifiers), and its transaction checked to be mined and successful on the
+ * node's chain now (an `included` one may have left it in a reorg). No log scan: a range-limited
+ * provider refuses one from the deployment block.
+ */
+async function relayedActionFee({ chain }: CheckContext, reservationId: Hex, reservation: Reservation, operations: MinedActions): Promise<bigint | undefined> {
+  for (const op of operations.minedActions(reservation.precommitment.toString())) {
+    if ("reservationId" in op.request || !op.request.action || op.minedHash === null) continue;
+    if (reservationIdOf(op.request).toLowerCase() !== reservationId.toLowerCase()) continue;
+    const receipt = await chain.getTransactionReceipt({ hash: op.minedHash }).catch((error: unknown) => {
+      if (error instanceof TransactionReceiptNotFoundError) return null;
+      throw error;
+    });
+    return receipt?.status === "success" ? BigInt(op.request.extData.fee) : undefined;
   }
-  const operationId = spender(nullifier.toString());
-  const op = operationId === undefined ? undefined : operations.get(operationId);
-  if (!op || "reservationId" in op.request || !op.request.action || op.minedHash?.toLowerCase() !== log.transactionHash.toLowerCase()) return undefined;
-  return BigInt(op.request.extData.fee);
+  return undefined;
 }
