@@ -12,6 +12,7 @@ import {
   precommitmentOf,
   prepareAction,
   randomFieldElement,
+  readReservation,
   reviewedFrom,
   type ActionTerms,
   type QueueClient,
@@ -20,7 +21,7 @@ import { readFile } from "node:fs/promises";
 import { CIRCUIT_BUILD_DIR } from "../harness/deployment/index.ts";
 import type { DeploymentConfig } from "../src/config/deployment-config.ts";
 import { buildQueueRuntime } from "../src/server.ts";
-import { RELAYER_KEY } from "./support/chain.ts";
+import { RELAYER_KEY, revertName } from "./support/chain.ts";
 import { GAS, poolFixture } from "./support/pool.ts";
 import { rpc } from "./support/rpc.ts";
 
@@ -104,6 +105,9 @@ describe("POST /finalize is relayed only when paid for", () => {
     const unpaid = await directSwap({ finalizeFee: 0n });
     const refused = await postFinalize(unpaid.reservationId);
     expect(refused).toMatchObject({ status: 422, body: { code: "fee_too_low", fee: "0", minimumFee: configured(weth).toString() } });
+    // A fee of 0 is nobody's: no wait for the owner.
+    expect(refused.body).not.toHaveProperty("finalizableByOwnerAt");
+    expect(refused.body.detail).toContain("its owner can finalize it now");
     // The owner's way: Pool.finalize from its own account (a fee of 0: nobody's to take).
     const { wallet, public: client } = pool.user(2);
     await finalizeReservation({ wallet, client, pool: stack.manifest.poolAddress, reservationId: unpaid.reservationId });
@@ -194,5 +198,29 @@ describe("POST /finalize is relayed only when paid for", () => {
       await rpc(stack.rpcUrl, "evm_setAutomine", [true]);
     }
     expect(await queue.waitFor("withdraw", id)).toMatchObject({ state: "reverted", reason: { code: "reverted", revert: { name: "AlreadyFinalized" } } });
+  });
+  it("a settled reservation naming this relayer its finalizer, with a fee above 0 but below the configured one: 422 fee_too_low saying when its owner may finalize (finalizableByOwnerAt: deadline + FINALIZE_GRACE + 1); the owner's own finalize reverts FinalizerOnly before then, and succeeds from then on, paid the fee", async () => {
+    // Last in the file: it moves the chain's clock past the grace.
+    const fee = configured(weth) - 1n;
+    const { reservationId } = await directSwap({ finalizeFee: fee, finalizer: stack.relayer.address });
+    const { public: client, wallet } = pool.user(2);
+    const { deadline } = await readReservation(client, stack.manifest.poolAddress, reservationId);
+    const at = deadline + 3600n + 1n;
+    const refused = await postFinalize(reservationId);
+    expect(refused).toMatchObject({
+      status: 422,
+      body: { code: "fee_too_low", fee: fee.toString(), minimumFee: configured(weth).toString(), finalizer: stack.relayer.address, finalizableByOwnerAt: at.toString() },
+    });
+    expect(refused.body.detail).toContain(`finalize it with Pool.finalize from ${new Date(Number(at) * 1000).toISOString()}`);
+    expect(refused.body.detail).not.toContain("finalize it now");
+
+    // What the answer says, the Pool does: the owner's finalize now reverts FinalizerOnly…
+    const own = () => finalizeReservation({ wallet, client, pool: stack.manifest.poolAddress, reservationId });
+    expect(revertName(await own().catch((error: unknown) => error))).toBe("FinalizerOnly");
+    // …and from finalizableByOwnerAt on it succeeds, the fee paid to the owner.
+    await rpc(stack.rpcUrl, "evm_mine", [Number(at)]);
+    const before = await balanceOf(weth, wallet.account.address);
+    await own();
+    expect((await balanceOf(weth, wallet.account.address)) - before).toBe(fee);
   });
 });
