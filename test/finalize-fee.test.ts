@@ -12,10 +12,16 @@ import {
   precommitmentOf,
   prepareAction,
   randomFieldElement,
+  readReservation,
   reviewedFrom,
   type ActionTerms,
   type QueueClient,
 } from "../harness/client/index.ts";
+import { readFile } from "node:fs/promises";
+import { CIRCUIT_BUILD_DIR } from "../harness/deployment/index.ts";
+import type { DeploymentConfig } from "../src/config/deployment-config.ts";
+import { buildQueueRuntime } from "../src/server.ts";
+import { RELAYER_KEY, revertName } from "./support/chain.ts";
 import { GAS, poolFixture } from "./support/pool.ts";
 import { rpc } from "./support/rpc.ts";
 
@@ -40,8 +46,8 @@ afterAll(async () => {
 
 const configured = (asset: Address) => BigInt(stack.manifest.relayFees.actions.find((f) => f.route === ACTION_ROUTES.swap && f.asset === asset)?.finalize as string);
 const balanceOf = (asset: Address, who: Address) => pool.user(0).public.readContract({ address: asset, abi: erc20Abi, functionName: "balanceOf", args: [who] });
-const postFinalize = async (reservationId: Hex) => {
-  const response = await fetch(`${stack.queueUrl}/api/queue/finalize`, {
+const postFinalize = async (reservationId: Hex, baseUrl = stack.queueUrl) => {
+  const response = await fetch(`${baseUrl}/api/queue/finalize`, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ deployment: { chainId: stack.manifest.chainId, poolAddress: stack.manifest.poolAddress, domain: stack.manifest.domain }, reservationId }),
@@ -72,9 +78,9 @@ async function directSwap(change: Partial<ActionTerms>) {
 }
 
 /** A swap quoted and relayed by this runtime (its fee paid) whose output fell below the quote's minimum (the price halved first): Failed. */
-async function relayedFailedSwap() {
-  const config = await queue.beforePrepare();
-  const quote = await queue.quote(config, { route: ACTION_ROUTES.swap, assetIn: pool.asset, assetOut: weth, amountIn: pool.usdc("30") });
+async function relayedFailedSwap(through: QueueClient = queue) {
+  const config = await through.beforePrepare();
+  const quote = await through.quote(config, { route: ACTION_ROUTES.swap, assetIn: pool.asset, assetOut: weth, amountIn: pool.usdc("30") });
   const keys = createAccountKeys();
   const { state, input } = await pool.fundedNote(2, keys, pool.usdc("31"));
   const prepared = await prepareAction({ config, quote, prover: pool.prover, tree: state.tree, keys, inputs: [input] });
@@ -86,9 +92,9 @@ async function relayedFailedSwap() {
   };
   await setPrice(DEFAULT_SWAP_PRICES.usdcToWeth / 2n);
   try {
-    const acted = await queue.waitFor("withdraw", (await queue.submitAction(config, prepared)).id);
+    const acted = await through.waitFor("withdraw", (await through.submitAction(config, prepared)).id);
     expect(acted.state).toBe("confirmed");
-    return { reservationId: acted.action?.reservationId as Hex, keys, output: prepared.output };
+    return { reservationId: acted.action?.reservationId as Hex, keys, output: prepared.output, fee: BigInt(prepared.transaction.extData.fee) };
   } finally {
     await setPrice(DEFAULT_SWAP_PRICES.usdcToWeth);
   }
@@ -99,6 +105,9 @@ describe("POST /finalize is relayed only when paid for", () => {
     const unpaid = await directSwap({ finalizeFee: 0n });
     const refused = await postFinalize(unpaid.reservationId);
     expect(refused).toMatchObject({ status: 422, body: { code: "fee_too_low", fee: "0", minimumFee: configured(weth).toString() } });
+    // A fee of 0 is nobody's: no wait for the owner.
+    expect(refused.body).not.toHaveProperty("finalizableByOwnerAt");
+    expect(refused.body.detail).toContain("its owner can finalize it now");
     // The owner's way: Pool.finalize from its own account (a fee of 0: nobody's to take).
     const { wallet, public: client } = pool.user(2);
     await finalizeReservation({ wallet, client, pool: stack.manifest.poolAddress, reservationId: unpaid.reservationId });
@@ -136,6 +145,41 @@ describe("POST /finalize is relayed only when paid for", () => {
     expect(refund).toMatchObject({ refunded: true, note: { asset: pool.asset, amount: pool.usdc("30") } });
   });
 
+  it("a refund of an action this runtime relayed is found in its own store, not in the chain's logs: relayed while eth_getLogs fails (a range-limited provider)", async () => {
+    const { reservationId } = await relayedFailedSwap();
+    // What a provider that limits eth_getLogs' range answers a scan from the deployment block: an error, every time.
+    stack.faults.rpc({ kind: "fail", methods: ["eth_getLogs"] });
+    try {
+      const accepted = await postFinalize(reservationId);
+      expect(accepted).toMatchObject({ status: 202 });
+      expect((await queue.waitFor("withdraw", accepted.body.id as string)).state).toBe("confirmed");
+    } finally {
+      stack.faults.rpc(null);
+    }
+  });
+
+  it("a refund of an action this runtime relayed whose fee is below the finalize fee now (the operator raised it): 422 fee_too_low naming both, also when eth_getLogs fails", async () => {
+    // A runtime of the same relayer whose finalize fee in dUSDC (the swap's input) is above the action fee it charges.
+    const manifest = JSON.parse((await readFile(stack.manifestPath)).toString("utf8")) as DeploymentConfig;
+    const entry = manifest.relayFees.actions.find((f) => f.route === ACTION_ROUTES.swap && f.asset === pool.asset) as DeploymentConfig["relayFees"]["actions"][number];
+    const minimum = BigInt(entry.action) * 2n;
+    entry.finalize = minimum.toString();
+    const app = await buildQueueRuntime({ manifest: Buffer.from(JSON.stringify(manifest)), rpcUrl: stack.faults.rpcUrl, relayerPrivateKey: RELAYER_KEY, artifactsDir: CIRCUIT_BUILD_DIR, store: ":memory:", rateLimit: false });
+    try {
+      const url = await app.listen({ host: "127.0.0.1", port: 0 });
+      const raised = createQueueClient({ baseUrl: url, reviewed: reviewedFrom(manifest) });
+      const { reservationId, fee } = await relayedFailedSwap(raised);
+      expect(fee).toBeLessThan(minimum);
+      // Through a provider that refuses eth_getLogs, as the test above: the store says what the action paid.
+      stack.faults.rpc({ kind: "fail", methods: ["eth_getLogs"] });
+      const refused = await postFinalize(reservationId, url).finally(() => stack.faults.rpc(null));
+      expect(refused).toMatchObject({ status: 422, body: { code: "fee_too_low", fee: fee.toString(), minimumFee: minimum.toString() } });
+      expect(refused.body.detail).toContain(`its action paid a fee of ${fee}`);
+    } finally {
+      await app.close();
+    }
+  });
+
   it("a relayed refund that loses the race to the owner's own finalize ends reverted, with AlreadyFinalized by name", async () => {
     const { reservationId } = await relayedFailedSwap();
     const owner = pool.user(2);
@@ -154,5 +198,29 @@ describe("POST /finalize is relayed only when paid for", () => {
       await rpc(stack.rpcUrl, "evm_setAutomine", [true]);
     }
     expect(await queue.waitFor("withdraw", id)).toMatchObject({ state: "reverted", reason: { code: "reverted", revert: { name: "AlreadyFinalized" } } });
+  });
+  it("a settled reservation naming this relayer its finalizer, with a fee above 0 but below the configured one: 422 fee_too_low saying when its owner may finalize (finalizableByOwnerAt: deadline + FINALIZE_GRACE + 1); the owner's own finalize reverts FinalizerOnly before then, and succeeds from then on, paid the fee", async () => {
+    // Last in the file: it moves the chain's clock past the grace.
+    const fee = configured(weth) - 1n;
+    const { reservationId } = await directSwap({ finalizeFee: fee, finalizer: stack.relayer.address });
+    const { public: client, wallet } = pool.user(2);
+    const { deadline } = await readReservation(client, stack.manifest.poolAddress, reservationId);
+    const at = deadline + 3600n + 1n;
+    const refused = await postFinalize(reservationId);
+    expect(refused).toMatchObject({
+      status: 422,
+      body: { code: "fee_too_low", fee: fee.toString(), minimumFee: configured(weth).toString(), finalizer: stack.relayer.address, finalizableByOwnerAt: at.toString() },
+    });
+    expect(refused.body.detail).toContain(`finalize it with Pool.finalize from ${new Date(Number(at) * 1000).toISOString()}`);
+    expect(refused.body.detail).not.toContain("finalize it now");
+
+    // What the answer says, the Pool does: the owner's finalize now reverts FinalizerOnly…
+    const own = () => finalizeReservation({ wallet, client, pool: stack.manifest.poolAddress, reservationId });
+    expect(revertName(await own().catch((error: unknown) => error))).toBe("FinalizerOnly");
+    // …and from finalizableByOwnerAt on it succeeds, the fee paid to the owner.
+    await rpc(stack.rpcUrl, "evm_mine", [Number(at)]);
+    const before = await balanceOf(weth, wallet.account.address);
+    await own();
+    expect((await balanceOf(weth, wallet.account.address)) - before).toBe(fee);
   });
 });

@@ -1,18 +1,36 @@
 import { describe, expect, it } from "vitest";
 import { loadCircuitManifest } from "../harness/deployment/index.ts";
 import { loadFixtures } from "../harness/deployment/index.ts";
-import { canonicalState, GENESIS_STATE_PATH, GENESIS_TIMESTAMP, loadGenesis } from "../harness/deployment/index.ts";
-import { readFile } from "node:fs/promises";
+import { canonicalState, genesisInputsHash, GENESIS_CODE, GENESIS_STATE_PATH, GENESIS_TIMESTAMP, loadGenesis } from "../harness/deployment/index.ts";
+import { readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { withTempDirs } from "./support/temp-dirs.ts";
 import { startDevStack } from "../harness/index.ts";
 import { rpc } from "./support/rpc.ts";
 
 // A local stack serves byte-identical configuration on every run and every machine (a client's reviewed
 // deployment data can pin it), because it starts from the committed genesis.
+const tempDir = withTempDirs();
+
 describe("the prepared genesis", () => {
   it("is fresh for the committed contracts (else: npm run build:genesis)", async () => {
     const fixtures = await loadFixtures();
     const { levels } = await loadCircuitManifest();
     expect(await loadGenesis(fixtures, levels)).toBeDefined();
+  });
+
+  it("is stale when the code that deploys the fixtures changes (a route approved with another kind), not only its parameters", async () => {
+    const fixtures = await loadFixtures();
+    const { levels } = await loadCircuitManifest();
+    const deploy = GENESIS_CODE.find((url) => url.pathname.endsWith("/deploy.ts")) as URL;
+    const text = await readFile(deploy, "utf8");
+    const changed = text.replace("ROUTE_KIND.async]", "ROUTE_KIND.sync]");
+    expect(changed).not.toBe(text);
+    const copy = pathToFileURL(path.join(await tempDir("genesis-code-"), "deploy.ts"));
+    await writeFile(copy, changed);
+    const withCopy = GENESIS_CODE.map((url) => (url === deploy ? copy : url));
+    expect(await genesisInputsHash(fixtures, levels, withCopy)).not.toBe(await genesisInputsHash(fixtures, levels));
   });
 
   it("is written the same, byte for byte, whatever order anvil lists accounts in (a rebuild reproduces the committed file)", async () => {

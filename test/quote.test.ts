@@ -3,7 +3,13 @@ import { encodeFunctionData, parseUnits, verifyTypedData, type Address, type Hex
 import { startDevStack, type DevStack } from "../harness/index.ts";
 import { ACTION_ROUTES, DEFAULT_SWAP_PRICES } from "../harness/deployment/index.ts";
 import { Quote, typedDataForSigning } from "../src/actions/quote.ts";
-import type { ExternalActionRoute } from "../src/config/deployment-config.ts";
+import { privateKeyToAccount } from "viem/accounts";
+import { checkFinalizeFee, type Reservation } from "../src/actions/finalize.ts";
+import { DEFAULT_QUOTE_SETTINGS, Quoter } from "../src/actions/quoter.ts";
+import { createChainClient } from "../src/chain/client.ts";
+import type { DeploymentConfig, ExternalActionRoute } from "../src/config/deployment-config.ts";
+import { DEFAULT_RELAY_SETTINGS } from "../src/relay/settings.ts";
+import { SqliteOperationStore } from "../src/relay/store.ts";
 import { readFile } from "node:fs/promises";
 import { buildQueueRuntime, parseManifest } from "../src/server.ts";
 import { CIRCUIT_BUILD_DIR } from "../harness/deployment/index.ts";
@@ -117,6 +123,33 @@ describe("POST /api/queue/quote", () => {
     await expect(buildQueueRuntime({ manifest: without, rpcUrl: stack.rpcUrl, relayerPrivateKey: RELAYER_KEY, artifactsDir: CIRCUIT_BUILD_DIR, store: ":memory:" })).rejects.toThrow(/no fee entry/);
     manifest.relayFees.actions = [];
     expect(() => parseManifest(Buffer.from(JSON.stringify(manifest)))).toThrow(/relayFees\.actions/);
+  });
+
+  it("a manifest with a second fee entry for one route and asset (any case) is refused, naming it: the first one found used to win", async () => {
+    const manifest = JSON.parse((await readFile(stack.manifestPath)).toString("utf8"));
+    const at = manifest.relayFees.actions.length;
+    const first = manifest.relayFees.actions.find((f: { route: string; asset: string }) => f.route === swap.id && f.asset === weth);
+    manifest.relayFees.actions.push({ ...first, asset: weth.toLowerCase(), finalize: "1" });
+    expect(() => parseManifest(Buffer.from(JSON.stringify(manifest)))).toThrow(new RegExp(`relayFees\\.actions\\.${at}: a second fee entry for route ${swap.id} and asset ${weth.toLowerCase()}`));
+  });
+
+  it("feeEntry refuses a route and asset without a fee in a config built without the schema, on the quote and the finalize path: 422 unsupported_asset naming both, never a fee of 0", async () => {
+    const config: DeploymentConfig = { ...stack.manifest, relayFees: { ...stack.manifest.relayFees, actions: stack.manifest.relayFees.actions.filter((f) => !(f.route === swap.id && f.asset === weth)) } };
+    const refusal = { code: "unsupported_asset", status: 422, extensions: { route: swap.id, asset: weth } };
+    const chain = createChainClient(stack.rpcUrl);
+    const store = new SqliteOperationStore(":memory:");
+    try {
+      const quoter = new Quoter({ config, chain, account: privateKeyToAccount(RELAYER_KEY), store, settings: DEFAULT_QUOTE_SETTINGS, chainTimeoutMs: 3_000 });
+      const request = { deployment: deployment(), route: swap.id, assetIn: usdc, assetOut: weth, amountIn: "30000000" };
+      await expect(quoter.quote(request, "127.0.0.1")).rejects.toMatchObject(refusal);
+      expect(store.countQuotes()).toBe(0);
+      // A settled reservation of that route paying out in that asset, as the Pool would hold it.
+      const reservation = { state: "settled", routeId: swap.id, inputAsset: usdc, outputAsset: weth, amountIn: 30_000_000n, amountOut: 10n ** 16n, finalizeFee: 10n ** 14n, finalizer: stack.relayer.address, deadline: 0n, precommitment: 1n, blockTimestamp: 0n } as Reservation;
+      const context = { config, chain, relayer: stack.relayer.address, settings: DEFAULT_RELAY_SETTINGS, spender: () => undefined };
+      await expect(checkFinalizeFee(context, { deployment: deployment(), reservationId: `0x${"11".repeat(32)}` }, reservation, store)).rejects.toMatchObject(refusal);
+    } finally {
+      store.close();
+    }
   });
 
   it("caps each client's unexpired quotes: past the cap, 429 too_many_quotes with a Retry-After until the soonest one expires", async () => {

@@ -8,6 +8,9 @@ import { startDevStack, type DevStack } from "../harness/index.ts";
 import { hashExtData } from "../harness/client/index.ts";
 import { publicAmountOf } from "../src/chain/ext-data.ts";
 import { buildQueueRuntime } from "../src/server.ts";
+import { BaseError, RpcRequestError } from "viem";
+import { createChainClient } from "../src/chain/client.ts";
+import { chainUnavailable, isTransportError } from "../src/relay/checks.ts";
 import { RELAYER_KEY } from "./support/chain.ts";
 
 // The runtime's chain goes away (through a proxy we can cut): answers are 503 chain_unavailable, never
@@ -60,6 +63,18 @@ function request() {
     extData,
   };
 }
+
+describe("a node that answers, refusing the question", () => {
+  it("is no outage: a JSON-RPC refusal of the request itself (-32602 invalid params, from anvil) is not chain_unavailable, a cut connection is", async () => {
+    const chain = createChainClient(stack.rpcUrl, { timeoutMs: 3_000, retryCount: 0 });
+    const refused = await chain.request({ method: "eth_getBlockByNumber", params: ["not a block", false] } as never).catch((error: unknown) => error);
+    expect((refused as BaseError).walk((e) => e instanceof RpcRequestError)).toMatchObject({ code: -32602 });
+    expect(isTransportError(refused)).toBe(false);
+    expect(chainUnavailable(refused)).toBe(refused); // a 500: asking again would be refused again
+    const cut = await createChainClient("http://127.0.0.1:9", { timeoutMs: 3_000, retryCount: 0 }).getBlockNumber().catch((error: unknown) => error);
+    expect(chainUnavailable(cut)).toMatchObject({ code: "chain_unavailable", status: 503 });
+  });
+});
 
 describe("when the chain does not answer", () => {
   it("relay submissions and asset reads are 503 chain_unavailable with Retry-After", async () => {

@@ -6,7 +6,7 @@ import path from "node:path";
 import { gunzipSync } from "node:zlib";
 import { z } from "zod";
 import { createChainClient } from "../../src/chain/client.ts";
-import { startChain, type Chain, type DevAccount } from "../chain/index.ts";
+import { CHAIN_ID, startChain, type Chain, type DevAccount } from "../chain/index.ts";
 import { DEV_ASSETS, DEV_TOKEN_GRANT, deployFixtures } from "./deploy.ts";
 import { FIXTURES_DIR, type CompiledFixtures } from "./fixtures.ts";
 import { FROM_SOURCE } from "./package-root.ts";
@@ -28,7 +28,7 @@ export const GENESIS_PATH = path.join(FIXTURES_DIR, "genesis.json");
 export const GENESIS_TIMESTAMP = 1_767_225_600n;
 
 const Genesis = z.strictObject({
-  /** sha256 over everything that determines the state: compiled fixtures, deploy parameters, anvil's version. */
+  /** sha256 over everything that determines the state: compiled fixtures, deploy parameters and code, the build's code, chain id, anvil's version. */
   inputsHash: z.string(),
   pool: z.string(),
   deploymentBlock: z.int(),
@@ -36,9 +36,18 @@ const Genesis = z.strictObject({
 });
 export type Genesis = z.output<typeof Genesis>;
 
-export async function genesisInputsHash(fixtures: CompiledFixtures, levels: number): Promise<string> {
+/**
+ * The code the state is made by, hashed as text: the deploy (what is deployed and approved, and how:
+ * route kinds, grants, holders) and the build here (its chain, blocks and canonical form). Read only from
+ * source (a stale check and `npm run build:genesis`); an installed package trusts its built genesis.
+ */
+export const GENESIS_CODE: readonly URL[] = ["./deploy.ts", "./genesis.ts"].map((file) => new URL(file, import.meta.url));
+
+/** `code`: the files above (a test passes a changed copy). */
+export async function genesisInputsHash(fixtures: CompiledFixtures, levels: number, code: readonly URL[] = GENESIS_CODE): Promise<string> {
   const anvil = (JSON.parse(await readFile(require.resolve("@foundry-rs/anvil/package.json"), "utf8")) as { version: string }).version;
-  const inputs = { fixtures: fixtures.sourcesHash, levels, assets: DEV_ASSETS, grant: DEV_TOKEN_GRANT.toString(), timestamp: GENESIS_TIMESTAMP.toString(), anvil };
+  const sources = Object.fromEntries(await Promise.all(code.map(async (url) => [path.basename(url.pathname), createHash("sha256").update(await readFile(url)).digest("hex")])));
+  const inputs = { fixtures: fixtures.sourcesHash, levels, assets: DEV_ASSETS, grant: DEV_TOKEN_GRANT.toString(), timestamp: GENESIS_TIMESTAMP.toString(), anvil, chainId: CHAIN_ID, code: sources };
   return createHash("sha256").update(JSON.stringify(inputs)).digest("hex");
 }
 

@@ -14,6 +14,7 @@ export const poolReadAbi = parseAbi([
 /** The Pool's action routes and reservations (approved external actions). */
 export const actionReadAbi = parseAbi([
   "function routes(bytes32 routeId) view returns (address adapter, bytes32 codeHash, uint8 kind)",
+  "function FINALIZE_GRACE() view returns (uint256)",
   "function reservations(bytes32 reservationId) view returns (bytes32 routeId, address inputAsset, uint256 amountIn, address outputAsset, uint256 minOutput, uint256 precommitment, uint64 deadline, uint256 finalizeFee, uint256 amountOut, address adapter, uint8 state, address finalizer)",
   "event RouteApproved(bytes32 indexed routeId, address adapter, bytes32 codeHash, uint8 kind)",
   "event RouteRevoked(bytes32 indexed routeId)",

@@ -82,3 +82,8 @@ export function hashActionExtData(deployment: { chainId: number; poolAddress: Ad
   const encoded = encodeAbiParameters([{ type: "uint256" }, { type: "bytes32" }], [hashExtData(deployment, asset, ext), terms]);
   return BigInt(keccak256(encoded)) % FIELD_SIZE;
 }
+
+/** The Pool's reservation id of an action: keccak256(abi.encode(domain, nullifier0, nullifier1)) (unique: nullifiers are spent once). */
+export function actionReservationId(domain: bigint, nullifier0: bigint, nullifier1: bigint): Hex {
+  return keccak256(encodeAbiParameters([{ type: "uint256" }, { type: "uint256" }, { type: "uint256" }], [domain, nullifier0, nullifier1]));
+}

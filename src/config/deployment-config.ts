@@ -86,7 +86,7 @@ export const RelayFees = z
   .strictObject({
     relayer: Address.nullable().meta({ description: "address the fee must be paid to; null when this runtime relays nothing" }),
     fees: z.array(AssetRelayFee),
-    actions: z.array(ActionRelayFee).meta({ description: "per external route and asset: the fees quotes use" }),
+    actions: z.array(ActionRelayFee).meta({ description: "per external route and asset, one entry each: the fees quotes use" }),
   })
   .meta({ description: "Current relay fee schedule" });
 
@@ -154,6 +154,13 @@ export const DeploymentConfig = z
     queue: QueueInfo,
   })
   .superRefine((config, ctx) => {
+    // One entry per route and asset: with two, the first found would win, and a reviewer could read the other.
+    const seen = new Set<string>();
+    config.relayFees.actions.forEach((f, i) => {
+      const key = `${f.route.toLowerCase()}/${f.asset.toLowerCase()}`;
+      if (seen.has(key)) ctx.addIssue({ code: "custom", path: ["relayFees", "actions", i], message: `a second fee entry for route ${f.route} and asset ${f.asset}: each route and asset has one` });
+      seen.add(key);
+    });
     // Fail closed: a route and asset without fees would be quoted, relayed and finalized for nothing.
     for (const route of config.routes) {
       if (route.action !== "external") continue;

@@ -97,6 +97,11 @@ export interface OperationStore {
   /** Our mined operation (included or confirmed) that spends a nullifier, if any. */
   spender(nullifier: string): string | undefined;
   /**
+   * Our mined actions (included or confirmed) whose output note has this precommitment (a decimal
+   * string, as requests carry it), oldest first: found by an index, so a finalize never scans the chain's logs.
+   */
+  minedActions(outputPrecommitment: string): OperationRecord[];
+  /**
    * Persists the operation's state, reason, mined hash, block and history, in one transaction with a
    * new signed attempt (stored before it is broadcast). A failed state frees its nullifiers, and, with
    * no attempt ever signed (nothing was broadcast), its quote.
@@ -229,6 +234,8 @@ CREATE TABLE IF NOT EXISTS operation_nullifiers (
   PRIMARY KEY (nullifier, operation_id)
 );
 CREATE INDEX IF NOT EXISTS operations_request_hash ON operations(request_hash);
+-- An action's output precommitment (the Pool keeps it in the reservation): a refund's finalize finds the action it belongs to.
+CREATE INDEX IF NOT EXISTS operations_action_precommitment ON operations(json_extract(request, '$.action.outputPrecommitment'));
 CREATE TABLE IF NOT EXISTS quotes (
   id TEXT PRIMARY KEY,
   quote TEXT NOT NULL,
@@ -591,6 +598,13 @@ export class SqliteOperationStore implements OperationStore {
       )
       .get(nullifier) as Row | undefined;
     return row ? String(row.id) : undefined;
+  }
+
+  minedActions(outputPrecommitment: string): OperationRecord[] {
+    const rows = this
+      .prepare("SELECT * FROM operations WHERE json_extract(request, '$.action.outputPrecommitment') = ? AND state IN ('included','confirmed') ORDER BY created_at, rowid")
+      .all(outputPrecommitment) as Row[];
+    return rows.map((row) => this.hydrate(row));
   }
 
   save(record: OperationRecord, changes: { attempt?: StoredAttempt } = {}): void {

@@ -1,4 +1,4 @@
-import { encodeAbiParameters, keccak256 } from "viem";
+import { actionReservationId } from "../chain/ext-data.ts";
 import type { ObservedHead } from "../chain/head.ts";
 import { TERMINAL_STATES, type Operation } from "./operation.ts";
 import type { OperationRecord } from "./store.ts";
@@ -47,8 +47,8 @@ function actionView(quoteId: string, reservationId: `0x${string}`, reservations?
   return { quoteId, reservationId, reservation: seen === null ? null : { state: seen.state, observedAt: new Date(seen.observedAt).toISOString() } };
 }
 
-/** The Pool's reservation id of an action: keccak256(abi.encode(domain, nullifier0, nullifier1)). */
-function reservationIdOf(request: RelayRequest): `0x${string}` {
+/** The Pool's reservation id of an action (actionReservationId of its domain and nullifiers). */
+export function reservationIdOf(request: RelayRequest): `0x${string}` {
   const [n0, n1] = request.publicInputs.inputNullifiers;
-  return keccak256(encodeAbiParameters([{ type: "uint256" }, { type: "uint256" }, { type: "uint256" }], [BigInt(request.publicInputs.domain), BigInt(n0), BigInt(n1)]));
+  return actionReservationId(BigInt(request.publicInputs.domain), BigInt(n0), BigInt(n1));
 }
