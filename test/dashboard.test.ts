@@ -286,6 +286,8 @@ describe("dashboard", () => {
     expect(await reservation.locator("code").first().getAttribute("title")).toBe(acted.action?.reservationId);
     await reservation.getByRole("link", { name: finalize.id }).click();
     expect(await page.locator(`#op-${finalize.id}`).evaluate((el) => (el as unknown as { open: boolean }).open)).toBe(true);
+    // The finalize links back to its action (found by the reservation's output note in the store).
+    await page.locator(`#op-${finalize.id} .reservation`).getByRole("link", { name: acted.id }).waitFor();
     // The Pool panel's reservations, pushed as the finalize was mined.
     await page.locator("#pool tr", { has: page.getByRole("link", { name: finalize.id }) }).locator('.state[data-state="finalized"]').waitFor();
 

@@ -50,8 +50,8 @@ export async function reservationHtml(client: PublicClient, control: RelayContro
   const read = await readReservation(client, pool, id).catch((error: unknown) => new Error((error as Error).message));
   const state = read instanceof Error ? `<span class="failure">not read: ${esc(read.message.split("\n")[0])}</span>` : badge(read.state);
   if (op.kind === "finalize") {
-    // An action's reservation id is derived from its request, not stored: read the actions until one matches (asked on opening, not pushed).
-    const actions = control.newestFirst({ limit: 10_000, kind: "withdraw", action: true }).filter((a) => reservationIdOf(a) === id);
+    // The action is found by its output note's precommitment, which the Pool keeps in the reservation (an index of the store's).
+    const actions = read instanceof Error ? [] : control.minedActions(read.precommitment.toString()).filter((a) => reservationIdOf(a)?.toLowerCase() === id.toLowerCase());
     return `reservation ${hash(id)} ${state}${actions.length ? `, of the action ${actions.map((a) => opLink(a)).join(", ")}` : ""}`;
   }
   const finalizes = finalizesOf(control, id, op.createdAt);

@@ -28,6 +28,8 @@ export interface RelayControl {
   operationsSince(at: string): OperationRecord[];
   /** A page of operations, newest first, filtered by the store (a dev page's list: it costs its page). */
   newestFirst(page: OperationPage): OperationRecord[];
+  /** Our mined actions whose output note has this precommitment (by the store's index): a reservation's action. */
+  minedActions(outputPrecommitment: string): OperationRecord[];
   /** Blocks a mined transaction needs before its operation is confirmed. */
   requiredConfirmations(): number;
   /** Told after every stored change: an operation's id, or null when many may have changed (a restore). Returns its removal. */
@@ -59,6 +61,7 @@ export function attachRelayControl(app: FastifyInstance, relayer: Relayer): void
     release: (checkpoint) => relayer.store.release(checkpoint),
     operationsSince: (at) => relayer.store.createdSince(at),
     newestFirst: (page) => relayer.store.newestFirst(page),
+    minedActions: (precommitment) => relayer.store.minedActions(precommitment),
     requiredConfirmations: () => relayer.settings.requiredConfirmations,
     operation: (id) => relayer.store.get(id),
     onChange: (listener) => relayer.store.onChange(listener),
