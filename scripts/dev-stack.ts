@@ -5,7 +5,7 @@ import { PortInUseError, startDevStack, type DevStack } from "../harness/index.t
 import { checkAllowedHosts } from "../harness/dev/index.ts";
 import { findCommand, signalExitCode } from "../harness/exec/index.ts";
 import { checkCorsOrigins } from "../src/cors.ts";
-import { printable } from "../src/printable.ts";
+import { printable, printableJsonLine } from "../src/printable.ts";
 import { redactText } from "../src/redact.ts";
 import { ExecRuns } from "./exec-command.ts";
 
@@ -243,7 +243,8 @@ try {
     pool: values.pool,
     deploymentBlock,
     // Request logs go where progress goes: under --json, stdout carries the one JSON line only.
-    logger: values.verbose ? { level: "debug", stream: out } : false,
+    // Each line escaped for the terminal (a revert's text or a header may come from a loaded bundle).
+    logger: values.verbose ? { level: "debug", stream: { write: (line: string) => out.write(printableJsonLine(line)) } } : false,
     relay: { requiredConfirmations: confirmations },
     corsOrigins,
     allowedHosts,

@@ -14,6 +14,15 @@ export function printable(text: string): string {
   });
 }
 
+/**
+ * A JSON log line made safe to print the same way, and still the same JSON: JSON.stringify escapes C0
+ * but leaves C1 (a CSI in a revert's text from a loaded chain) and the invisible characters raw; each is
+ * written as its `\uXXXX` escape instead, which parses back to the same value. The line's end is kept.
+ */
+export function printableJsonLine(line: string): string {
+  return line.replace(UNPRINTABLE, (c) => (c === "\n" ? c : `\\u${(c.codePointAt(0) as number).toString(16).padStart(4, "0")}`));
+}
+
 // C0, DEL, C1; the Arabic letter mark, zero-width space/non-joiner/joiner, LRM/RLM, the bidi
 // embeddings and overrides, the word joiner and invisible operators, the bidi isolates, and the BOM.
 const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { printable } from "../src/printable.ts";
+import { printable, printableJsonLine } from "../src/printable.ts";
 
 // What the CLI, trace and ctl print from a bundle, a chain or an upstream.
 describe("printable", () => {
@@ -15,5 +15,15 @@ describe("printable", () => {
 
   it("leaves ordinary text alone, accents, right-to-left letters and emoji included", () => {
     for (const text of ["dUSDC", "Wrapped Ether (Sepolia)", "café", "שקל", "🦊 0x1f", "\\x1b is shown as text"]) expect(printable(text)).toBe(text);
+  });
+
+  it("escapes a JSON log line's C1 and invisible characters as JSON escapes: the same value, nothing raw on the terminal", () => {
+    const value = { msg: "reverted: \u009b2J\u001b[31m fake \u202eUSDC\u200b", n: 1 };
+    const line = `${JSON.stringify(value)}\n`;
+    expect(line).toMatch(/[\u009b\u202e\u200b]/); // JSON.stringify leaves them raw
+    const safe = printableJsonLine(line);
+    expect(safe).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u200b-\u200f]/);
+    expect(safe.endsWith("}\n")).toBe(true);
+    expect(JSON.parse(safe)).toEqual(value);
   });
 });
