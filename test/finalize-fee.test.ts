@@ -197,7 +197,10 @@ describe("POST /finalize is relayed only when paid for", () => {
     } finally {
       await rpc(stack.rpcUrl, "evm_setAutomine", [true]);
     }
-    expect(await queue.waitFor("withdraw", id)).toMatchObject({ state: "reverted", reason: { code: "reverted", revert: { name: "AlreadyFinalized" } } });
+    const lost = await queue.waitFor("withdraw", id);
+    expect(lost).toMatchObject({ state: "reverted", reason: { code: "reverted", revert: { name: "AlreadyFinalized" } } });
+    // The reason says it was a lost race, not a fault of the request.
+    expect(lost.reason?.detail).toContain("another finalize of this reservation was mined first");
   });
   it("a settled reservation naming this relayer its finalizer, with a fee above 0 but below the configured one: 422 fee_too_low saying when its owner may finalize (finalizableByOwnerAt: deadline + FINALIZE_GRACE + 1); the owner's own finalize reverts FinalizerOnly before then, and succeeds from then on, paid the fee", async () => {
     // Last in the file: it moves the chain's clock past the grace.
