@@ -12,8 +12,9 @@ let stack: DevStack;
 let pool: Awaited<ReturnType<typeof poolFixture>>;
 let queue: QueueClient;
 
-// Actions must settle within 15 s of their quote: long enough to prove and be accepted, short enough to lapse.
-withQueueStack({ runtime: { quotes: { settleWithinSeconds: 15 } } }, (s) => ({ stack, pool, queue } = s));
+// Actions must settle within 60 s of their quote: long enough to deposit, prove and be mined on a busy
+// machine (15 s was not, with two test files at once), short enough to lapse when the clock is moved on.
+withQueueStack({ runtime: { quotes: { settleWithinSeconds: 60 } } }, (s) => ({ stack, pool, queue } = s));
 
 async function action() {
   const keys = createAccountKeys();
@@ -31,7 +32,7 @@ describe("stack.trace(operationId)", () => {
     const op = await queue.submitAction(config, prepared);
     for (let i = 0; i < 50 && (await queue.status("withdraw", op.id)).state !== "submitted"; i++) await new Promise((r) => setTimeout(r, 100));
     // Mined only after the action's deadline.
-    await rpc(stack.rpcUrl, "evm_increaseTime", [hex(60)]);
+    await rpc(stack.rpcUrl, "evm_increaseTime", [hex(120)]);
     await rpc(stack.rpcUrl, "evm_mine", []);
     await rpc(stack.rpcUrl, "evm_setAutomine", [true]);
     const done = await queue.waitFor("withdraw", op.id);
