@@ -2,7 +2,7 @@ import { createPublicClient, formatUnits, http, parseAbi, parseAbiItem, type Add
 import { readReservation } from "../../src/actions/reservation-tracker.ts";
 import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
 import type { RelayControl } from "../../src/relay/control.ts";
-import { operationView } from "../../src/relay/view.ts";
+import { reservationIdOf as actionReservationIdOf } from "../../src/relay/view.ts";
 import type { OperationRecord } from "../../src/relay/store.ts";
 import { badge, esc, hash } from "./dashboard-view.ts";
 
@@ -28,8 +28,7 @@ const root = (value: bigint) => hash(`0x${value.toString(16).padStart(64, "0")}`
 /** An action's reservation id (as its status answer names it), or null for another operation. */
 export function reservationIdOf(op: OperationRecord): Hex | null {
   if ("reservationId" in op.request) return op.request.reservationId as Hex;
-  const view = operationView(op, null, 1);
-  return (view.action?.reservationId as Hex | undefined) ?? null;
+  return op.request.action ? actionReservationIdOf(op.request) : null;
 }
 
 /** Finalizes of one reservation listed (a refused one may be tried again). */
