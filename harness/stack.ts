@@ -10,7 +10,9 @@ import { stackInfoPart, stateDirPart, StackInfo, type LeftoverReport } from "./s
 import { chainPart, faultsPart, forkUpstreamPart, saverPart, type DevAccount, type ForkPoint, type RpcFaultSpec, type RpcFaultState, type StackChain } from "./chain/index.ts";
 import { contractsPart, deploymentPart } from "./deployment/index.ts";
 import { runtimePart } from "./runtime/index.ts";
-import { actionControls, allowedHostsFor, BundleError, devRoutesPart, saveBundle, snapshotsPart, type ActionControls, type ServedDeployment, type StackSnapshot, type Trace } from "./dev/index.ts";
+import { actionControls, allowedHostsFor, devRoutesPart, snapshotsPart, type ActionControls, type ServedDeployment, type StackSnapshot } from "./dev/index.ts";
+import { BundleError, saveBundle } from "./bundle/index.ts";
+import type { Trace } from "./trace/index.ts";
 
 export interface DevStackOptions {
   /** Interface for anvil and the queue runtime. Loopback by default. */

@@ -3,7 +3,7 @@ import { parseArgs } from "node:util";
 import type { Hex } from "viem";
 import { loadFixtures } from "../harness/deployment/index.ts";
 import { failer, runningStack } from "./running-stack.ts";
-import { traceOf } from "../harness/dev/index.ts";
+import { traceOf } from "../harness/trace/index.ts";
 import { parseManifest } from "../src/server.ts";
 import { printable } from "../src/printable.ts";
 

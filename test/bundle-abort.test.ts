@@ -6,7 +6,7 @@ import { execa } from "execa";
 import { beforeAll, describe, expect, it } from "vitest";
 import { startDevStack } from "../harness/index.ts";
 import { startChain } from "../harness/chain/index.ts";
-import { gunzipBounded } from "../harness/dev/index.ts";
+import { gunzipBounded } from "../harness/bundle/index.ts";
 import { alive, anvilsWith } from "./support/processes.ts";
 import { withStacks } from "./support/stacks.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";

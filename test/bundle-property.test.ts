@@ -5,7 +5,7 @@ import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { BundleError, startDevStack } from "../harness/index.ts";
 import { keccak256, type Hex } from "viem";
-import { settleAttempts } from "../harness/dev/index.ts";
+import { settleAttempts } from "../harness/bundle/index.ts";
 import { transactCalldata } from "../src/relay/checks.ts";
 import { parseStoreRows } from "../src/relay/store-rows.ts";
 import { parseManifest } from "../src/server.ts";

@@ -17,7 +17,7 @@ import { rpc } from "./support/rpc.ts";
 import { transactCalldata } from "../src/relay/checks.ts";
 import { parseStoreRows, STORE_COLUMNS, STORE_TABLES } from "../src/relay/store-rows.ts";
 import { parseManifest } from "../src/server.ts";
-import { settleAttempts } from "../harness/dev/index.ts";
+import { settleAttempts } from "../harness/bundle/index.ts";
 import { dev, operationRow, rowsOf, sendRequest as craftedRequest, storeOf } from "./support/bundle-rows.ts";
 import { resumeRelayer, withStacks } from "./support/stacks.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { RelayControl } from "../src/relay/control.ts";
 import { OPERATION_STATES } from "../src/relay/operation.ts";
 import { SqliteOperationStore, type OperationRecord } from "../src/relay/store.ts";
-import { dashboardAssets, dashboardPageHtml as pageHtml, opsPageHtml, DASHBOARD_PAGE_SIZE as PAGE_SIZE, dashboardPushEvent } from "../harness/dev/index.ts";
+import { dashboardAssets, dashboardPageHtml as pageHtml, opsPageHtml, DASHBOARD_PAGE_SIZE as PAGE_SIZE, dashboardPushEvent } from "../harness/dashboard/index.ts";
 
 // The dashboard's list, a page at a time, over a store's worth of operations: a real store (in memory),
 // read through the two parts of the relay control the list uses. No chain needed.

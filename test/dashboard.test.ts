@@ -6,7 +6,7 @@ import { chromium, type Browser, type Page } from "playwright-core";
 import { encodeFunctionData, formatUnits, parseAbi, type Address, type Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ACTION_ROUTES, type DevStack } from "../harness/index.ts";
-import { operationHtml } from "../harness/dev/index.ts";
+import { operationHtml } from "../harness/dashboard/index.ts";
 import type { OperationRecord } from "../src/relay/store.ts";
 import { createAccountKeys, prepareAction, type QueueClient } from "../harness/client/index.ts";
 import { jsonRpc } from "../harness/chain/index.ts";

@@ -6,9 +6,9 @@ import type { RelayControl } from "../../src/relay/control.ts";
 import { JsonRpcError, jsonRpc } from "../chain/index.ts";
 import type { RpcFaultProxy } from "../chain/index.ts";
 import type { DeploymentSwitch } from "./deployment-switch.ts";
-import type { Trace } from "./trace.ts";
+import type { Trace } from "../trace/index.ts";
 import { hostAllowed, hostnameOf, type AllowedHosts } from "./allowed-hosts.ts";
-import { registerDashboard } from "./dashboard.ts";
+import { registerDashboard } from "../dashboard/index.ts";
 
 /** The dev controls' prefix: present in a dev stack only, never in an operator's runtime (src/ has none). */
 export const DEV_PREFIX = "/api/dev";

@@ -7,12 +7,12 @@ import { jsonRpc, type ForkCapture, type RpcFaultProxy, type StackChain } from "
 import { deployFixtures, describeDeployment, type Contracts } from "../deployment/index.ts";
 import { definePart, type StackPart } from "../part/index.ts";
 import type { StackRuntime } from "../runtime/index.ts";
-import { bundleBytes } from "./bundle.ts";
+import { bundleBytes } from "../bundle/index.ts";
 import { deploymentSwitch, type DeploymentSwitch } from "./deployment-switch.ts";
 import type { AllowedHosts } from "./allowed-hosts.ts";
 import { DEV_PREFIX, registerDevRoutes } from "./dev-routes.ts";
 import { createSnapshots, type StackSnapshot } from "./snapshot.ts";
-import { traceOf, type Trace } from "./trace.ts";
+import { traceOf, type Trace } from "../trace/index.ts";
 
 /** anvil's dev mnemonic: its account 10 relays for the alternate deployment (anvil funds 0 to 9). */
 const ANVIL_MNEMONIC = "test test test test test test test test test test test junk";

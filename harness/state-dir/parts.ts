@@ -4,7 +4,7 @@ import path from "node:path";
 import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
 import { checkPortsFree, type ForkPoint, type StackChain } from "../chain/index.ts";
 import { PersistedStateError, writeFileAtomic } from "../deployment/index.ts";
-import { BundleError, unpackBundle } from "../dev/index.ts";
+import { BundleError, unpackBundle } from "../bundle/index.ts";
 import { definePart, timed, type ProgressListener, type StackPart } from "../part/index.ts";
 import {
   currentOwner,

@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from "node:util";
 import { getAddress, keccak256, type Hex } from "viem";
 import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
 import { loadCircuitManifest, loadFixtures, proofSection } from "../deployment/index.ts";
-import { RELAYER } from "./bundle-store-check.ts";
+import { RELAYER } from "./store-check.ts";
 
 /** An account of anvil's dump, as the bundle's chain part was checked to hold. */
 type DumpAccount = { code: string };

@@ -1,4 +1,4 @@
-import { esc, postButton } from "./dashboard-view.ts";
+import { esc, postButton } from "./view.ts";
 
 // The dev controls as buttons and small forms. Each one posts to the dev route the README's table
 // names (the page's script sends a form's fields as that route's JSON body): no control's logic is

@@ -1,6 +1,6 @@
 import type { RelayControl } from "../../src/relay/control.ts";
 import type { OperationPage } from "../../src/relay/store.ts";
-import { esc, operationHtml } from "./dashboard-view.ts";
+import { esc, operationHtml } from "./view.ts";
 
 // The operations list, a page at a time: newest first, filtered by the store (kind, state and age, in
 // SQL), with a button for the older ones. Later changes come over the push channel, one operation each.

@@ -1,6 +1,6 @@
 import { OPERATION_STATES } from "../../src/relay/operation.ts";
-import { controlsHtml } from "./dashboard-controls.ts";
-import { badge, esc } from "./dashboard-view.ts";
+import { controlsHtml } from "./controls.ts";
+import { badge, esc } from "./view.ts";
 
 /** The page: its parts fill in from the push channel (/api/dev/events) as soon as it connects. */
 export function pageHtml(prefix: string): string {

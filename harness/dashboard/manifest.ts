@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { QUEUE_PATHS } from "../../src/paths.ts";
 import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
 import type { ChainEntry } from "../../src/config/networks.ts";
-import { esc } from "./dashboard-view.ts";
+import { esc } from "./view.ts";
 
 // The Manifest panel: the configuration the queue URL serves, as GET /config answers it (its bytes and
 // ETag), and its networks entry with an "add to wallet" button (the page's script calls the wallet).

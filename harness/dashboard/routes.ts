@@ -8,15 +8,14 @@ import { OPERATION_STATES } from "../../src/relay/operation.ts";
 import { HEALTH_PATH } from "../../src/paths.ts";
 import { jsonRpc } from "../chain/index.ts";
 import type { RpcFaultProxy } from "../chain/index.ts";
-import type { DeploymentSwitch } from "./deployment-switch.ts";
-import type { Trace } from "./trace.ts";
-import { dashboardAssets, type Asset } from "./dashboard-assets.ts";
-import { manifestHtml, servedManifest } from "./dashboard-manifest.ts";
-import { opsPageHtml } from "./dashboard-ops.ts";
-import { chainReader, poolHtml, reservationHtml } from "./dashboard-pool.ts";
-import { pageHtml } from "./dashboard-page.ts";
-import { pushEvent } from "./dashboard-push.ts";
-import { esc, healthHtml, operationHtml, type HealthView } from "./dashboard-view.ts";
+import type { Trace } from "../trace/index.ts";
+import { dashboardAssets, type Asset } from "./assets.ts";
+import { manifestHtml, servedManifest } from "./manifest.ts";
+import { opsPageHtml } from "./ops.ts";
+import { chainReader, poolHtml, reservationHtml } from "./pool.ts";
+import { pageHtml } from "./page.ts";
+import { pushEvent } from "./push.ts";
+import { esc, healthHtml, operationHtml, type HealthView } from "./view.ts";
 
 /** The page's own policy: its scripts and styles from this origin only, and its push channel. */
 const PAGE_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
@@ -27,13 +26,19 @@ const CHAIN_CHANGE_MS = 1_000;
 /** States an operation reaches in a new block: the Pool and the head may have moved. */
 const ON_CHAIN = new Set(["included", "confirmed", "reverted"]);
 
-interface DashboardDeps {
+/** What the dashboard reads of the dev tools' deployment switch: it shows which deployment is served, and asks that runtime for its config. */
+export interface ServedDeployments {
+  serving(): "original" | "alternate";
+  servedRuntime(): FastifyInstance;
+}
+
+export interface DashboardDeps {
   prefix: string;
   rpcUrl: string;
   relayer: `0x${string}`;
   control: RelayControl | null;
   faults: RpcFaultProxy;
-  deployments: DeploymentSwitch;
+  deployments: ServedDeployments;
   /** An operation's decoded call trace (stack.trace), or undefined for an unknown id. */
   trace: (operationId: string) => Promise<Trace | undefined>;
 }

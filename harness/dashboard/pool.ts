@@ -4,7 +4,7 @@ import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
 import type { RelayControl } from "../../src/relay/control.ts";
 import { reservationIdOf as actionReservationIdOf } from "../../src/relay/view.ts";
 import type { OperationRecord } from "../../src/relay/store.ts";
-import { badge, esc, hash } from "./dashboard-view.ts";
+import { badge, esc, hash } from "./view.ts";
 
 // The Pool panel and an action's reservation: read from the chain (anvil directly, never through the
 // fault proxy) when a page asks or a change is pushed, never on a timer.

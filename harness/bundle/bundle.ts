@@ -11,11 +11,11 @@ import { printable } from "../../src/printable.ts";
 import { jsonRpc, jsonRpcBatch } from "../chain/index.ts";
 import type { ForkReads } from "../chain/index.ts";
 import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
-import { RELAYER, settleAttempts } from "./bundle-store-check.ts";
-import { manifestAgainstConstants } from "./bundle-manifest-check.ts";
-import { readStoreRows, writeFreshStore } from "./bundle-store.ts";
+import { RELAYER, settleAttempts } from "./store-check.ts";
+import { manifestAgainstConstants } from "./manifest-check.ts";
+import { readStoreRows, writeFreshStore } from "./store.ts";
 import { formatBytes, gunzipBounded, OverCapError } from "./bounded-gunzip.ts";
-import { parseJsonBounded } from "./bundle-json.ts";
+import { parseJsonBounded } from "./json.ts";
 
 /**
  * A repro bundle: one file holding a stack — its chain (anvil_dumpState, with the blocks), the
@@ -32,7 +32,7 @@ import { parseJsonBounded } from "./bundle-json.ts";
 export const BUNDLE_FORMAT = "queue-devstack-bundle";
 /**
  * 2: the store is its rows as JSON (src/relay/store-rows.ts). 1: the store was an SQLite file; still
- * read, but only its rows, which go through the same checks (harness/dev/bundle-store.ts).
+ * read, but only its rows, which go through the same checks (store.ts).
  */
 export const BUNDLE_VERSION = 2;
 const READ_VERSIONS: ReadonlySet<unknown> = new Set([1, 2]);

@@ -1,0 +1,9 @@
+// The dashboard (GET /api/dev/dashboard): server-rendered HTML with htmx, its push channel
+// (/api/dev/events), and the fragments it renders from store records and chain reads.
+export { registerDashboard, type DashboardDeps, type ServedDeployments } from "./routes.ts";
+// The operations list, a page at a time: rendered from store records alone (tested without a chain).
+export { opsPageHtml, PAGE_SIZE as DASHBOARD_PAGE_SIZE } from "./ops.ts";
+export { dashboardAssets } from "./assets.ts";
+export { pageHtml as dashboardPageHtml } from "./page.ts";
+export { operationHtml } from "./view.ts";
+export { pushEvent as dashboardPushEvent } from "./push.ts";
