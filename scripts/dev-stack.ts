@@ -4,6 +4,7 @@ import { formatEther } from "viem";
 import { PortInUseError, startDevStack, type DevStack } from "../harness/index.ts";
 import { checkAllowedHosts } from "../harness/dev/index.ts";
 import { findCommand, signalExitCode } from "../harness/exec/index.ts";
+import { watchLaunch } from "../harness/process/index.ts";
 import { checkCorsOrigins } from "../src/cors.ts";
 import { printable, printableJsonLine } from "../src/printable.ts";
 import { redactText } from "../src/redact.ts";
@@ -205,9 +206,9 @@ async function shutdown(signal: NodeJS.Signals, why: string = signal): Promise<v
 process.on("SIGINT", () => void shutdown("SIGINT"));
 process.on("SIGTERM", () => void shutdown("SIGTERM"));
 process.on("SIGHUP", () => void shutdown("SIGHUP"));
-// `npm run` exits on SIGTERM without passing it on; when our parent goes, we go too, with our anvil.
-const parent = process.ppid;
-setInterval(() => process.ppid !== parent && void shutdown("SIGTERM", "parent exited"), 500).unref();
+// A signal to the launch (npm, npx, its sh) stops the stack too, though npm's sh keeps SIGINT to itself
+// and dies of SIGTERM: when our parent goes, we go too, with our anvil.
+watchLaunch((signal, why) => void shutdown(signal, why));
 
 /** Why the start failed, in the CLI's words: a port in use says which, and what to do. */
 function startFailure(error: Error & { code?: string }, forkUrl: string | undefined): string {

@@ -1,5 +1,6 @@
-import { readdir, readFile, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { execa, type ResultPromise } from "execa";
 import { afterEach, describe, expect, it } from "vitest";
 import { StackInfo } from "../harness/state-dir/index.ts";
@@ -57,6 +58,103 @@ async function launch(stateDir: string, extra: string[] = [], env: Record<string
 }
 
 const tempStateDir = () => tempDir("devstack-cli-");
+
+/**
+ * Starts the CLI through a launcher (npm, npx) with `--json` on free ports, as a CI script would (`&`),
+ * and waits for its JSON line; the stack's owner and anvil are tracked for the clean-up.
+ */
+async function launchThrough(launcher: string[], cwd: string, stateDir: string) {
+  const child = execa(launcher[0] as string, [...launcher.slice(1), "--chain-port", "0", "--queue-port", "0", "--state-dir", stateDir, "--json"], { cwd, reject: false });
+  running.push(child);
+  let stdout = "";
+  let stderr = "";
+  child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
+  const line = await new Promise<string>((resolve, reject) => {
+    // npm prints its banner first: the stack's line is the one that starts with {.
+    child.stdout?.on("data", (d: Buffer) => {
+      stdout += d.toString();
+      const found = stdout.split("\n").find((l) => l.startsWith("{"));
+      if (found && stdout.includes(`${found}\n`)) resolve(found);
+    });
+    void child.then((r) => reject(new Error(`${launcher.join(" ")} exited ${r.exitCode} before ready:\n${stderr}`)));
+  });
+  const info = StackInfo.parse(JSON.parse(line));
+  anvils.push(info.processes.anvil.pid, info.processes.owner.pid);
+  return { child, info, stderr: () => stderr };
+}
+
+/** Everything of a launch is gone: the stack's node and anvil (by PID), its ports, any anvil of its state dir. */
+async function expectAllGone(info: StackInfo, stateDir: string) {
+  expect(await gone(info.processes.owner.pid)).toBe(true);
+  expect(await gone(info.processes.anvil.pid)).toBe(true);
+  expect(await portOpen(info.rpcUrl)).toBe(false);
+  expect(await portOpen(info.queueUrl)).toBe(false);
+  expect(await anvilsWith(stateDir)).toEqual([]);
+}
+
+/** A project that has the CLI as an installed bin (node_modules/.bin/queue-devstack, as npm links it), for npx. */
+async function projectWithBin(): Promise<string> {
+  const project = await tempDir("devstack-npx-");
+  await writeFile(path.join(project, "package.json"), JSON.stringify({ name: "consumer", private: true }));
+  await mkdir(path.join(project, "node_modules", ".bin"), { recursive: true });
+  const bin = path.join(project, "node_modules", ".bin", "queue-devstack");
+  // The installed bin is the built scripts/queue-devstack.ts (npm run build); its source, loaded the same way.
+  await writeFile(bin, `#!/usr/bin/env node\nimport(${JSON.stringify(pathToFileURL(path.resolve("scripts/queue-devstack.ts")).href)});\n`);
+  await chmod(bin, 0o755);
+  return project;
+}
+
+/** The parent of a process (/proc, Linux). */
+const parentOf = async (pid: number) => Number(/^PPid:\s+(\d+)/m.exec(await readFile(`/proc/${pid}/status`, "utf8"))?.[1]);
+
+describe("a signal to any process of the launch stops the stack (issue 30, item 4)", () => {
+  it("every npm script that runs one node command runs it in place of npm's sh (exec): npm's signals reach it", async () => {
+    const { scripts } = JSON.parse(await readFile("package.json", "utf8")) as { scripts: Record<string, string> };
+    expect(Object.entries(scripts).filter(([, command]) => /^node\s/.test(command))).toEqual([]);
+  });
+
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    it(`${signal} to npm run dev-stack's PID: npm waits for the stack to stop, nothing is left`, async () => {
+      const stateDir = await tempStateDir();
+      const { child, info } = await launchThrough(["npm", "run", "dev-stack", "--"], process.cwd(), stateDir);
+      expect(await parentOf(info.processes.owner.pid)).toBe(child.pid); // no sh between npm and node
+      child.kill(signal);
+      const result = await child;
+      // npm ends once the stack has stopped: nothing of it is running when npm's exit is seen.
+      expect(result.exitCode, result.stderr?.toString()).toBe(0);
+      expect(alive(info.processes.anvil.pid)).toBe(false);
+      await expectAllGone(info, stateDir);
+    });
+  }
+
+  it("SIGINT to npx queue-devstack's PID (npm's sh keeps it from the bin): the stack stops, then npx ends by SIGINT, nothing is left", async () => {
+    const stateDir = await tempStateDir();
+    const { child, info, stderr } = await launchThrough(["npx", "queue-devstack"], await projectWithBin(), stateDir);
+    const shell = await parentOf(info.processes.owner.pid);
+    expect(shell).not.toBe(child.pid); // npx's sh -c sits between: the case npm's exec cannot help
+    child.kill("SIGINT");
+    // npm ends the way its sh did, which ends as the bin has: so the stack has stopped when npx is seen to end.
+    expect((await child).signal).toBe("SIGINT");
+    expect(stderr()).toMatch(/SIGINT to npm's \w+ -c \(pid \d+\): stopping the stack/);
+    expect(alive(info.processes.anvil.pid)).toBe(false);
+    await expectAllGone(info, stateDir);
+  });
+
+  it("SIGTERM to npx's PID (its sh dies at once) and SIGINT to its sh: the stack stops, nothing is left", async () => {
+    const project = await projectWithBin();
+    const term = await tempStateDir();
+    const first = await launchThrough(["npx", "queue-devstack"], project, term);
+    first.child.kill("SIGTERM");
+    expect((await first.child).signal).toBe("SIGTERM"); // at once: the stack stops moments later
+    await expectAllGone(first.info, term);
+
+    const int = await tempStateDir();
+    const second = await launchThrough(["npx", "queue-devstack"], project, int);
+    process.kill(await parentOf(second.info.processes.owner.pid), "SIGINT");
+    expect((await second.child).signal).toBe("SIGINT");
+    await expectAllGone(second.info, int);
+  });
+});
 
 describe("npm run dev-stack", () => {
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
