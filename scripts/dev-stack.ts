@@ -3,6 +3,7 @@ import { parseArgs } from "node:util";
 import { formatEther } from "viem";
 import { PortInUseError, startDevStack, type DevStack } from "../harness/index.ts";
 import { checkAllowedHosts } from "../harness/dev/index.ts";
+import { STACK_URLS } from "../harness/state-dir/index.ts";
 import { findCommand, signalExitCode } from "../harness/exec/index.ts";
 import { watchLaunch } from "../harness/process/index.ts";
 import { checkCorsOrigins } from "../src/cors.ts";
@@ -298,14 +299,11 @@ const summary = `
 queue-devstack ready in ${(performance.now() / 1000).toFixed(2)} s (since the process started)
   mode            ${s.mode}${s.fork ? ` (${s.fork.displayUrl} at block ${s.fork.blockNumber}, ${s.fork.blockHash})` : ""}
   chain id        ${s.manifest.chainId}
-  RPC URL         ${s.rpcUrl}
   Pool            ${s.manifest.poolAddress} (${s.info.pool}, block ${s.manifest.deploymentBlock})
   assets          ${s.manifest.assets.map((a) => `${a.symbol} ${a.address}`).join(", ")}
   manifest        ${s.manifestPath}
   stack info      ${s.stackInfoPath}
-  queue           ${s.queueUrl}  ({base_url}: config ${s.queueUrl}/api/queue/config)
-  API docs        ${s.queueUrl}/api/queue/docs
-  dashboard       ${s.queueUrl}/api/dev/dashboard
+${STACK_URLS.map(({ key, label, note }) => `  ${label.padEnd(16)}${s.info[key]}${note ? `  (${note})` : ""}`).join("\n")}
   relayer         ${s.relayer.address}  (anvil's dev account #1: sending from it takes the relayer's nonce)
 
 Funded dev accounts (${balance} each, plus 1,000,000 of each asset on a fresh chain).

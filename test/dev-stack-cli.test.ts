@@ -3,7 +3,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { execa, type ResultPromise } from "execa";
 import { afterEach, describe, expect, it } from "vitest";
-import { StackInfo } from "../harness/state-dir/index.ts";
+import { STACK_URLS, StackInfo } from "../harness/state-dir/index.ts";
 import { requestWithHost } from "./support/forged-host.ts";
 import { freePort, holdPort, portOpen } from "./support/ports.ts";
 import { alive, anvilsWith, gone } from "./support/processes.ts";
@@ -231,6 +231,24 @@ describe("npm run dev-stack", () => {
     third.child.kill("SIGINT");
     expect((await third.child).exitCode).toBe(0);
     expect(await anvilsWith(stateDir)).toEqual([]);
+  });
+
+  it("the summary and stack.json (the --json line) name the same URLs, every one the list names, and each answers (issue 30, item 5)", async () => {
+    const run = await launch(await tempStateDir());
+    await run.stderrShows("Ctrl-C stops everything.");
+    const printed = [...run.stderr().matchAll(/^ {2}(\S.{15})(https?:\/\/\S+)/gm)].map(([, label, url]) => [(label as string).trim(), url]);
+    expect(printed).toEqual(STACK_URLS.map(({ key, label }) => [label, run.info[key]]));
+    expect(run.stdout()).toBe(`${JSON.stringify(run.info)}\n`);
+    expect(JSON.parse(await readFile(path.join(run.info.stateDir, "stack.json"), "utf8"))).toEqual(run.info);
+    for (const url of [run.info.configUrl, run.info.docsUrl, run.info.dashboardUrl]) {
+      const answer = await fetch(url);
+      expect([url, answer.status]).toEqual([url, 200]);
+      await answer.arrayBuffer();
+    }
+    const chainId = await fetch(run.info.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] }) });
+    expect(((await chainId.json()) as { result: string }).result).toBe("0xaa36a7");
+    run.child.kill("SIGINT");
+    expect((await run.child).exitCode).toBe(0);
   });
 
   it("--json --verbose: stdout carries the one JSON line, request logs go to stderr", async () => {

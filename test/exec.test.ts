@@ -4,7 +4,7 @@ import { execa, type ResultPromise } from "execa";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterEach, describe, expect, it } from "vitest";
 import { ENV_PREFIX } from "../harness/exec/index.ts";
-import { StackInfo } from "../harness/state-dir/index.ts";
+import { STACK_URLS, StackInfo } from "../harness/state-dir/index.ts";
 import { portOpen } from "./support/ports.ts";
 import { alive, anvilsWith, gone } from "./support/processes.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
@@ -83,9 +83,15 @@ describe("queue-devstack exec", () => {
     expect(env.QUEUE_DEVSTACK_DEPLOYMENT_BLOCK_HASH).toBe(manifest.deploymentBlockHash);
     expect(env.QUEUE_DEVSTACK_VERIFIER_ADDRESS).toBe(manifest.queue.proof.verifier.address);
     for (const asset of manifest.assets) expect(env[`QUEUE_DEVSTACK_ASSET_${asset.symbol.toUpperCase()}_ADDRESS`]).toBe(asset.address);
+    // Every URL the summary prints, as stack.json names it (issue 30, item 5); no other URL variable.
+    expect(Object.keys(env).filter((name) => name.endsWith("_URL")).sort()).toEqual(STACK_URLS.map((u) => `${ENV_PREFIX}${u.env}`).sort());
+    for (const { key, env: name } of STACK_URLS) expect(env[`${ENV_PREFIX}${name}`], name).toBe(info[key]);
     expect(env).toMatchObject({
       QUEUE_DEVSTACK_RPC_URL: info.rpcUrl,
       QUEUE_DEVSTACK_QUEUE_URL: info.queueUrl,
+      QUEUE_DEVSTACK_CONFIG_URL: `${info.queueUrl}/api/queue/config`,
+      QUEUE_DEVSTACK_DOCS_URL: `${info.queueUrl}/api/queue/docs`,
+      QUEUE_DEVSTACK_DASHBOARD_URL: `${info.queueUrl}/api/dev/dashboard`,
       QUEUE_DEVSTACK_MODE: "local",
       QUEUE_DEVSTACK_RELAYER_ADDRESS: info.relayer.address,
       QUEUE_DEVSTACK_MANIFEST: info.manifestPath,

@@ -3,6 +3,7 @@
 // routes answer to (DNS rebinding protection). The dashboard, bundles and traces have folders of their own.
 // Parts: dev routes, snapshots.
 export { devRoutesPart, snapshotsPart, type DevRoutes, type SnapshotControls } from "./parts.ts";
+export { DEV_PREFIX } from "./dev-routes.ts";
 export { actionControls, type ActionControls } from "./action-controls.ts";
 export type { DeploymentSwitch, ServedDeployment } from "./deployment-switch.ts";
 export { SnapshotError, type StackSnapshot } from "./snapshot.ts";
