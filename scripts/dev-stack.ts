@@ -11,7 +11,7 @@ import { printable, printableJsonLine } from "../src/printable.ts";
 import { redactText } from "../src/redact.ts";
 import { ExecRuns } from "./exec-command.ts";
 
-const HELP = `Usage: queue-devstack [options]        (in this repository: npm run dev-stack -- [options])
+const HELP = `Usage: npx queue-devstack [options]    (in a package.json script: queue-devstack [options])
 
 Starts a throwaway queue stack: anvil (chain id 11155111), the Pool, its manifest and the queue runtime.
 Ctrl-C (or SIGTERM) stops everything and exits 0.

@@ -107,6 +107,14 @@ async function projectWithBin(): Promise<string> {
 /** The parent of a process (/proc, Linux). */
 const parentOf = async (pid: number) => Number(/^PPid:\s+(\d+)/m.exec(await readFile(`/proc/${pid}/status`, "utf8"))?.[1]);
 
+describe("npx queue-devstack, as a project that installed it runs it", () => {
+  it("npx queue-devstack --help speaks as the installed command, not of this repository's npm run (issue 30, item 10)", async () => {
+    const help = await execa("npx", ["queue-devstack", "--help"], { cwd: await projectWithBin() });
+    expect(help.stdout.split("\n")[0]).toMatch(/^Usage: npx queue-devstack \[options\] +\(in a package\.json script: queue-devstack \[options\]\)$/);
+    expect(help.stdout).not.toMatch(/npm run|this repository/);
+  });
+});
+
 describe("a signal to any process of the launch stops the stack (issue 30, item 4)", () => {
   it("every npm script that runs one node command runs it in place of npm's sh (exec): npm's signals reach it", async () => {
     const { scripts } = JSON.parse(await readFile("package.json", "utf8")) as { scripts: Record<string, string> };
