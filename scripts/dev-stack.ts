@@ -2,9 +2,10 @@
 import { parseArgs } from "node:util";
 import { formatEther } from "viem";
 import { PortInUseError, startDevStack, type DevStack } from "../harness/index.ts";
+import { anvilIndexOf } from "../harness/chain/index.ts";
 import { checkAllowedHosts } from "../harness/dev/index.ts";
 import { STACK_URLS } from "../harness/state-dir/index.ts";
-import { findCommand, signalExitCode } from "../harness/exec/index.ts";
+import { findCommand, shellCommandLine, signalExitCode } from "../harness/exec/index.ts";
 import { watchLaunch } from "../harness/process/index.ts";
 import { checkCorsOrigins } from "../src/cors.ts";
 import { printable, printableJsonLine } from "../src/printable.ts";
@@ -138,22 +139,21 @@ if (values.help) {
   process.exit(0);
 }
 
-function integer(name: string, raw: string | undefined): bigint | undefined {
+/** A whole-number option: one message, naming its range, whatever is wrong with the value. */
+function integer(name: string, raw: string | undefined, { min = 0n, max }: { min?: bigint; max?: bigint } = {}): bigint | undefined {
   if (raw === undefined) return undefined;
-  if (!/^\d+$/.test(raw)) usageError(`--${name} must be a non-negative integer, got "${raw}"`);
-  return BigInt(raw);
-}
-
-function port(name: string, raw: string): number {
-  const value = Number(integer(name, raw));
-  if (value > 65535) usageError(`--${name} must be at most 65535, got ${value}`);
+  const value = /^\d+$/.test(raw) ? BigInt(raw) : undefined;
+  if (value === undefined || value < min || (max !== undefined && value > max)) {
+    usageError(`--${name} must be an integer ${max === undefined ? `of at least ${min}` : `from ${min} to ${max}`}, got "${raw}"`);
+  }
   return value;
 }
 
+const port = (name: string, raw: string) => Number(integer(name, raw, { max: 65535n }));
+
 if (values.runs !== undefined && !execMode) usageError("--runs is an exec option: queue-devstack exec --runs <n> -- <command>");
 if (values.json && execMode) usageError("--json is not an exec option: the command gets the stack in its environment");
-const runs = values.runs === undefined ? 1 : Number(integer("runs", values.runs));
-if (runs < 1) usageError("--runs must be at least 1");
+const runs = Number(integer("runs", values.runs, { min: 1n }) ?? 1);
 // A command that cannot run is refused before a stack is started for it, as a shell would: 127 or 126.
 if (execMode) {
   const found = findCommand(command[0] as string);
@@ -167,8 +167,7 @@ const chainPort = port("chain-port", values["chain-port"]);
 const queuePort = port("queue-port", values["queue-port"]);
 const forkBlockNumber = integer("fork-block-number", values["fork-block-number"]);
 const deploymentBlock = integer("deployment-block", values["deployment-block"]);
-const confirmations = Number(integer("confirmations", values.confirmations));
-if (confirmations < 1) usageError("--confirmations must be at least 1");
+const confirmations = Number(integer("confirmations", values.confirmations, { min: 1n }));
 const corsOrigins = ["loopback", ...(values["cors-origin"] ?? [])];
 try {
   checkCorsOrigins(corsOrigins);
@@ -267,7 +266,7 @@ if (stopping) await new Promise(() => {}); // a signal arrived during start-up; 
 
 const s = stack;
 if (exec) {
-  out.write(`queue-devstack exec: stack ready in ${(performance.now() / 1000).toFixed(2)} s (queue ${s.queueUrl}, RPC ${s.rpcUrl}); running ${command.join(" ")}\n`);
+  out.write(`queue-devstack exec: stack ready in ${(performance.now() / 1000).toFixed(2)} s (queue ${s.queueUrl}, RPC ${s.rpcUrl}); running ${shellCommandLine(command)}\n`);
   let exitCode: number;
   try {
     exitCode = await exec.run(s);
@@ -306,9 +305,10 @@ queue-devstack ready in ${(performance.now() / 1000).toFixed(2)} s (since the pr
 ${STACK_URLS.map(({ key, label, note }) => `  ${label.padEnd(16)}${s.info[key]}${note ? `  (${note})` : ""}`).join("\n")}
   relayer         ${s.relayer.address}  (anvil's dev account #1: sending from it takes the relayer's nonce)
 
-Funded dev accounts (${balance} each, plus 1,000,000 of each asset on a fresh chain).
+Funded dev accounts (${balance} each, plus 1,000,000 of each asset on a fresh chain), numbered as in stack.json
+and exec's QUEUE_DEVSTACK_ACCOUNT_<i>_*: the relayer (anvil's #1) is not among them, so #1 here is anvil's #2.
 DEV ONLY: these are anvil's publicly known test keys. Never send real funds to them.
-${s.info.devAccounts.map((a) => `  ${a.address}  ${a.privateKey}${a.role === "deployer" ? `  (deployed the fixtures${deployerPaid})` : ""}`).join("\n")}
+${s.info.devAccounts.map((a, i) => `  ${`#${i}`.padStart(3)} (anvil #${anvilIndexOf(i)})  ${a.address}  ${a.privateKey}${a.role === "deployer" ? `  (deployed the fixtures${deployerPaid})` : ""}`).join("\n")}
 
 Ctrl-C stops everything.
 `;
