@@ -241,7 +241,7 @@ describe("npm run dev-stack", () => {
     expect(await anvilsWith(stateDir)).toEqual([]);
   });
 
-  it("the summary and stack.json (the --json line) name the same URLs, every one the list names, and each answers (issue 30, item 5)", async () => {
+  it("the summary and stack.json (the --json line) name the same URLs, every one the list names, and each answers (issue 30, item 5); it numbers the accounts as exec does, with anvil's own number (item 11)", async () => {
     const run = await launch(await tempStateDir());
     await run.stderrShows("Ctrl-C stops everything.");
     const printed = [...run.stderr().matchAll(/^ {2}(\S.{15})(https?:\/\/\S+)/gm)].map(([, label, url]) => [(label as string).trim(), url]);
@@ -253,8 +253,19 @@ describe("npm run dev-stack", () => {
       expect([url, answer.status]).toEqual([url, 200]);
       await answer.arrayBuffer();
     }
-    const chainId = await fetch(run.info.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] }) });
-    expect(((await chainId.json()) as { result: string }).result).toBe("0xaa36a7");
+    const rpc = async (method: string) =>
+      ((await (await fetch(run.info.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: [] }) })).json()) as { result: unknown }).result;
+    expect(await rpc("eth_chainId")).toBe("0xaa36a7");
+    // Account #i is stack.json's devAccounts[i] (exec's QUEUE_DEVSTACK_ACCOUNT_<i>), and anvil's own list says which of its accounts it is.
+    const anvilAccounts = ((await rpc("eth_accounts")) as string[]).map((a) => a.toLowerCase());
+    const listed = [...run.stderr().matchAll(/^ +#(\d+) \(anvil #(\d+)\) {2}(0x[0-9a-fA-F]{40}) /gm)].map(([, i, anvil, address]) => [Number(i), Number(anvil), address]);
+    expect(listed.map(([i]) => i)).toEqual(run.info.devAccounts.map((_, i) => i));
+    for (const [i, anvil, address] of listed) {
+      expect(address).toBe(run.info.devAccounts[i as number]?.address);
+      expect(anvilAccounts[anvil as number]).toBe((address as string).toLowerCase());
+    }
+    expect(listed[1]?.[1]).toBe(2); // anvil's #1 is the relayer
+    expect(anvilAccounts[1]).toBe(run.info.relayer.address.toLowerCase());
     run.child.kill("SIGINT");
     expect((await run.child).exitCode).toBe(0);
   });
@@ -321,7 +332,8 @@ describe("npm run dev-stack", () => {
 
   it("fails clearly: exit 1 on an unreachable fork URL, exit 2 on a bad command line", async () => {
     const stateDir = await tempStateDir();
-    const fork = await execa(process.execPath, [...CLI, "--state-dir", stateDir, "--fork-url", "http://u:topsecret@127.0.0.1:9"], { reject: false });
+    // Free ports, as every test: on the default ones, a stack already there (a developer's) would fail it otherwise.
+    const fork = await execa(process.execPath, [...CLI, "--chain-port", "0", "--queue-port", "0", "--state-dir", stateDir, "--fork-url", "http://u:topsecret@127.0.0.1:9"], { reject: false });
     expect(fork.exitCode).toBe(1);
     expect(fork.stderr).toContain("ForkUpstreamError");
     expect(fork.stderr + fork.stdout).not.toContain("topsecret");
@@ -329,12 +341,15 @@ describe("npm run dev-stack", () => {
 
     // A mistake in the command line: one line and the hint, exit code 2, nothing started.
     for (const [args, says] of [
-      [["--chain-port", "nope"], 'queue-devstack: --chain-port must be a non-negative integer, got "nope"'],
-      [["--chain-port", "70000"], "queue-devstack: --chain-port must be at most 65535, got 70000"],
+      // One message per option, naming its range, whatever is wrong with the value (issue 30, item 11).
+      [["--chain-port", "nope"], 'queue-devstack: --chain-port must be an integer from 0 to 65535, got "nope"'],
+      [["--chain-port", "70000"], 'queue-devstack: --chain-port must be an integer from 0 to 65535, got "70000"'],
+      [["--fork-block-number", "1e3"], 'queue-devstack: --fork-block-number must be an integer of at least 0, got "1e3"'],
       [["--frok-url", "x"], "queue-devstack: unknown option --frok-url"],
       [["--state-dir"], "queue-devstack: --state-dir needs a value"],
       [["start-it"], "queue-devstack: unexpected argument start-it"],
-      [["--confirmations", "0"], "queue-devstack: --confirmations must be at least 1"],
+      [["--confirmations", "0"], 'queue-devstack: --confirmations must be an integer of at least 1, got "0"'],
+      [["--confirmations", "1.5"], 'queue-devstack: --confirmations must be an integer of at least 1, got "1.5"'],
       [["--cors-origin", "app.example"], 'queue-devstack: --cors-origin: CORS origin "app.example" is not an origin: give scheme://host[:port], like https://app.example, or "loopback"'],
       [["--allowed-host", "http://devbox.test"], 'queue-devstack: --allowed-host: allowed host "http://devbox.test" is not a host name: give a name (devbox.local), an IP address, or .name for a name and its subdomains; no scheme or port'],
     ] as const) {
