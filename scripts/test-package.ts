@@ -7,7 +7,8 @@
 // - those files run with plain Node and with vitest, whose output carries no warning about its config;
 // - every entry point, the CLI and the README's vitest project under an older Node, if the machine
 //   has one: the one-line refusal, no stack trace;
-// - `npx queue-devstack --json` stopped with Ctrl-C, leaving no process, its summary as the README shows it.
+// - `npx queue-devstack --json` stopped with Ctrl-C, or a SIGINT to the npx PID alone, leaving no process,
+//   its summary as the README shows it.
 // A file missing from the package fails here. Run by `npm test`. Everything made here, the package's
 // build and the consumer's own temp folders included (its TMPDIR), is under one temp folder, removed
 // whether it passes or fails; the repository's dist/ is left as it was (checked), so runs at once, or
@@ -272,14 +273,15 @@ try {
     }
 
     // The summary's lines the README shows verbatim: the dev accounts' balance, and the deployer's.
-    const summaryLines = [/^Funded dev accounts .*$/m, /^ {2}0x\w+ {2}0x\w+ {2}\(deployed the fixtures.*\)$/m].map((pattern) => {
+    const summaryLines = [/^Funded dev accounts .*$/m, /^ {3}#0 \(anvil #0\) {2}0x\w+ {2}0x\w+ {2}\(deployed the fixtures.*\)$/m].map((pattern) => {
       const line = pattern.exec(readme)?.[0];
       if (line === undefined) throw new Error(`the summary shown in README.md and docs/*.md has no line matching ${pattern}`);
       return line;
     });
 
     // Ctrl-C in a terminal signals the whole foreground process group: each run is its own group here.
-    async function startCli(file: string, args: string[]) {
+    // `to: "process"`: a CI script's `kill -INT $!`, to that PID alone (issue 30, item 4).
+    async function startCli(file: string, args: string[], to: "group" | "process" = "group") {
       const cli = inProject(file, [...args, "--json", "--chain-port", "0", "--queue-port", "0"], { detached: true, reject: false, all: false });
       const info = await new Promise<{ queueUrl: string; stateDir: string; processes: { anvil: { pid: number } } }>((resolve, reject) => {
         let out = "";
@@ -291,7 +293,7 @@ try {
       for (const page of ["/api/dev/dashboard", "/api/dev/dashboard/assets/htmx.min.js", "/api/dev/dashboard/assets/sse.min.js"]) {
         if ((await fetch(`${info.queueUrl}${page}`)).status !== 200) throw new Error(`the stack did not serve ${page}`);
       }
-      process.kill(-(cli.pid as number), "SIGINT");
+      process.kill(to === "group" ? -(cli.pid as number) : (cli.pid as number), "SIGINT");
       const result = await cli;
       const left = (await listProcesses()).filter((p) => p.pid === info.processes.anvil.pid || p.args.includes(info.stateDir));
       if (left.length > 0) throw new Error(`left running: ${left.map((p) => `${p.pid} ${p.args}`).join("; ")}`);
@@ -306,6 +308,9 @@ try {
     });
     await step("npx queue-devstack --json, then Ctrl-C: no process left (npx itself reports the interrupt)", async () => {
       await startCli("npx", ["queue-devstack"]);
+    });
+    await step("npx queue-devstack --json, then kill -INT of npx's PID alone: no process left", async () => {
+      await startCli("npx", ["queue-devstack"], "process");
     });
     await step("npx vitest run of a test holding its worker's stack, then Ctrl-C: no process left", async () => {
       // Not a README file: a test that starts the worker's stack, says where its anvil is, and hangs.

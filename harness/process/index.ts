@@ -2,4 +2,4 @@
 // what a CLI hears of the processes that launched it (npm, its sh).
 export { listProcesses, commandLineOf, isAlive, stopPid, type ProcessInfo } from "./processes.ts";
 export { guardedCommand } from "./orphan-guard.ts";
-export { npmScriptShell, watchLaunch } from "./launcher.ts";
+export { watchLaunch } from "./launcher.ts";

@@ -47,7 +47,7 @@ export function watchLaunch(onSignal: (signal: NodeJS.Signals, why: string) => v
 }
 
 /** The parent's name if it is the `sh -c` of an npm script or npx (whose signals it keeps), else undefined. */
-export function npmScriptShell(pid: number, env: NodeJS.ProcessEnv = process.env): string | undefined {
+function npmScriptShell(pid: number, env: NodeJS.ProcessEnv = process.env): string | undefined {
   if (env.npm_lifecycle_event === undefined) return undefined;
   let argv: string[];
   try {
