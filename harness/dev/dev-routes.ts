@@ -9,6 +9,7 @@ import type { DeploymentSwitch } from "./deployment-switch.ts";
 import type { Trace } from "../trace/index.ts";
 import { hostAllowed, hostnameOf, type AllowedHosts } from "./allowed-hosts.ts";
 import { registerDashboard } from "../dashboard/index.ts";
+import { refuseCrossOrigin, type AllowedOrigins } from "./cross-origin.ts";
 
 /** The dev controls' prefix: present in a dev stack only, never in an operator's runtime (src/ has none). */
 export const DEV_PREFIX = "/api/dev";
@@ -276,7 +277,7 @@ const configRoutes: FastifyPluginAsyncZod<DevDeps> = async (app, deps) => {
  * clients only, and only under an allowed Host name. Hooks of an encapsulated plugin run for the
  * routes registered inside it, whatever their path.
  */
-export async function registerDevOnly(app: FastifyInstance, hosts: AllowedHosts, routes: (dev: FastifyInstance) => Promise<void>): Promise<void> {
+export async function registerDevOnly(app: FastifyInstance, hosts: AllowedHosts, origins: AllowedOrigins, routes: (dev: FastifyInstance) => Promise<void>): Promise<void> {
   await app.register(async (dev: FastifyInstance) => {
     dev.addHook("onRequest", async (request) => {
       // Not for anyone who can reach a non-loopback bind: they see no such routes.
@@ -290,12 +291,14 @@ export async function registerDevOnly(app: FastifyInstance, hosts: AllowedHosts,
         );
       }
     });
+    // A change asked by another site's page (a no-cors POST needs no preflight): 403 cross_origin_refused.
+    refuseCrossOrigin(dev, origins);
     await routes(dev);
   });
 }
 
-export async function registerDevRoutes(app: FastifyInstance, deps: DevDeps & { allowedHosts: AllowedHosts }): Promise<void> {
-  await registerDevOnly(app, deps.allowedHosts, async (dev) => {
+export async function registerDevRoutes(app: FastifyInstance, deps: DevDeps & { allowedHosts: AllowedHosts; allowedOrigins: AllowedOrigins }): Promise<void> {
+  await registerDevOnly(app, deps.allowedHosts, deps.allowedOrigins, async (dev) => {
     await dev.register(devRoutes as never, deps);
     await dev.register(faultRoutes as never, deps);
     await dev.register(configRoutes as never, deps);
