@@ -28,6 +28,8 @@ interface DevDeps {
   deployments: DeploymentSwitch;
   /** The stack's repro bundle, taken now (stack.save's bytes). */
   bundle: () => Promise<Uint8Array>;
+  /** The dev accounts (stack.accounts), for the dashboard's balances. */
+  accounts: ReadonlyArray<{ address: `0x${string}`; anvilIndex: number }>;
   /** Back to the stack's clean state (stack.reset); undefined until the stack's snapshots are ready. */
   reset: () => (() => Promise<void>) | undefined;
 }
@@ -304,6 +306,6 @@ export async function registerDevRoutes(app: FastifyInstance, deps: DevDeps & { 
     await dev.register(configRoutes as never, deps);
     await dev.register(resetRoutes as never, deps);
     // The page is in this scope too: loopback clients and Host names only, like every control it calls.
-    await registerDashboard(dev, { prefix: DEV_PREFIX, rpcUrl: deps.rpcUrl, relayer: deps.relayer, control: deps.control, faults: deps.faults, deployments: deps.deployments, trace: deps.trace });
+    await registerDashboard(dev, { prefix: DEV_PREFIX, rpcUrl: deps.rpcUrl, relayer: deps.relayer, control: deps.control, faults: deps.faults, deployments: deps.deployments, trace: deps.trace, accounts: deps.accounts });
   });
 }

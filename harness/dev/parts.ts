@@ -87,6 +87,7 @@ export function devRoutesPart(args: {
       reset: () => reset,
       allowedHosts: args.allowedHosts,
       allowedOrigins: args.allowedOrigins,
+      accounts: chain.devAccounts.map((a) => ({ address: a.address, anvilIndex: chain.accounts.findIndex((b) => b.address === a.address) })),
       rpcUrl: chain.rpcUrl,
       relayer: relayer.address,
       control: relayControl(runtime),
