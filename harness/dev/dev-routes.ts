@@ -45,7 +45,7 @@ const head = async (url: string) => {
   return { number: Number(block.number), timestamp: Number(block.timestamp) };
 };
 const Head = z.strictObject({ number: z.int(), timestamp: z.int() }).meta({ description: "the chain's head after the control" });
-const dev = (summary: string, description: string) => ({ tags: ["development only"], summary: `Development only: ${summary}`, description: `${description} Present in a dev stack only (never in an operator's runtime), and only for loopback clients under a loopback or allowed Host name (403 host_not_allowed otherwise).` });
+const dev = (summary: string, description: string) => ({ tags: ["development only"], summary: `Development only: ${summary}`, description: `${description} Present in a dev stack only (never in an operator's runtime), and only for loopback clients under a loopback or allowed Host name (403 host_not_allowed otherwise); a change asked from another site's page is refused (403 cross_origin_refused).` });
 
 /**
  * Dev controls over HTTP, for client developers testing what their code does when the chain or the
