@@ -10,7 +10,7 @@ import { stackInfoPart, stateDirPart, StackInfo, type LeftoverReport } from "./s
 import { chainPart, faultsPart, forkUpstreamPart, saverPart, type DevAccount, type ForkPoint, type RpcFaultSpec, type RpcFaultState, type StackChain } from "./chain/index.ts";
 import { contractsPart, deploymentPart } from "./deployment/index.ts";
 import { runtimePart } from "./runtime/index.ts";
-import { actionControls, allowedHostsFor, devRoutesPart, snapshotsPart, type ActionControls, type ServedDeployment, type StackSnapshot } from "./dev/index.ts";
+import { actionControls, allowedHostsFor, allowedOriginsFor, devRoutesPart, snapshotsPart, type ActionControls, type ServedDeployment, type StackSnapshot } from "./dev/index.ts";
 import { BundleError, saveBundle } from "./bundle/index.ts";
 import type { Trace } from "./trace/index.ts";
 
@@ -61,7 +61,9 @@ export interface DevStackOptions {
   relay?: Partial<RelaySettings>;
   /**
    * Browser origins allowed to call the queue (CORS). Default ["loopback"]: a front end on any
-   * localhost port; add exact origins (a tunnel's, say) or pass [] for none.
+   * localhost port; add exact origins (a tunnel's, say) or pass [] for none. The exact origins may drive
+   * the dev controls too; besides them, only the stack's own pages and loopback origins may: another
+   * site's page is refused (403 cross_origin_refused), with or without a body.
    */
   corsOrigins?: readonly string[];
   /** The runtime's timeouts (see the README's Timeouts); defaults as buildQueueRuntime's. */
@@ -178,6 +180,8 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     throw new Error("persist saves a local stack in its state dir: it needs a stateDir and no fork (a fork is reproduced by its pinned block)");
   }
   const allowedHosts = allowedHostsFor(host, options.allowedHosts);
+  // The runtime's CORS origins (its default is "loopback") may drive the dev controls too.
+  const allowedOrigins = allowedOriginsFor(options.corsOrigins);
 
   // The parts, in the order they start; each takes what the ones before it gave. A failed start stops
   // those started so far, in reverse, then undoes what they wrote (the state dir left as it was found);
@@ -204,7 +208,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     // One step: the runtime, its dev routes registered before it listens, listening.
     const { runtime, dev, queueUrl } = await timed(progress, "start queue runtime", async () => {
       const runtime = await start(runtimePart(options, { host, chain, faults, fork: upstream.fork !== null, manifest, dir }));
-      const dev = await start(devRoutesPart({ runtime, chain, contracts, manifest, manifestPath: dir.manifestPath, faults, fork: upstream.capture, allowedHosts }));
+      const dev = await start(devRoutesPart({ runtime, chain, contracts, manifest, manifestPath: dir.manifestPath, faults, fork: upstream.capture, allowedHosts, allowedOrigins }));
       // A loaded bundle's live operations wait, as saved, until the developer resumes the relayer (ctl
       // relayer resume): loading a file signs and sends nothing, and "stuck at submitted" stays so.
       if (dir.loadedLive > 0) {

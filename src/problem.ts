@@ -5,6 +5,7 @@ import { z } from "zod";
 export const PROBLEM_STATUS = {
   invalid_request: 400,
   host_not_allowed: 403,
+  cross_origin_refused: 403,
   route_not_found: 404,
   block_not_found: 404,
   artifact_not_found: 404,
@@ -73,6 +74,7 @@ export const PROBLEM_CONTENT_TYPE = "application/problem+json";
 const TITLES: Record<ProblemCode, string> = {
   invalid_request: "Invalid request",
   host_not_allowed: "Host name not allowed",
+  cross_origin_refused: "Cross-origin request refused",
   route_not_found: "No such route",
   block_not_found: "Block not found",
   artifact_not_found: "Proof artifact not found",

@@ -9,6 +9,7 @@ import type { DeploymentSwitch } from "./deployment-switch.ts";
 import type { Trace } from "../trace/index.ts";
 import { hostAllowed, hostnameOf, type AllowedHosts } from "./allowed-hosts.ts";
 import { registerDashboard } from "../dashboard/index.ts";
+import { refuseCrossOrigin, type AllowedOrigins } from "./cross-origin.ts";
 
 /** The dev controls' prefix: present in a dev stack only, never in an operator's runtime (src/ has none). */
 export const DEV_PREFIX = "/api/dev";
@@ -27,6 +28,8 @@ interface DevDeps {
   deployments: DeploymentSwitch;
   /** The stack's repro bundle, taken now (stack.save's bytes). */
   bundle: () => Promise<Uint8Array>;
+  /** The dev accounts (stack.accounts), for the dashboard's balances. */
+  accounts: ReadonlyArray<{ address: `0x${string}`; anvilIndex: number }>;
   /** Back to the stack's clean state (stack.reset); undefined until the stack's snapshots are ready. */
   reset: () => (() => Promise<void>) | undefined;
 }
@@ -42,7 +45,7 @@ const head = async (url: string) => {
   return { number: Number(block.number), timestamp: Number(block.timestamp) };
 };
 const Head = z.strictObject({ number: z.int(), timestamp: z.int() }).meta({ description: "the chain's head after the control" });
-const dev = (summary: string, description: string) => ({ tags: ["development only"], summary: `Development only: ${summary}`, description: `${description} Present in a dev stack only (never in an operator's runtime), and only for loopback clients under a loopback or allowed Host name (403 host_not_allowed otherwise).` });
+const dev = (summary: string, description: string) => ({ tags: ["development only"], summary: `Development only: ${summary}`, description: `${description} Present in a dev stack only (never in an operator's runtime), and only for loopback clients under a loopback or allowed Host name (403 host_not_allowed otherwise); a change asked from another site's page is refused (403 cross_origin_refused).` });
 
 /**
  * Dev controls over HTTP, for client developers testing what their code does when the chain or the
@@ -276,7 +279,7 @@ const configRoutes: FastifyPluginAsyncZod<DevDeps> = async (app, deps) => {
  * clients only, and only under an allowed Host name. Hooks of an encapsulated plugin run for the
  * routes registered inside it, whatever their path.
  */
-export async function registerDevOnly(app: FastifyInstance, hosts: AllowedHosts, routes: (dev: FastifyInstance) => Promise<void>): Promise<void> {
+export async function registerDevOnly(app: FastifyInstance, hosts: AllowedHosts, origins: AllowedOrigins, routes: (dev: FastifyInstance) => Promise<void>): Promise<void> {
   await app.register(async (dev: FastifyInstance) => {
     dev.addHook("onRequest", async (request) => {
       // Not for anyone who can reach a non-loopback bind: they see no such routes.
@@ -290,17 +293,19 @@ export async function registerDevOnly(app: FastifyInstance, hosts: AllowedHosts,
         );
       }
     });
+    // A change asked by another site's page (a no-cors POST needs no preflight): 403 cross_origin_refused.
+    refuseCrossOrigin(dev, origins);
     await routes(dev);
   });
 }
 
-export async function registerDevRoutes(app: FastifyInstance, deps: DevDeps & { allowedHosts: AllowedHosts }): Promise<void> {
-  await registerDevOnly(app, deps.allowedHosts, async (dev) => {
+export async function registerDevRoutes(app: FastifyInstance, deps: DevDeps & { allowedHosts: AllowedHosts; allowedOrigins: AllowedOrigins }): Promise<void> {
+  await registerDevOnly(app, deps.allowedHosts, deps.allowedOrigins, async (dev) => {
     await dev.register(devRoutes as never, deps);
     await dev.register(faultRoutes as never, deps);
     await dev.register(configRoutes as never, deps);
     await dev.register(resetRoutes as never, deps);
     // The page is in this scope too: loopback clients and Host names only, like every control it calls.
-    await registerDashboard(dev, { prefix: DEV_PREFIX, rpcUrl: deps.rpcUrl, relayer: deps.relayer, control: deps.control, faults: deps.faults, deployments: deps.deployments, trace: deps.trace });
+    await registerDashboard(dev, { prefix: DEV_PREFIX, rpcUrl: deps.rpcUrl, relayer: deps.relayer, control: deps.control, faults: deps.faults, deployments: deps.deployments, trace: deps.trace, accounts: deps.accounts });
   });
 }

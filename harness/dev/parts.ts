@@ -10,6 +10,7 @@ import type { StackRuntime } from "../runtime/index.ts";
 import { bundleBytes } from "../bundle/index.ts";
 import { deploymentSwitch, type DeploymentSwitch } from "./deployment-switch.ts";
 import type { AllowedHosts } from "./allowed-hosts.ts";
+import type { AllowedOrigins } from "./cross-origin.ts";
 import { DEV_PREFIX, registerDevRoutes } from "./dev-routes.ts";
 import { createSnapshots, type StackSnapshot } from "./snapshot.ts";
 import { traceOf, type Trace } from "../trace/index.ts";
@@ -44,6 +45,8 @@ export function devRoutesPart(args: {
   fork: ForkCapture | null;
   /** The Host names the dev routes answer to, besides loopback ones (DNS rebinding protection). */
   allowedHosts: AllowedHosts;
+  /** The pages whose requests may change something (cross-site request protection). */
+  allowedOrigins: AllowedOrigins;
 }): StackPart<DevRoutes> {
   return definePart("dev routes", async (onStop) => {
     const { chain, manifest, manifestPath, faults } = args;
@@ -83,6 +86,8 @@ export function devRoutesPart(args: {
     await registerDevRoutes(runtime, {
       reset: () => reset,
       allowedHosts: args.allowedHosts,
+      allowedOrigins: args.allowedOrigins,
+      accounts: chain.devAccounts.map((a) => ({ address: a.address, anvilIndex: chain.accounts.findIndex((b) => b.address === a.address) })),
       rpcUrl: chain.rpcUrl,
       relayer: relayer.address,
       control: relayControl(runtime),

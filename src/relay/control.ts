@@ -32,6 +32,8 @@ export interface RelayControl {
   minedActions(outputPrecommitment: string): OperationRecord[];
   /** Blocks a mined transaction needs before its operation is confirmed. */
   requiredConfirmations(): number;
+  /** How many operations are in each kind and state (a dev page's counts; one GROUP BY). */
+  stateCounts(): Array<{ kind: string; state: string; count: number }>;
   /** Told after every stored change: an operation's id, or null when many may have changed (a restore). Returns its removal. */
   onChange(listener: (operationId: string | null) => void): () => void;
 }
@@ -63,6 +65,7 @@ export function attachRelayControl(app: FastifyInstance, relayer: Relayer): void
     newestFirst: (page) => relayer.store.newestFirst(page),
     minedActions: (precommitment) => relayer.store.minedActions(precommitment),
     requiredConfirmations: () => relayer.settings.requiredConfirmations,
+    stateCounts: () => relayer.store.stateCounts(),
     operation: (id) => relayer.store.get(id),
     onChange: (listener) => relayer.store.onChange(listener),
     backupStore(file) {

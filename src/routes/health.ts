@@ -73,7 +73,8 @@ export const healthRoutes: FastifyPluginAsyncZod<{ context: RuntimeContext }> = 
       const stallMs = Math.max(10_000, STALL_POLLS * (relayer?.settings.pollIntervalMs ?? 0));
       const problems = [
         !checks.chain.reachable && "the chain did not answer",
-        checks.relayer && !checks.relayer.ready && `the relayer is not ready: ${checks.relayer.detail}`,
+        // Its detail when the chain did not answer says that again: said once.
+        checks.relayer && !checks.relayer.ready && checks.chain.reachable && `the relayer is not ready: ${checks.relayer.detail}`,
         checks.queue && checks.queue.depth >= checks.queue.capacity && "the queue is full",
         checks.store && !checks.store.writable && checks.store.detail,
         engine && engine.state !== "running" && `the relay engine is ${engine.state}`,
