@@ -5,5 +5,5 @@
 export { devRoutesPart, snapshotsPart, type DevRoutes, type SnapshotControls } from "./parts.ts";
 export { actionControls, type ActionControls } from "./action-controls.ts";
 export type { DeploymentSwitch, ServedDeployment } from "./deployment-switch.ts";
-export { SnapshotError, type StackSnapshot } from "./snapshot.ts";
+export { SnapshotError, snapshotHooks, type StackSnapshot } from "./snapshot.ts";
 export { allowedHostsFor, checkAllowedHosts, hostAllowed, hostnameOf, AllowedHostError, type AllowedHosts } from "./allowed-hosts.ts";
