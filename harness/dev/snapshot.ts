@@ -2,6 +2,7 @@ import type { Hex } from "viem";
 import type { RelayControl } from "../../src/relay/control.ts";
 import { JsonRpcError, jsonRpc, jsonRpcBatch } from "../chain/index.ts";
 import type { StoreCheckpoint } from "../../src/relay/store.ts";
+import { controlLock } from "./control-lock.ts";
 
 /** A moment of a whole stack, chain and operation store together, that it can be reverted to. */
 export interface StackSnapshot {
@@ -75,12 +76,7 @@ export interface StackSnapshots {
 export function createSnapshots(args: { rpcUrl: string; control: RelayControl | null }): StackSnapshots {
   const { control } = args;
   const held = new Map<StackSnapshot, Held>();
-  let queue: Promise<unknown> = Promise.resolve();
-  const serial = <T>(work: () => Promise<T>): Promise<T> => {
-    const run = queue.then(work);
-    queue = run.catch(() => {});
-    return run;
-  };
+  const serial = controlLock().run;
   let nextSeq = 1;
   // The chain's refusals (an unknown snapshot id, say) are this module's errors.
   const asSnapshotError = (error: unknown) => {
@@ -97,12 +93,18 @@ export function createSnapshots(args: { rpcUrl: string; control: RelayControl | 
     if (entry.store) control?.release(entry.store);
   };
 
-  /** With the relayer paused: nothing it does lands between the chain's and the store's copies. */
-  const paused = async <T>(work: () => Promise<T>): Promise<T> => {
+  /**
+   * With the relayer paused: nothing it does lands between the chain's and the store's copies. A revert
+   * also holds admissions (they answer 503 chain_reverting): one checked against the chain being
+   * reverted, or stored into the store being put back, would survive into the moment reverted to.
+   */
+  const paused = async <T>(work: () => Promise<T>, admissions: "admit" | "hold" = "admit"): Promise<T> => {
     await control?.pause();
+    const release = admissions === "hold" ? control?.holdAdmissions() : undefined;
     try {
       return await work();
     } finally {
+      release?.();
       control?.resume();
     }
   };
@@ -163,25 +165,31 @@ export function createSnapshots(args: { rpcUrl: string; control: RelayControl | 
         paused(async () => {
           const entry = held.get(snapshot);
           if (!entry) throw new SnapshotError("this snapshot was released, or belongs to another stack");
-          await quiesce();
-          const first = await revertTo(entry.primary, entry, snapshot, 1);
-          if (first.took) entry.primary = first.ids[0] as Hex;
-          else {
-            // It did not take: back to the spare (which drops the id just taken of the wrong state), and two new ids.
+          try {
             await quiesce();
-            const second = await revertTo(entry.spare, entry, snapshot, 2);
-            if (!second.took) {
-              forget(snapshot);
-              throw new SnapshotError(
-                `the chain did not go back to block ${snapshot.blockNumber} (${snapshot.blockHash}), twice: it is at ${Number(second.head.number)} (${second.head.hash}); this snapshot is lost`,
-              );
+            const first = await revertTo(entry.primary, entry, snapshot, 1);
+            if (first.took) entry.primary = first.ids[0] as Hex;
+            else {
+              // It did not take: back to the spare (which drops the id just taken of the wrong state), and two new ids.
+              await quiesce();
+              const second = await revertTo(entry.spare, entry, snapshot, 2);
+              if (!second.took) {
+                forget(snapshot);
+                throw new SnapshotError(
+                  `the chain did not go back to block ${snapshot.blockNumber} (${snapshot.blockHash}), twice: it is at ${Number(second.head.number)} (${second.head.hash}); this snapshot is lost`,
+                );
+              }
+              [entry.spare, entry.primary] = second.ids as [Hex, Hex];
             }
-            [entry.spare, entry.primary] = second.ids as [Hex, Hex];
+          } catch (error) {
+            // Mining as it was (the quiesce turned it off); a later revert falls back to the spare if this one spent its id.
+            await batch([miningMode(entry)]).catch(() => {});
+            throw error;
           }
           for (const [other, later] of held) if (later.seq > entry.seq) forget(other);
           entry.seq = nextSeq++;
           if (entry.store) control?.restore(entry.store);
-        }),
+        }, "hold"),
       ),
 
     has: (snapshot) => held.has(snapshot),
