@@ -160,7 +160,7 @@ describe("stack snapshots", () => {
       const doomed = await stack.snapshot();
       late = 2;
       await expect(stack.revert(doomed)).rejects.toThrow(/did not go back .*twice.*this snapshot is lost/);
-      await expect(stack.revert(doomed)).rejects.toThrow(SnapshotError);
+      await expect(stack.revert(doomed)).rejects.toThrow(/this snapshot is lost/);
     } finally {
       snapshotHooks.afterRevert = undefined;
     }

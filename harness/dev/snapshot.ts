@@ -76,6 +76,8 @@ export interface StackSnapshots {
 export function createSnapshots(args: { rpcUrl: string; control: RelayControl | null }): StackSnapshots {
   const { control } = args;
   const held = new Map<StackSnapshot, Held>();
+  /** Snapshots a revert could not go back to, twice (their ids spent): named as such, not as released. */
+  const lost = new WeakSet<StackSnapshot>();
   const serial = controlLock().run;
   let nextSeq = 1;
   // The chain's refusals (an unknown snapshot id, say) are this module's errors.
@@ -164,7 +166,11 @@ export function createSnapshots(args: { rpcUrl: string; control: RelayControl | 
       serial(() =>
         paused(async () => {
           const entry = held.get(snapshot);
-          if (!entry) throw new SnapshotError("this snapshot was released, or belongs to another stack");
+          if (!entry) {
+            throw new SnapshotError(
+              lost.has(snapshot) ? "this snapshot is lost: twice a revert to it did not take (for the clean one, restart the stack)" : "this snapshot was released, or belongs to another stack",
+            );
+          }
           try {
             await quiesce();
             const first = await revertTo(entry.primary, entry, snapshot, 1);
@@ -175,6 +181,7 @@ export function createSnapshots(args: { rpcUrl: string; control: RelayControl | 
               const second = await revertTo(entry.spare, entry, snapshot, 2);
               if (!second.took) {
                 forget(snapshot);
+                lost.add(snapshot);
                 throw new SnapshotError(
                   `the chain did not go back to block ${snapshot.blockNumber} (${snapshot.blockHash}), twice: it is at ${Number(second.head.number)} (${second.head.hash}); this snapshot is lost`,
                 );
