@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { Hex } from "viem";
-import type { DevStack } from "../harness/index.ts";
+import { SnapshotError, type DevStack } from "../harness/index.ts";
 import { toRelayRequest, type QueueClient } from "../harness/client/index.ts";
 import { poolFixture, provenSend } from "./support/pool.ts";
 import { withQueueStack } from "./support/queue-stack.ts";
@@ -113,5 +113,26 @@ describe("reset racing the dev controls", () => {
     await dev("mine", { blocks: 2 });
     expect((await dev("reset")).status).toBe(200);
     expect((await rpc<{ hash: Hex }>(stack.rpcUrl, "eth_getBlockByNumber", ["latest", false])).hash).toBe(start.hash);
+  });
+
+  it("stack.reset(), snapshot, revert and serve racing the dev routes: each completes or is refused by name, and a reset then brings the chain back", async () => {
+    await stack.reset();
+    const start = await rpc<{ hash: Hex }>(stack.rpcUrl, "eth_getBlockByNumber", ["latest", false]);
+    await dev("mine", { blocks: 2 });
+    const taken = await stack.snapshot();
+    const settled = await Promise.allSettled([
+      stack.reset(),
+      stack.faults.serve("alternate"),
+      dev("mine", { blocks: 1 }),
+      stack.revert(taken), // dropped if a reset came first: a SnapshotError, by name
+      stack.snapshot(),
+      dev("reorg", { depth: 1 }),
+      stack.reset(),
+    ]);
+    for (const outcome of settled) if (outcome.status === "rejected") expect(outcome.reason).toBeInstanceOf(SnapshotError);
+    for (const outcome of settled) if (outcome.status === "fulfilled" && typeof outcome.value === "object" && outcome.value && "status" in outcome.value) expect(outcome.value.status).toBe(200);
+    await stack.reset();
+    expect((await rpc<{ hash: Hex }>(stack.rpcUrl, "eth_getBlockByNumber", ["latest", false])).hash).toBe(start.hash);
+    expect(stack.faults.serving()).toBe("original");
   });
 });
