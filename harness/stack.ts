@@ -219,7 +219,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       return { runtime, dev, queueUrl: await runtime.listen() };
     });
     const info = await start(stackInfoPart(options, { dir, upstream, chain, manifest, faults, queueUrl }));
-    const snapshots = await start(snapshotsPart<DevStack>({ chain, runtime, faults, deployments: dev.deployments }));
+    const snapshots = await start(snapshotsPart<DevStack>({ chain, runtime, faults, deployments: dev.deployments, lock: dev.lock }));
     dev.setReset(() => snapshots.reset());
 
     const app = runtime.app;
@@ -243,14 +243,14 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
         if (!trace) throw new Error(`no operation ${operationId} in this stack's store`);
         return trace;
       },
-      save: (file) => saveBundle({ file, rpcUrl: chain.rpcUrl, manifestPath: dir.manifestPath, control: relayControl(app), fork: upstream.capture }),
+      save: (file) => dev.lock.run(() => saveBundle({ file, rpcUrl: chain.rpcUrl, manifestPath: dir.manifestPath, control: relayControl(app), fork: upstream.capture })),
       faults: {
         rpcUrl: faults.url,
         rpc: (fault) => faults.set(fault),
         revertNextRelay: (armed = true) => faults.revertNextRelay(armed),
         state: () => faults.state(),
         clear: () => faults.clear(),
-        serve: (which) => dev.deployments.serve(which),
+        serve: (which) => dev.lock.run(() => dev.deployments.serve(which)),
         serving: () => dev.deployments.serving(),
       },
       actions: actionControls({ rpcUrl: chain.rpcUrl, client: chain.client, config: manifest, deployerKey: chain.deployer.privateKey }),

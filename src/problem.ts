@@ -51,6 +51,8 @@ export const PROBLEM_STATUS = {
   store_unavailable: 503,
   not_ready: 503,
   shutting_down: 503,
+  chain_reverting: 503,
+  reset_failed: 503,
 } as const;
 
 export type ProblemCode = keyof typeof PROBLEM_STATUS;
@@ -120,6 +122,8 @@ const TITLES: Record<ProblemCode, string> = {
   store_unavailable: "Operation store unavailable",
   not_ready: "Not ready",
   shutting_down: "Shutting down",
+  chain_reverting: "Chain and operation store being reverted",
+  reset_failed: "Reset failed",
 };
 
 /** An error a handler throws to answer with a problem; the error handler renders it. */

@@ -96,6 +96,7 @@ async function mutatingDevRoutes(): Promise<Array<{ method: string; url: string 
     trace: unused,
     bundle: unused,
     reset: () => undefined,
+    lock: { run: unused },
     accounts: [],
     allowedHosts: allowedHostsFor("127.0.0.1"),
     allowedOrigins: allowedOriginsFor(),

@@ -16,6 +16,11 @@ export interface RelayControl {
   /** Releases a holder's pause; the last one out restarts the engine from the store, as after a restart. */
   resume(holder?: string): void;
   paused(): boolean;
+  /**
+   * Until the returned function is called, admissions answer 503 chain_reverting (Retry-After), and one
+   * that began before answers so too instead of being stored: the harness is reverting chain and store.
+   */
+  holdAdmissions(): () => void;
   checkpoint(): StoreCheckpoint;
   /** Puts the store back as it was at the checkpoint. Only while paused. */
   restore(checkpoint: StoreCheckpoint): void;
@@ -55,6 +60,7 @@ export function attachRelayControl(app: FastifyInstance, relayer: Relayer): void
       if (!paused()) relayer.engine.resume();
     },
     paused,
+    holdAdmissions: () => relayer.holdAdmissions(),
     checkpoint: () => relayer.store.checkpoint(),
     restore(checkpoint) {
       if (!paused()) throw new Error("restore the operation store only while the relayer is paused");
