@@ -5,6 +5,7 @@ import type { QueueRuntimeOptions } from "../src/server.ts";
 import type { RelaySettings } from "../src/relay/settings.ts";
 import { relayControl } from "../src/relay/control.ts";
 import { printable } from "../src/printable.ts";
+import type { ProofSystemName } from "../src/chain/dev-proof.ts";
 import { StackParts, timed, type ProgressListener, type StackPart } from "./part/index.ts";
 import { stackInfoPart, stateDirPart, StackInfo, type LeftoverReport } from "./state-dir/index.ts";
 import { chainPart, faultsPart, forkUpstreamPart, saverPart, type DevAccount, type ForkPoint, type RpcFaultSpec, type RpcFaultState, type StackChain } from "./chain/index.ts";
@@ -36,6 +37,14 @@ export interface DevStackOptions {
   pool?: string;
   /** The pinned Pool's deployment block; default: found on the chain. */
   deploymentBlock?: bigint | number;
+  /**
+   * What the Pool's verifier expects. "groth16" (the default): real proofs. "dev": DEVELOPMENT ONLY, the
+   * Pool is verified by DevVerifier, which accepts a dev proof (a tag and a hash binding the verifier,
+   * the chain id and every public input); clients still compute the full witness, so every circuit
+   * constraint is checked, but nothing is proved. Refused with `pool` (a pinned Pool's verifier is
+   * real); a resumed or loaded stack keeps the mode it was saved with.
+   */
+  proofs?: ProofSystemName;
   /** Called after each start-up step, with its duration. */
   onProgress?: ProgressListener;
   /**
@@ -85,6 +94,8 @@ export interface DevStackOptions {
 
 export interface DevStack {
   mode: "local" | "fork";
+  /** What the Pool's verifier expects (the manifest's queue.proof.system): "dev" means dev proofs, nothing proved. */
+  proofs: ProofSystemName;
   rpcUrl: string;
   queueUrl: string;
   manifest: DeploymentConfig;
@@ -173,6 +184,12 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
   if (options.pool !== undefined && options.forkUrl === undefined) {
     throw new Error("--pool pins an existing Pool on a fork: it needs --fork-url");
   }
+  if (options.proofs !== undefined && options.proofs !== "groth16" && options.proofs !== "dev") {
+    throw new Error(`proofs must be "groth16" or "dev", not ${JSON.stringify(options.proofs)}`);
+  }
+  if (options.proofs === "dev" && options.pool !== undefined) {
+    throw new Error("dev proofs need a Pool verified by DevVerifier: a pinned Pool (--pool) is real and its verifier refuses them; fork without --pool to deploy the fixtures with dev proofs");
+  }
   const ownsStateDir = options.stateDir === undefined;
   if (options.persist && (ownsStateDir || options.forkUrl !== undefined)) {
     throw new Error("persist saves a local stack in its state dir: it needs a stateDir and no fork (a fork is reproduced by its pinned block)");
@@ -222,6 +239,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     let stopping: Promise<void> | undefined;
     const stack: DevStack = {
       mode: upstream.fork ? "fork" : "local",
+      proofs: manifest.queue.proof.system,
       rpcUrl: chain.rpcUrl,
       queueUrl,
       manifest,

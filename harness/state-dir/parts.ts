@@ -157,6 +157,7 @@ export function stackInfoPart(
       version: 1,
       mode: fork ? "fork" : "local",
       pool: options.pool === undefined ? "deployed" : "pinned",
+      proofs: manifest.queue.proof.system,
       chainId: manifest.chainId,
       rpcUrl: chain.rpcUrl,
       faultRpcUrl: faults.url,

@@ -13,6 +13,8 @@ export const StackInfo = z.strictObject({
   version: z.literal(1),
   mode: z.enum(["local", "fork"]),
   pool: z.enum(["deployed", "pinned"]),
+  /** What the Pool's verifier expects: "dev" is dev proofs (DevVerifier, nothing proved). */
+  proofs: z.enum(["groth16", "dev"]),
   chainId: z.number(),
   rpcUrl: z.string(),
   /** The RPC as the runtime sees it: through the fault proxy (dev controls' RPC faults apply). */
