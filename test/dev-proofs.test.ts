@@ -21,6 +21,8 @@ import { verifyDeployment } from "../src/chain/verify-deployment.ts";
 import { createChainClient } from "../src/chain/client.ts";
 import { poolFixture } from "./support/pool.ts";
 import { withStacks } from "./support/stacks.ts";
+import { withTempDirs } from "./support/temp-dirs.ts";
+import { stackEnvironment } from "../harness/exec/index.ts";
 import { rpc } from "./support/rpc.ts";
 
 // Dev proofs (issue 31): the same stack, verified by DevVerifier, and a client that computes the full
@@ -33,6 +35,7 @@ const verifierAbi = parseAbi([
 const Q = 21888242871839275222246405745257275088696311157297823662689037894645226208583n;
 const R = 21888242871839275222246405745257275088548364400416034343698204186575808495617n;
 
+const tempDir = withTempDirs();
 const start = withStacks();
 let dev: DevStack;
 let real: DevStack;
@@ -89,6 +92,11 @@ describe("a stack with dev proofs", () => {
     const health = (await (await fetch(`${dev.queueUrl}/api/queue/health`)).json()) as { checks: { proofs: { system: string; detail: string } } };
     expect(health.checks.proofs.system).toBe("dev");
     expect(health.checks.proofs.detail).toMatch(/^dev proofs/);
+    expect(stackEnvironment(dev).QUEUE_DEVSTACK_PROOFS).toBe("dev");
+    expect(stackEnvironment(real).QUEUE_DEVSTACK_PROOFS).toBe("groth16");
+    const page = await (await fetch(`${dev.queueUrl}/api/dev/dashboard`)).text();
+    expect(page).toContain(`class="dev-proofs"`);
+    expect(await (await fetch(`${real.queueUrl}/api/dev/dashboard`)).text()).not.toContain(`class="dev-proofs"`);
     // Same addresses as a real stack: only the verifier's code differs.
     expect(dev.manifest.poolAddress).toBe(real.manifest.poolAddress);
     expect(dev.manifest.queue.proof.verifier.runtimeCodeHash).not.toBe(real.manifest.queue.proof.verifier.runtimeCodeHash);
@@ -123,6 +131,17 @@ describe("a stack with dev proofs", () => {
     expect((error as WitnessConstraintError).template).toMatch(/^JoinSplit/);
     expect((error as WitnessConstraintError).line).toBeGreaterThan(0);
     expect((error as Error).message).toMatch(/template JoinSplit\w*, line \d+/);
+  });
+});
+
+describe("a dev-proofs bundle", () => {
+  it("records the mode, and a stack loaded from it keeps it; asking it for real proofs is refused", async () => {
+    const file = `${await tempDir("dev-bundle-")}/dev.qdbundle`;
+    await dev.save(file);
+    const loaded = await start({ load: file, stateDir: await tempDir("dev-load-") });
+    expect(loaded.proofs).toBe("dev");
+    expect(loaded.manifest.queue.proof.system).toBe("dev");
+    await expect(start({ load: file, stateDir: await tempDir("dev-load-"), proofs: "groth16" })).rejects.toThrow(/saved with dev proofs; it cannot start with real Groth16 proofs/);
   });
 });
 

@@ -18,6 +18,8 @@ export function stackEnvironment(stack: DevStack, run: { index: number; count: n
     QUEUE_URL: stack.queueUrl,
     CHAIN_ID: String(manifest.chainId),
     MODE: stack.mode,
+    // "dev": dev proofs (DevVerifier; set the client's proofSystem to "dev"); "groth16": real proofs.
+    PROOFS: stack.proofs,
     POOL_ADDRESS: manifest.poolAddress,
     DEPLOYMENT_BLOCK: String(manifest.deploymentBlock),
     DEPLOYMENT_BLOCK_HASH: manifest.deploymentBlockHash,
