@@ -1,8 +1,26 @@
 import { defineConfig } from "vitest/config";
 
+/**
+ * The real-proof lane: every stack these files start verifies real Groth16 proofs, as a user's default
+ * stack does. They keep what the circuit and the verifier own: the proof files and their pins, the
+ * circuit's constraints against hostile witnesses, the verifier's refusals (on the Pool), one full relay
+ * of each kind end to end (send and withdraw; action and finalize), a bundle and a fork. The consumer
+ * test (npm run test:package) proves for real too. Every other file runs on dev proofs
+ * (QUEUE_DEVSTACK_PROOFS=dev): the witness is still computed in full, nothing is proved.
+ */
+const REAL_PROOFS = [
+  "test/circuit.test.ts",
+  "test/proof-files.test.ts",
+  "test/pool-protocol.test.ts",
+  "test/relay.test.ts",
+  "test/actions-client.test.ts",
+  "test/bundle.test.ts",
+  "test/fork.test.ts",
+];
+
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
+    // Each project names its files (a root include would be merged into both).
     // Real anvil processes and real transactions: generous, but bounded.
     testTimeout: 60_000,
     hookTimeout: 60_000,
@@ -10,5 +28,9 @@ export default defineConfig({
     // First, the run's own TMPDIR, which must be empty at the end (every test removes what it made);
     // then queue-devstack's own globalSetup (as a user's config names it: "queue-devstack/vitest/global-setup").
     globalSetup: ["test/support/run-tmpdir.ts", "harness/vitest/global-setup/index.ts"],
+    projects: [
+      { extends: true, test: { name: "real-proofs", include: REAL_PROOFS, env: { QUEUE_DEVSTACK_PROOFS: "groth16" } } },
+      { extends: true, test: { name: "dev-proofs", include: ["test/**/*.test.ts"], exclude: REAL_PROOFS, env: { QUEUE_DEVSTACK_PROOFS: "dev" } } },
+    ],
   },
 });

@@ -42,7 +42,8 @@ export interface DevStackOptions {
    * Pool is verified by DevVerifier, which accepts a dev proof (a tag and a hash binding the verifier,
    * the chain id and every public input); clients still compute the full witness, so every circuit
    * constraint is checked, but nothing is proved. Refused with `pool` (a pinned Pool's verifier is
-   * real); a resumed or loaded stack keeps the mode it was saved with.
+   * real); a resumed or loaded stack keeps the mode it was saved with. Default: $QUEUE_DEVSTACK_PROOFS
+   * when set (a suite's switch; ignored with `pool`), else "groth16".
    */
   proofs?: ProofSystemName;
   /** Called after each start-up step, with its duration. */
@@ -173,6 +174,12 @@ export interface StackDiagnostics {
 export { PersistedStateError } from "./deployment/index.ts";
 
 /**
+ * The default of `proofs` for every stack a process starts (`QUEUE_DEVSTACK_PROOFS=dev vitest run`,
+ * `node --test`, Hardhat): "groth16" or "dev". `exec` sets it for its command too.
+ */
+export const PROOFS_VARIABLE = "QUEUE_DEVSTACK_PROOFS";
+
+/**
  * Starts a complete throwaway stack: anvil (local or fork), the Pool deployed or pinned, the manifest,
  * and the queue runtime. Whatever was started is stopped again if a later step fails.
  */
@@ -184,12 +191,15 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
   if (options.pool !== undefined && options.forkUrl === undefined) {
     throw new Error("--pool pins an existing Pool on a fork: it needs --fork-url");
   }
-  if (options.proofs !== undefined && options.proofs !== "groth16" && options.proofs !== "dev") {
-    throw new Error(`proofs must be "groth16" or "dev", not ${JSON.stringify(options.proofs)}`);
+  for (const [what, value] of [["proofs", options.proofs], [PROOFS_VARIABLE, process.env[PROOFS_VARIABLE] || undefined]] as const) {
+    if (value !== undefined && value !== "groth16" && value !== "dev") throw new Error(`${what} must be "groth16" or "dev", not ${JSON.stringify(value)}`);
   }
   if (options.proofs === "dev" && options.pool !== undefined) {
     throw new Error("dev proofs need a Pool verified by DevVerifier: a pinned Pool (--pool) is real and its verifier refuses them; fork without --pool to deploy the fixtures with dev proofs");
   }
+  // A whole suite's switch, for any runner: the variable applies to stacks it can apply to (a new
+  // deployment); a pinned Pool, a bundle or a saved stack keeps its own proofs.
+  const proofs = options.proofs ?? (options.pool === undefined ? (process.env[PROOFS_VARIABLE] as ProofSystemName | undefined) || undefined : undefined);
   const ownsStateDir = options.stateDir === undefined;
   if (options.persist && (ownsStateDir || options.forkUrl !== undefined)) {
     throw new Error("persist saves a local stack in its state dir: it needs a stateDir and no fork (a fork is reproduced by its pinned block)");
@@ -212,11 +222,11 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
   try {
     const dir = await start(stateDirPart(options, { host }));
     const upstream = await start(forkUpstreamPart(options));
-    const contracts = await start(contractsPart(options, { newLocalChain: !upstream.fork && !dir.resume }));
+    const contracts = await start(contractsPart(options, { newLocalChain: !upstream.fork && !dir.resume, proofs }));
     const chain = await start(chainPart(options, { host, dir, upstream, genesisState: contracts.genesisState }));
     startedChain = chain;
     const saver = await start(saverPart(options, { chain, file: dir.chainStateFile }));
-    const { manifest } = await start(deploymentPart(options, { dir, upstream, contracts, chain, saver }));
+    const { manifest } = await start(deploymentPart(options, { dir, upstream, contracts, chain, saver, proofs }));
     const faults = await start(faultsPart({ chain, manifest }));
     // One step: the runtime, its dev routes registered before it listens, listening.
     const { runtime, dev, queueUrl } = await timed(progress, "start queue runtime", async () => {

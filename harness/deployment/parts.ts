@@ -31,7 +31,7 @@ export interface Contracts {
 }
 
 /** The compiled fixtures and proof files, and the prepared genesis for a new local chain. */
-export function contractsPart(options: { onProgress?: ProgressListener; proofs?: ProofSystemName }, args: { newLocalChain: boolean }): StackPart<Contracts> {
+export function contractsPart(options: { onProgress?: ProgressListener }, args: { newLocalChain: boolean; proofs: ProofSystemName | undefined }): StackPart<Contracts> {
   return definePart("contracts", async () => {
     const progress = options.onProgress;
     const [fixtures, circuit] = await timed(progress, "load contracts", () =>
@@ -39,8 +39,8 @@ export function contractsPart(options: { onProgress?: ProgressListener; proofs?:
     );
     // A new local chain starts from the prepared genesis (fixtures deployed at fixed timestamps): the same
     // blocks and manifest on every run. In the repository, a genesis older than the contracts is not used.
-    const genesis = args.newLocalChain ? await loadGenesis(fixtures, circuit.levels, options.proofs) : undefined;
-    return { fixtures, circuit, genesis, genesisState: genesis ? genesisFiles(options.proofs).state : undefined };
+    const genesis = args.newLocalChain ? await loadGenesis(fixtures, circuit.levels, args.proofs) : undefined;
+    return { fixtures, circuit, genesis, genesisState: genesis ? genesisFiles(args.proofs).state : undefined };
   });
 }
 
@@ -56,6 +56,8 @@ export function deploymentPart(
     contracts: Contracts;
     chain: StackChain;
     saver: { keepSaved(): Promise<void> };
+    /** The proofs of a new deployment: the option's, or the process's default (options.proofs alone is a demand a saved stack must meet). */
+    proofs: ProofSystemName | undefined;
   },
 ): StackPart<{ manifest: DeploymentConfig }> {
   return definePart("deployment", async (onStop) => {
@@ -82,7 +84,7 @@ export function deploymentPart(
               deployerKey: deployer.privateKey,
               holders: chain.accounts.map((a) => a.address),
               levels: circuit.levels,
-              proofs: options.proofs,
+              proofs: args.proofs,
             });
             // On disk before the manifest: a manifest is never without the chain it describes.
             await keepSaved();
