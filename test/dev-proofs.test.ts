@@ -16,7 +16,7 @@ import {
   reviewedFrom,
   WitnessConstraintError,
 } from "../harness/client/index.ts";
-import type { DevStack } from "../harness/index.ts";
+import { PROOFS_VARIABLE, type DevStack } from "../harness/index.ts";
 import { verifyDeployment } from "../src/chain/verify-deployment.ts";
 import { createChainClient } from "../src/chain/client.ts";
 import { poolFixture } from "./support/pool.ts";
@@ -40,7 +40,7 @@ const start = withStacks();
 let dev: DevStack;
 let real: DevStack;
 beforeAll(async () => {
-  [dev, real] = await Promise.all([start({ proofs: "dev", store: ":memory:" }), start({ store: ":memory:" })]);
+  [dev, real] = await Promise.all([start({ proofs: "dev", store: ":memory:" }), start({ proofs: "groth16", store: ":memory:" })]);
 }, 120_000);
 afterAll(closeProvers);
 
@@ -100,6 +100,20 @@ describe("a stack with dev proofs", () => {
     // Same addresses as a real stack: only the verifier's code differs.
     expect(dev.manifest.poolAddress).toBe(real.manifest.poolAddress);
     expect(dev.manifest.queue.proof.verifier.runtimeCodeHash).not.toBe(real.manifest.queue.proof.verifier.runtimeCodeHash);
+  });
+
+  it("is the default of every stack the process starts while QUEUE_DEVSTACK_PROOFS=dev, unless one asks for real proofs", async () => {
+    const saved = process.env[PROOFS_VARIABLE];
+    try {
+      process.env[PROOFS_VARIABLE] = "dev";
+      const [byDefault, explicit] = await Promise.all([start({ store: ":memory:" }), start({ store: ":memory:", proofs: "groth16" })]);
+      expect([byDefault.proofs, explicit.proofs]).toEqual(["dev", "groth16"]);
+      process.env[PROOFS_VARIABLE] = "fake";
+      await expect(start({ store: ":memory:" })).rejects.toThrow(/QUEUE_DEVSTACK_PROOFS must be "groth16" or "dev"/);
+    } finally {
+      if (saved === undefined) delete process.env[PROOFS_VARIABLE];
+      else process.env[PROOFS_VARIABLE] = saved;
+    }
   });
 
   it("relays a private send with a dev proof to confirmed, the client having computed the full witness", async () => {
