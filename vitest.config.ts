@@ -11,6 +11,8 @@ import { defineConfig } from "vitest/config";
 const REAL_PROOFS = [
   "test/circuit.test.ts",
   "test/proof-files.test.ts",
+  "test/client-trust.test.ts",
+  "test/client-threads.test.ts",
   "test/pool-protocol.test.ts",
   "test/relay.test.ts",
   "test/actions-client.test.ts",
