@@ -87,6 +87,7 @@ describe("queue-devstack exec", () => {
       QUEUE_DEVSTACK_RPC_URL: info.rpcUrl,
       QUEUE_DEVSTACK_QUEUE_URL: info.queueUrl,
       QUEUE_DEVSTACK_MODE: "local",
+      QUEUE_DEVSTACK_PROOFS: info.proofs,
       QUEUE_DEVSTACK_RELAYER_ADDRESS: info.relayer.address,
       QUEUE_DEVSTACK_MANIFEST: info.manifestPath,
       QUEUE_DEVSTACK_STATE_DIR: info.stateDir,
