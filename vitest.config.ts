@@ -27,6 +27,9 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // Two files at a time on a 2-core machine: with most relays costing a witness, not a 2 s proof on
+    // every core, two workers no longer starve each other (issue 31; undo this line alone if they do).
+    maxWorkers: 2,
     // First, the run's own TMPDIR, which must be empty at the end (every test removes what it made);
     // then queue-devstack's own globalSetup (as a user's config names it: "queue-devstack/vitest/global-setup").
     globalSetup: ["test/support/run-tmpdir.ts", "harness/vitest/global-setup/index.ts"],
