@@ -5,6 +5,7 @@ import type { QueueRuntimeOptions } from "../src/server.ts";
 import type { RelaySettings } from "../src/relay/settings.ts";
 import { relayControl } from "../src/relay/control.ts";
 import { printable } from "../src/printable.ts";
+import type { ProofSystemName } from "../src/chain/dev-proof.ts";
 import { StackParts, timed, type ProgressListener, type StackPart } from "./part/index.ts";
 import { stackInfoPart, stateDirPart, StackInfo, type LeftoverReport } from "./state-dir/index.ts";
 import { chainPart, faultsPart, forkUpstreamPart, saverPart, type DevAccount, type ForkPoint, type RpcFaultSpec, type RpcFaultState, type StackChain } from "./chain/index.ts";
@@ -36,6 +37,15 @@ export interface DevStackOptions {
   pool?: string;
   /** The pinned Pool's deployment block; default: found on the chain. */
   deploymentBlock?: bigint | number;
+  /**
+   * What the Pool's verifier expects. "groth16" (the default): real proofs. "dev": DEVELOPMENT ONLY, the
+   * Pool is verified by DevVerifier, which accepts a dev proof (a tag and a hash binding the verifier,
+   * the chain id and every public input); clients still compute the full witness, so every circuit
+   * constraint is checked, but nothing is proved. Refused with `pool` (a pinned Pool's verifier is
+   * real); a resumed or loaded stack keeps the mode it was saved with. Default: $QUEUE_DEVSTACK_PROOFS
+   * when set (a suite's switch; ignored with `pool`), else "groth16".
+   */
+  proofs?: ProofSystemName;
   /** Called after each start-up step, with its duration. */
   onProgress?: ProgressListener;
   /**
@@ -87,6 +97,8 @@ export interface DevStackOptions {
 
 export interface DevStack {
   mode: "local" | "fork";
+  /** What the Pool's verifier expects (the manifest's queue.proof.system): "dev" means dev proofs, nothing proved. */
+  proofs: ProofSystemName;
   rpcUrl: string;
   queueUrl: string;
   manifest: DeploymentConfig;
@@ -164,6 +176,12 @@ export interface StackDiagnostics {
 export { PersistedStateError } from "./deployment/index.ts";
 
 /**
+ * The default of `proofs` for every stack a process starts (`QUEUE_DEVSTACK_PROOFS=dev vitest run`,
+ * `node --test`, Hardhat): "groth16" or "dev". `exec` sets it for its command too.
+ */
+export const PROOFS_VARIABLE = "QUEUE_DEVSTACK_PROOFS";
+
+/**
  * Starts a complete throwaway stack: anvil (local or fork), the Pool deployed or pinned, the manifest,
  * and the queue runtime. Whatever was started is stopped again if a later step fails.
  */
@@ -175,6 +193,15 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
   if (options.pool !== undefined && options.forkUrl === undefined) {
     throw new Error("--pool pins an existing Pool on a fork: it needs --fork-url");
   }
+  for (const [what, value] of [["proofs", options.proofs], [PROOFS_VARIABLE, process.env[PROOFS_VARIABLE] || undefined]] as const) {
+    if (value !== undefined && value !== "groth16" && value !== "dev") throw new Error(`${what} must be "groth16" or "dev", not ${JSON.stringify(value)}`);
+  }
+  if (options.proofs === "dev" && options.pool !== undefined) {
+    throw new Error("dev proofs need a Pool verified by DevVerifier: a pinned Pool (--pool) is real and its verifier refuses them; fork without --pool to deploy the fixtures with dev proofs");
+  }
+  // A whole suite's switch, for any runner: the variable applies to stacks it can apply to (a new
+  // deployment); a pinned Pool, a bundle or a saved stack keeps its own proofs.
+  const proofs = options.proofs ?? (options.pool === undefined ? (process.env[PROOFS_VARIABLE] as ProofSystemName | undefined) || undefined : undefined);
   const ownsStateDir = options.stateDir === undefined;
   if (options.persist && (ownsStateDir || options.forkUrl !== undefined)) {
     throw new Error("persist saves a local stack in its state dir: it needs a stateDir and no fork (a fork is reproduced by its pinned block)");
@@ -199,11 +226,11 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
   try {
     const dir = await start(stateDirPart(options, { host }));
     const upstream = await start(forkUpstreamPart(options));
-    const contracts = await start(contractsPart(options, { newLocalChain: !upstream.fork && !dir.resume }));
+    const contracts = await start(contractsPart(options, { newLocalChain: !upstream.fork && !dir.resume, proofs }));
     const chain = await start(chainPart(options, { host, dir, upstream, genesisState: contracts.genesisState }));
     startedChain = chain;
     const saver = await start(saverPart(options, { chain, file: dir.chainStateFile }));
-    const { manifest } = await start(deploymentPart(options, { dir, upstream, contracts, chain, saver }));
+    const { manifest } = await start(deploymentPart(options, { dir, upstream, contracts, chain, saver, proofs }));
     const faults = await start(faultsPart({ chain, manifest }));
     // One step: the runtime, its dev routes registered before it listens, listening.
     const { runtime, dev, queueUrl } = await timed(progress, "start queue runtime", async () => {
@@ -226,6 +253,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     let stopping: Promise<void> | undefined;
     const stack: DevStack = {
       mode: upstream.fork ? "fork" : "local",
+      proofs: manifest.queue.proof.system,
       rpcUrl: chain.rpcUrl,
       queueUrl,
       manifest,

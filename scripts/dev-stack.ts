@@ -44,6 +44,8 @@ Options:
                               (default ~/.cache/queue-devstack/fork-rpc)
   --pool <address>            pin this existing Pool on the fork instead of deploying the fixtures
   --deployment-block <n>      the pinned Pool's deployment block; default: found on the chain
+  --proofs groth16|dev        what the Pool's verifier expects (default groth16, real proofs); dev: DEVELOPMENT ONLY,
+                              clients compute the full witness but prove nothing (not with --pool)
   --state-dir <dir>           where manifest.json, stack.json and the operation store go (default .devstack)
   --persist                   keep the chain in the state dir and resume it next time, also after a crash (local mode)
   --load <file>               start from a repro bundle (save; local or fork): the same chain, manifest and operations
@@ -92,6 +94,7 @@ function parseCommandLine() {
         "fork-cache": { type: "string" },
         pool: { type: "string" },
         "deployment-block": { type: "string" },
+        proofs: { type: "string" },
         // exec: a temp state dir and free ports, so that two runs (CI jobs, a stack already up) never collide.
         "state-dir": { type: "string", ...(execMode ? {} : { default: ".devstack" }) },
         "chain-port": { type: "string", default: execMode ? "0" : "8545" },
@@ -243,6 +246,7 @@ try {
     ...(values["fork-cache"] ? { forkCacheDir: values["fork-cache"] } : {}),
     pool: values.pool,
     deploymentBlock,
+    ...(values.proofs === undefined ? {} : { proofs: values.proofs as "groth16" | "dev" }),
     // Request logs go where progress goes: under --json, stdout carries the one JSON line only.
     // Each line escaped for the terminal (a revert's text or a header may come from a loaded bundle).
     logger: values.verbose ? { level: "debug", stream: { write: (line: string) => out.write(printableJsonLine(line)) } } : false,
@@ -266,7 +270,7 @@ if (stopping) await new Promise(() => {}); // a signal arrived during start-up; 
 
 const s = stack;
 if (exec) {
-  out.write(`queue-devstack exec: stack ready in ${(performance.now() / 1000).toFixed(2)} s (queue ${s.queueUrl}, RPC ${s.rpcUrl}); running ${shellCommandLine(command)}\n`);
+  out.write(`queue-devstack exec: stack ready in ${(performance.now() / 1000).toFixed(2)} s (queue ${s.queueUrl}, RPC ${s.rpcUrl}${s.proofs === "dev" ? ", dev proofs" : ""}); running ${shellCommandLine(command)}\n`);
   let exitCode: number;
   try {
     exitCode = await exec.run(s);
@@ -296,7 +300,7 @@ const deployerPaid = deployer !== undefined && deployer !== each ? `, ${Number(f
 // The summary shows what a bundle, a chain or an upstream says (asset symbols...): each line printable.
 const summary = `
 queue-devstack ready in ${(performance.now() / 1000).toFixed(2)} s (since the process started)
-  mode            ${s.mode}${s.fork ? ` (${s.fork.displayUrl} at block ${s.fork.blockNumber}, ${s.fork.blockHash})` : ""}
+${s.proofs === "dev" ? "  DEV PROOFS      the Pool's verifier is DevVerifier: proofs are checked for their public inputs only, never proved\n" : ""}  mode            ${s.mode}${s.fork ? ` (${s.fork.displayUrl} at block ${s.fork.blockNumber}, ${s.fork.blockHash})` : ""}
   chain id        ${s.manifest.chainId}
   Pool            ${s.manifest.poolAddress} (${s.info.pool}, block ${s.manifest.deploymentBlock})
   assets          ${s.manifest.assets.map((a) => `${a.symbol} ${a.address}`).join(", ")}

@@ -94,6 +94,7 @@ describe("queue-devstack exec", () => {
       QUEUE_DEVSTACK_DOCS_URL: `${info.queueUrl}/api/queue/docs`,
       QUEUE_DEVSTACK_DASHBOARD_URL: `${info.queueUrl}/api/dev/dashboard`,
       QUEUE_DEVSTACK_MODE: "local",
+      QUEUE_DEVSTACK_PROOFS: info.proofs,
       QUEUE_DEVSTACK_RELAYER_ADDRESS: info.relayer.address,
       QUEUE_DEVSTACK_MANIFEST: info.manifestPath,
       QUEUE_DEVSTACK_STATE_DIR: info.stateDir,

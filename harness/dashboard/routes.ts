@@ -205,9 +205,10 @@ export async function registerDashboard(scope: FastifyInstance, deps: DashboardD
     chainTimer = null;
   };
 
-  dev.get(`${prefix}/dashboard`, { schema: { hide: true } }, async (_request, reply) =>
-    reply.header("content-security-policy", PAGE_CSP).header("cache-control", "no-store").type("text/html; charset=utf-8").send(pageHtml(prefix)),
-  );
+  dev.get(`${prefix}/dashboard`, { schema: { hide: true } }, async (_request, reply) => {
+    const proofs = (await servedManifest(deps.deployments.servedRuntime())).config.queue.proof.system;
+    return reply.header("content-security-policy", PAGE_CSP).header("cache-control", "no-store").type("text/html; charset=utf-8").send(pageHtml(prefix, proofs));
+  });
 
   dev.get<{ Params: { name: string } }>(`${prefix}/dashboard/assets/:name`, { schema: { hide: true } }, async (request, reply) => {
     assets ??= dashboardAssets();

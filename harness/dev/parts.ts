@@ -64,7 +64,7 @@ export function devRoutesPart(args: {
       buildAlternate: async () => {
         const key = alternateRelayerKey();
         const alternateRelayer = privateKeyToAccount(key).address;
-        const deployment = await deployFixtures({ client, fixtures, deployerKey: deployer.privateKey, holders: chain.accounts.map((a) => a.address), levels: circuit.levels });
+        const deployment = await deployFixtures({ client, fixtures, deployerKey: deployer.privateKey, holders: chain.accounts.map((a) => a.address), levels: circuit.levels, proofs: manifest.queue.proof.system });
         await jsonRpc(chain.rpcUrl, "anvil_setBalance", [alternateRelayer, `0x${(10_000n * 10n ** 18n).toString(16)}`]);
         const config = await describeDeployment({ client, pool: deployment.pool, deploymentBlock: deployment.deploymentBlock, fixtures, circuit, relayer: alternateRelayer });
         faults.addDeployment(deployment.pool, config.queue.proof.verifier.address as Address);

@@ -19,6 +19,8 @@ export function stackEnvironment(stack: DevStack, run: { index: number; count: n
     ...Object.fromEntries(STACK_URLS.map(({ key, env }) => [env, info[key]])),
     CHAIN_ID: String(manifest.chainId),
     MODE: stack.mode,
+    // "dev": dev proofs (DevVerifier; set the client's proofSystem to "dev"); "groth16": real proofs.
+    PROOFS: stack.proofs,
     POOL_ADDRESS: manifest.poolAddress,
     DEPLOYMENT_BLOCK: String(manifest.deploymentBlock),
     DEPLOYMENT_BLOCK_HASH: manifest.deploymentBlockHash,

@@ -158,6 +158,7 @@ export function stackInfoPart(
       version: 1,
       mode: fork ? "fork" : "local",
       pool: options.pool === undefined ? "deployed" : "pinned",
+      proofs: manifest.queue.proof.system,
       chainId: manifest.chainId,
       ...stackUrls(chain.rpcUrl, queueUrl),
       faultRpcUrl: faults.url,

@@ -17,6 +17,8 @@ export const StackInfo = z.strictObject({
   version: z.literal(1),
   mode: z.enum(["local", "fork"]),
   pool: z.enum(["deployed", "pinned"]),
+  /** What the Pool's verifier expects: "dev" is dev proofs (DevVerifier, nothing proved). */
+  proofs: z.enum(["groth16", "dev"]),
   chainId: z.number(),
   /** rpcUrl (anvil), queueUrl (the {base_url}), configUrl, docsUrl, dashboardUrl. */
   ...urlFields,
