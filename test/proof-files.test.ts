@@ -3,7 +3,7 @@ import { cp, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import * as snarkjs from "snarkjs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { keccak256, toFunctionSignature, type AbiFunction, type Hex } from "viem";
+import { keccak256, toFunctionSignature, type Abi, type AbiFunction, type Hex } from "viem";
 import { CIRCUIT_BUILD_DIR, loadCircuitManifest, renderSolidityVerifier } from "../harness/deployment/index.ts";
 import { FIXTURES_DIR, loadFixtures } from "../harness/deployment/index.ts";
 import { startDevStack, type DevStack } from "../harness/index.ts";
@@ -115,8 +115,10 @@ describe("the client library agrees with the Pool", () => {
 
   it("every adapter error the runtime decodes is one a compiled fixture raises", async () => {
     const { contracts } = await loadFixtures();
-    const compiled = new Set(Object.values(contracts).flatMap((c) => c.abi.filter((i) => i.type === "error").map((i) => toFunctionSignature(i as AbiFunction))));
-    for (const item of adapterErrorsAbi) expect(compiled, toFunctionSignature(item as AbiFunction)).toContain(toFunctionSignature(item as AbiFunction));
+    type AbiError = Extract<Abi[number], { type: "error" }>;
+    const signature = (error: AbiError) => `${error.name}(${error.inputs.map((i) => i.type).join(",")})`;
+    const compiled = new Set(Object.values(contracts).flatMap((c) => c.abi.filter((i): i is AbiError => i.type === "error").map(signature)));
+    for (const error of adapterErrorsAbi) expect(compiled).toContain(signature(error));
   });
 
   it("computes extDataHash exactly as Pool.hashExtData", async () => {
