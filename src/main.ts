@@ -5,6 +5,7 @@ import type { Hex } from "viem";
 import { DEFAULT_QUOTE_SETTINGS } from "./actions/quoter.ts";
 import { printable } from "./printable.ts";
 import { redactText } from "./redact.ts";
+import { checkTrustProxy, type TrustProxy } from "./client-address.ts";
 import { buildQueueRuntime, type RateLimit } from "./server.ts";
 
 /** 127.0.0.0/8, ::1 and localhost: what a default bind may be without --expose. */
@@ -20,6 +21,10 @@ const HELP = `Usage: node --experimental-strip-types src/main.ts --manifest <fil
   --artifacts <dir>          folder with the proof files the manifest lists (default: the manifest's folder)
   --host <ip>                interface to bind (default 127.0.0.1; any other needs --expose)
   --expose                   allow a non-loopback --host (a warning is printed: put TLS and a proxy in front)
+  --trust-proxy <addresses>  the reverse proxies in front, by address or CIDR, comma-separated (127.0.0.1,
+                             10.0.0.0/8, loopback): the client they name in X-Forwarded-For is the one the
+                             per-client limits count (an IPv6 client by its /64). Without it, behind a proxy
+                             every client is the proxy, and one client uses up every client's limits
   --port <port>              port (default 8700)
   --public-rpc-url <url>     RPC URL served to wallets and clients (default: QUEUE_RPC_URL without credentials)
   --explorer-url <url>       block explorer served by /networks (default: none)
@@ -78,6 +83,7 @@ const OPTIONS = {
   "quote-slippage-bps": { type: "string" },
   "log-level": { type: "string", default: "info" },
   expose: { type: "boolean", default: false },
+  "trust-proxy": { type: "string" },
   help: { type: "boolean", short: "h", default: false },
 } as const;
 // An unknown or malformed flag is one line and exit 2, as a shell tool says it, not a stack trace.
@@ -146,9 +152,18 @@ const rateLimit = ((): RateLimit | false | undefined => {
   if (!match) return usage("--rate-limit takes <requests>/<seconds> (60/60), or off");
   return { max: Number(match[1]), timeWindowMs: Number(match[2]) * 1000 };
 })();
+const trustProxy = ((): TrustProxy | undefined => {
+  const raw = values["trust-proxy"];
+  if (raw === undefined) return undefined;
+  try {
+    return checkTrustProxy(raw.split(",").map((entry) => entry.trim()));
+  } catch (error) {
+    return usage(`--trust-proxy: ${printable((error as Error).message)}`);
+  }
+})();
 if (!isLoopback(values.host)) {
   if (!values.expose) usage(`--host ${values.host} is not a loopback address: pass --expose to bind it`);
-  process.stderr.write(`queue-runtime: WARNING: listening on ${values.host}, reachable from other machines; this runtime relays with a funded key: put TLS, and limits of your own, in front\n`);
+  process.stderr.write(`queue-runtime: WARNING: listening on ${values.host}, reachable from other machines; this runtime relays with a funded key: put TLS, and limits of your own, in front${trustProxy === undefined ? " (behind a proxy, name it with --trust-proxy, or every client shares its limits)" : ""}\n`);
 }
 
 try {
@@ -167,6 +182,7 @@ try {
     quotes,
     ...timeouts,
     ...(rateLimit === undefined ? {} : { rateLimit }),
+    ...(trustProxy === undefined ? {} : { trustProxy }),
     logger: { level: values["log-level"], redact: ["req.headers.authorization"] },
   });
   const stop = async () => {

@@ -2,9 +2,10 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import helmet, { type HelmetOptions } from "helmet";
 import fastifyRateLimit from "@fastify/rate-limit";
 import type { FastifyInstance } from "fastify";
+import { clientKey } from "./client-address.ts";
 import { ProblemError } from "./problem.ts";
 
-/** Requests per client (by IP) per window on the routes that change something: relays, quotes, finalizes. */
+/** Requests per client (by IP, an IPv6 one by its /64: clientKey) per window on the routes that change something: relays, quotes, finalizes. */
 export interface RateLimit {
   max: number;
   timeWindowMs: number;
@@ -46,6 +47,7 @@ export async function registerProtection(app: FastifyInstance, rateLimit: RateLi
     global: true,
     max: rateLimit.max,
     timeWindow: rateLimit.timeWindowMs,
+    keyGenerator: (request) => clientKey(request.ip),
     allowList: (request) => request.method === "GET" || request.method === "HEAD" || request.method === "OPTIONS",
     errorResponseBuilder: (_request, context) =>
       new ProblemError("rate_limited", `more than ${context.max} requests in ${Math.round(rateLimit.timeWindowMs / 1000)} s from this client; retry in ${context.after}`, {

@@ -10,6 +10,7 @@ import { DeploymentConfig } from "./config/deployment-config.ts";
 import { describeNetworks, SEPOLIA_CHAIN_NAME } from "./config/networks.ts";
 import { manifestPathProblem } from "./config/manifest-paths.ts";
 import { checkCorsOrigins, registerCors, type CorsOrigins } from "./cors.ts";
+import { checkTrustProxy, type TrustProxy } from "./client-address.ts";
 import type { RuntimeContext } from "./context.ts";
 import { answerClientError, answerFrameworkError, installProblemHandlers } from "./errors.ts";
 import { loadProofArtifacts } from "./proof-artifacts.ts";
@@ -63,6 +64,12 @@ export interface QueueRuntimeOptions {
    */
   rateLimit?: RateLimit | false;
   /**
+   * The reverse proxies in front (Fastify's trustProxy): a hop count, or their addresses and CIDRs. The
+   * client they name in X-Forwarded-For is then the one every per-client limit counts; without it, every
+   * client behind a proxy is the proxy, and one of them uses up all their limits. Default: none trusted.
+   */
+  trustProxy?: TrustProxy;
+  /**
    * The node's WebSocket URL (may carry credentials, never served or logged): new blocks are followed by
    * subscription (eth_subscribe newHeads) besides the relayer's poll, so it sees them at once.
    */
@@ -85,6 +92,7 @@ export interface QueueRuntimeOptions {
 }
 
 export { CorsOriginError, type CorsOrigins } from "./cors.ts";
+export { TrustProxyError, type TrustProxy } from "./client-address.ts";
 export { DEFAULT_RATE_LIMIT, type RateLimit } from "./protection.ts";
 export { relayControl, type RelayControl } from "./relay/control.ts";
 
@@ -125,6 +133,7 @@ export async function buildQueueRuntime(options: QueueRuntimeOptions): Promise<F
   const manifest = Buffer.from(options.manifest);
   const config = parseManifest(manifest);
   if (options.corsOrigins !== undefined) checkCorsOrigins(options.corsOrigins); // before any chain call
+  const trustProxy = options.trustProxy === undefined ? undefined : checkTrustProxy(options.trustProxy);
   const account = options.relayerPrivateKey === undefined ? null : privateKeyToAccount(options.relayerPrivateKey);
   if ((account?.address ?? null) !== config.relayFees.relayer) {
     throw new ManifestInvalidError(`the manifest names relayer ${config.relayFees.relayer}, but this runtime relays as ${account?.address ?? "nobody"}`);
@@ -171,6 +180,7 @@ export async function buildQueueRuntime(options: QueueRuntimeOptions): Promise<F
     bodyLimit: options.bodyLimit ?? 64 * 1024,
     // Never trust a client-chosen request id in our logs.
     requestIdHeader: false,
+    ...(trustProxy === undefined ? {} : { trustProxy }),
     // Reads are polled (a status every second per client): logging each would drown the log and cost
     // more than answering it. They are counted in /metrics, and logged from --log-level debug on.
     logController: new LogController({ disableRequestLogging: (request: { method?: string }) => READ_METHODS.has(request.method ?? "") && !logReads }),

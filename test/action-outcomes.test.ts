@@ -22,8 +22,12 @@ const AMOUNT_IN = 30_000_000n; // 30 dUSDC
 const MIN_OUTPUT = parseUnits("0.0099", 18);
 const FINALIZE_FEE = parseUnits("0.0001", 18);
 const STATE = { Pending: 1, Settled: 2, Failed: 3, Finalized: 4 } as const;
-/** A contract whose every call reverts (PUSH1 0 PUSH1 0 REVERT): an adapter that fails. */
-const REVERTING_CODE = "0x60006000fd";
+/**
+ * An adapter that fails: every call reverts, but kind() answers the route's kind (0 sync, 1 async), so
+ * the Pool's owner can approve it (approveRoute asks). If the selector is kind() (0x04baa00b), return
+ * the kind; else PUSH1 0 PUSH1 0 REVERT.
+ */
+const revertingCode = (kind: number) => `0x60003560e01c6304baa00b1460145760006000fd5b60${kind.toString(16).padStart(2, "0")}60005260206000f3` as Hex;
 
 beforeAll(async () => {
   stack = await startDevStack();
@@ -113,7 +117,7 @@ async function runCase(route: "swap" | "fill", outcome: Outcome) {
   const poolAddress = stack.manifest.poolAddress;
   if (outcome.kind === "reverts") {
     // The adapter's code replaced by one that always reverts, its route approved again (same kind) for that code.
-    await rpc(stack.rpcUrl, "anvil_setCode", [adapters[route], REVERTING_CODE]);
+    await rpc(stack.rpcUrl, "anvil_setCode", [adapters[route], revertingCode(route === "swap" ? ROUTE_KIND.sync : ROUTE_KIND.async)]);
     await mustSend(0, poolAddress, abi.pool, "approveRoute", [ACTION_ROUTES[route], adapters[route], route === "swap" ? ROUTE_KIND.sync : ROUTE_KIND.async]);
   } else if (route === "swap" && outcome.kind === "pays") {
     await mustSend(0, adapters.swap, abi.swap, "setPrice", [pool.asset, weth, priceFor(outcome.amountOut)]);

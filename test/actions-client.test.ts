@@ -37,14 +37,14 @@ afterAll(async () => {
 const client = () => pool.user(0).public;
 const gasOf = async (hash: string | null) => (await client().getTransactionReceipt({ hash: hash as Hex })).gasUsed;
 
-/** A funded dUSDC note and a proven action through `route` spending it, with the client library. */
-async function actionOf(route: keyof typeof ACTION_ROUTES, q?: QueueClient) {
+/** A funded dUSDC note and a proven action through `route` spending it, with the client library (at the quoted fee, or `fee`). */
+async function actionOf(route: keyof typeof ACTION_ROUTES, q?: QueueClient, fee?: bigint) {
   const qc = q ?? queue;
   const keys = createAccountKeys();
   const config = await qc.beforePrepare();
   const quote = await qc.quote(config, { route: ACTION_ROUTES[route], assetIn: pool.asset, assetOut: weth, amountIn: pool.usdc("30") });
   const { state, input } = await pool.fundedNote(2, keys, pool.usdc("31"));
-  const prepared = await prepareAction({ config, quote, prover: pool.prover, tree: state.tree, keys, inputs: [input] });
+  const prepared = await prepareAction({ config, quote, prover: pool.prover, tree: state.tree, keys, inputs: [input], ...(fee === undefined ? {} : { fee }) });
   return { keys, config, quote, prepared };
 }
 
@@ -96,7 +96,9 @@ describe("external actions with the client library", () => {
     const out = await finalizedNote({ client: client(), pool: filled.config.poolAddress as Address, reservationId, keys: filled.keys, output: filled.prepared.output });
     expect(out.note.amount).toBe(BigInt(filled.quote.expectedOutput) + 1n - BigInt(filled.quote.fees.finalize));
 
-    const withheld = await actionOf("fill");
+    // Its fee pays for the action and for a finalize in dUSDC: the relayer finalizes its refund too.
+    const fees = stack.manifest.relayFees.actions.find((f) => f.route === ACTION_ROUTES.fill && f.asset === pool.asset);
+    const withheld = await actionOf("fill", undefined, BigInt(fees?.action ?? 0) + BigInt(fees?.finalize ?? 0));
     const op2 = await queue.waitFor("withdraw", (await queue.submitAction(withheld.config, withheld.prepared)).id);
     const id2 = op2.action?.reservationId as Hex;
     await stack.actions.passDeadline(id2);

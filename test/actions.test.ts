@@ -218,4 +218,17 @@ describe("approved external actions", () => {
     // Only the owner approves routes.
     await expect(send(3, stack.manifest.poolAddress, abi.pool, "approveRoute", [keccak256("0x03"), adapters.swap, 0])).rejects.toThrow(/OnlyOwner/);
   });
+
+  it("approves a route only of the kind its adapter says (issue 30, item 19): a sync adapter as async, or an async one as sync, is refused; a contract that says none, too", async () => {
+    const kindOf = async (route: Hex) => ((await pool.read(stack.manifest.poolAddress, abi.pool, "routes", [route])) as [Address, Hex, number])[2];
+    const before = { swap: await kindOf(ACTION_ROUTES.swap), fill: await kindOf(ACTION_ROUTES.fill) };
+    const refusal = (adapter: Address, kind: number) =>
+      send(0, stack.manifest.poolAddress, abi.pool, "approveRoute", [ACTION_ROUTES.swap, adapter, kind]).catch((error: BaseError) => error.walk((e) => e instanceof ContractFunctionRevertedError));
+    expect(((await refusal(adapters.swap, 1)) as ContractFunctionRevertedError).data).toMatchObject({ errorName: "RouteKindMismatch", args: [ACTION_ROUTES.swap, 1, 0] });
+    expect(((await refusal(adapters.fill, 0)) as ContractFunctionRevertedError).data).toMatchObject({ errorName: "RouteKindMismatch", args: [ACTION_ROUTES.swap, 0, 1] });
+    await expect(send(0, stack.manifest.poolAddress, abi.pool, "approveRoute", [ACTION_ROUTES.swap, pool.asset, 0])).rejects.toThrow(/revert/i); // a token has no kind()
+    expect({ swap: await kindOf(ACTION_ROUTES.swap), fill: await kindOf(ACTION_ROUTES.fill) }).toEqual(before);
+    // The kind its adapter says is approved, as the deployment did.
+    await send(0, stack.manifest.poolAddress, abi.pool, "approveRoute", [ACTION_ROUTES.swap, adapters.swap, 0]);
+  });
 });

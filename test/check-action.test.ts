@@ -98,10 +98,14 @@ describe("an action's simulated reservation", () => {
     }
   };
 
-  it("a synchronous route's action that the simulation leaves Pending is not relayed; settled or failed is", () => {
+  it("a synchronous route's action that the simulation leaves Pending is not relayed; settled is", () => {
     expect(simulated(ROUTE, 1)).toMatchObject({ code: "simulation_failed", reservationState: "pending" });
     expect(simulated(ROUTE, 2)).toBeNull();
-    expect(simulated(ROUTE, 3)).toBeNull();
+  });
+
+  it("an action the simulation leaves Failed is not relayed, on either kind of route (issue 30, item 17): its fee would buy only a refund", () => {
+    expect(simulated(ROUTE, 3)).toMatchObject({ code: "simulation_failed", reservationState: "failed" });
+    expect(simulated(FILL, 3)).toMatchObject({ code: "simulation_failed", reservationState: "failed" });
   });
 
   it("an asynchronous route's action may stay Pending (its fill comes later, or its refund after the deadline)", () => {

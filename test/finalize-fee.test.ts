@@ -15,8 +15,10 @@ import {
   readReservation,
   reviewedFrom,
   type ActionTerms,
+  QueueProblemError,
   type QueueClient,
 } from "../harness/client/index.ts";
+import { FINALIZE_WINDOW_MARGIN_SECONDS } from "../src/actions/finalize.ts";
 import { readFile } from "node:fs/promises";
 import { CIRCUIT_BUILD_DIR } from "../harness/deployment/index.ts";
 import type { DeploymentConfig } from "../src/config/deployment-config.ts";
@@ -44,7 +46,10 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-const configured = (asset: Address) => BigInt(stack.manifest.relayFees.actions.find((f) => f.route === ACTION_ROUTES.swap && f.asset === asset)?.finalize as string);
+const feesOf = (asset: Address) => stack.manifest.relayFees.actions.find((f) => f.route === ACTION_ROUTES.swap && f.asset === asset) as DeploymentConfig["relayFees"]["actions"][number];
+const configured = (asset: Address) => BigInt(feesOf(asset).finalize);
+/** What an action must pay for its refund to be relayed too: the route's action and finalize fees in the input asset. */
+const refundFee = () => BigInt(feesOf(pool.asset).action) + BigInt(feesOf(pool.asset).finalize);
 const balanceOf = (asset: Address, who: Address) => pool.user(0).public.readContract({ address: asset, abi: erc20Abi, functionName: "balanceOf", args: [who] });
 const postFinalize = async (reservationId: Hex, baseUrl = stack.queueUrl) => {
   const response = await fetch(`${baseUrl}/api/queue/finalize`, {
@@ -77,27 +82,51 @@ async function directSwap(change: Partial<ActionTerms>) {
   return { reservationId: reserved?.topics[1] as Hex, keys, blinding, amountIn };
 }
 
-/** A swap quoted and relayed by this runtime (its fee paid) whose output fell below the quote's minimum (the price halved first): Failed. */
-async function relayedFailedSwap(through: QueueClient = queue) {
+/** Sets the swap's dUSDC -> dWETH price (dev account 0 is the adapters' price setter); the transaction's hash. */
+const setSwapPrice = (price: bigint, fees: { maxFeePerGas?: bigint; maxPriorityFeePerGas?: bigint } = {}) => {
+  const swap = (stack.manifest.routes.find((r) => r.action === "external" && r.id === ACTION_ROUTES.swap) as { adapter: { address: Address } }).adapter.address;
+  const abi = parseAbi(["function setPrice(address assetIn, address assetOut, uint256 price)"]);
+  return pool.user(0).wallet.writeContract({ address: swap, abi, functionName: "setPrice", args: [pool.asset, weth, price], ...fees });
+};
+const setPrice = async (price: bigint) => void (await pool.user(0).public.waitForTransactionReceipt({ hash: await setSwapPrice(price) }));
+
+/** A swap quoted by this runtime, proven with this relay fee (default: enough for its refund to be relayed too). */
+async function provenSwap(through: QueueClient = queue, fee = refundFee()) {
   const config = await through.beforePrepare();
   const quote = await through.quote(config, { route: ACTION_ROUTES.swap, assetIn: pool.asset, assetOut: weth, amountIn: pool.usdc("30") });
   const keys = createAccountKeys();
   const { state, input } = await pool.fundedNote(2, keys, pool.usdc("31"));
-  const prepared = await prepareAction({ config, quote, prover: pool.prover, tree: state.tree, keys, inputs: [input] });
-  const setPrice = async (price: bigint) => {
-    const { wallet, public: client } = pool.user(0); // the adapters' price setter
-    const swap = (stack.manifest.routes.find((r) => r.action === "external" && r.id === ACTION_ROUTES.swap) as { adapter: { address: Address } }).adapter.address;
-    const abi = parseAbi(["function setPrice(address assetIn, address assetOut, uint256 price)"]);
-    await client.waitForTransactionReceipt({ hash: await wallet.writeContract({ address: swap, abi, functionName: "setPrice", args: [pool.asset, weth, price] }) });
-  };
-  await setPrice(DEFAULT_SWAP_PRICES.usdcToWeth / 2n);
+  return { config, quote, keys, prepared: await prepareAction({ config, quote, prover: pool.prover, tree: state.tree, keys, inputs: [input], fee }) };
+}
+
+/**
+ * A swap quoted and relayed by this runtime (its fee paid) whose output fell below the quote's minimum:
+ * Failed. Its admission simulates it settled (an action simulated Failed is refused); the price halves
+ * in the block that mines it, ahead of it (a higher tip).
+ */
+async function relayedFailedSwap(through: QueueClient = queue, fee = refundFee()) {
+  const { config, keys, prepared } = await provenSwap(through, fee);
+  await rpc(stack.rpcUrl, "evm_setAutomine", [false]);
+  let id: string;
   try {
-    const acted = await through.waitFor("withdraw", (await through.submitAction(config, prepared)).id);
-    expect(acted.state).toBe("confirmed");
-    return { reservationId: acted.action?.reservationId as Hex, keys, output: prepared.output, fee: BigInt(prepared.transaction.extData.fee) };
+    id = (await through.submitAction(config, prepared)).id;
+    // Stored, then broadcast: wait until the node holds it, so the next block mines it.
+    let hash: Hex | undefined;
+    while (!hash || (await pool.user(0).public.getTransaction({ hash }).catch(() => null)) === null) {
+      await new Promise((r) => setTimeout(r, 50));
+      hash = (await through.status("withdraw", id)).transactions[0]?.hash as Hex | undefined;
+    }
+    await setSwapPrice(DEFAULT_SWAP_PRICES.usdcToWeth / 2n, { maxFeePerGas: 200_000_000_000n, maxPriorityFeePerGas: 100_000_000_000n });
+    await rpc(stack.rpcUrl, "evm_mine", []);
   } finally {
-    await setPrice(DEFAULT_SWAP_PRICES.usdcToWeth);
+    await rpc(stack.rpcUrl, "evm_setAutomine", [true]);
   }
+  await setPrice(DEFAULT_SWAP_PRICES.usdcToWeth);
+  const acted = await through.waitFor("withdraw", id);
+  expect(acted.state).toBe("confirmed");
+  const reservationId = acted.action?.reservationId as Hex;
+  expect((await readReservation(pool.user(0).public, stack.manifest.poolAddress, reservationId)).state).toBe("failed");
+  return { reservationId, keys, output: prepared.output, fee: BigInt(prepared.transaction.extData.fee) };
 }
 
 describe("POST /finalize is relayed only when paid for", () => {
@@ -132,9 +161,9 @@ describe("POST /finalize is relayed only when paid for", () => {
     expect((refused.body as { revert?: { args: string[] } }).revert?.args[1]?.toLowerCase()).toBe(other.toLowerCase());
   });
 
-  it("a refund: 422 fee_too_low for an action this runtime did not relay; relayed for one it did, whose fee covered it", async () => {
+  it("a refund: 422 fee_too_low for an action this runtime did not relay; relayed for one it did, whose fee covered the action and the refund", async () => {
     const direct = await directSwap({ minOutput: parseUnits("1", 18) }); // the swap pays less: Failed
-    expect(await postFinalize(direct.reservationId)).toMatchObject({ status: 422, body: { code: "fee_too_low", fee: "0", minimumFee: configured(pool.asset).toString() } });
+    expect(await postFinalize(direct.reservationId)).toMatchObject({ status: 422, body: { code: "fee_too_low", fee: "0", minimumFee: refundFee().toString() } });
 
     // Relayed here with the quoted fee, then the swap paid less than the quote's minimum: Failed, refunded through the queue.
     const { reservationId, keys, output } = await relayedFailedSwap();
@@ -162,8 +191,8 @@ describe("POST /finalize is relayed only when paid for", () => {
     // A runtime of the same relayer whose finalize fee in dUSDC (the swap's input) is above the action fee it charges.
     const manifest = JSON.parse((await readFile(stack.manifestPath)).toString("utf8")) as DeploymentConfig;
     const entry = manifest.relayFees.actions.find((f) => f.route === ACTION_ROUTES.swap && f.asset === pool.asset) as DeploymentConfig["relayFees"]["actions"][number];
-    const minimum = BigInt(entry.action) * 2n;
-    entry.finalize = minimum.toString();
+    entry.finalize = (BigInt(entry.action) * 2n).toString();
+    const minimum = BigInt(entry.action) + BigInt(entry.finalize);
     const app = await buildQueueRuntime({ manifest: Buffer.from(JSON.stringify(manifest)), rpcUrl: stack.faults.rpcUrl, relayerPrivateKey: RELAYER_KEY, artifactsDir: CIRCUIT_BUILD_DIR, store: ":memory:", rateLimit: false });
     try {
       const url = await app.listen({ host: "127.0.0.1", port: 0 });
@@ -202,26 +231,78 @@ describe("POST /finalize is relayed only when paid for", () => {
     // The reason says it was a lost race, not a fault of the request.
     expect(lost.reason?.detail).toContain("another finalize of this reservation was mined first");
   });
-  it("a settled reservation naming this relayer its finalizer, with a fee above 0 but below the configured one: 422 fee_too_low saying when its owner may finalize (finalizableByOwnerAt: deadline + FINALIZE_GRACE + 1); the owner's own finalize reverts FinalizerOnly before then, and succeeds from then on, paid the fee", async () => {
+  // Issue 30, item 17: a refund costs the relayer a second transaction (about 1.0M gas) beyond the action.
+  it("a refund of an action this runtime relayed whose fee paid the action alone (at least a finalize fee, as before): 422 fee_too_low naming the fee and action + finalize", async () => {
+    const actionOnly = BigInt(feesOf(pool.asset).action);
+    expect(actionOnly).toBeGreaterThanOrEqual(configured(pool.asset));
+    const { reservationId } = await relayedFailedSwap(queue, actionOnly);
+    const refused = await postFinalize(reservationId);
+    expect(refused).toMatchObject({ status: 422, body: { code: "fee_too_low", fee: actionOnly.toString(), minimumFee: refundFee().toString() } });
+  });
+
+  it("a swap its admission simulates Failed (the price fell below its minimum): 422 simulation_failed with the simulated output, nothing relayed; relayed once the price is back", async () => {
+    const { config, quote, prepared } = await provenSwap();
+    await setPrice(DEFAULT_SWAP_PRICES.usdcToWeth / 2n);
+    const refused = await queue.submitAction(config, prepared).catch((error: unknown) => error).finally(() => setPrice(DEFAULT_SWAP_PRICES.usdcToWeth));
+    expect(refused).toBeInstanceOf(QueueProblemError);
+    const expectedOutput = (pool.usdc("30") * (DEFAULT_SWAP_PRICES.usdcToWeth / 2n)) / 10n ** 18n;
+    expect((refused as QueueProblemError).problem).toMatchObject({ status: 422, code: "simulation_failed", reservationState: "failed", minOutput: quote.minOutput, expectedOutput: expectedOutput.toString() });
+    expect((await queue.waitFor("withdraw", (await queue.submitAction(config, prepared)).id)).state).toBe("confirmed");
+  });
+
+  // Issue 30, item 16: the fee a reservation carries for this relayer was its own quote.
+  it("a reservation naming this relayer is finalized by it at the fee it carries, also after a restart with a higher finalize fee", async () => {
+    const fee = configured(weth);
+    const { reservationId } = await directSwap({ finalizeFee: fee, finalizer: stack.relayer.address });
+    // The same relayer key, started again with ten times the finalize fee in dWETH.
+    const manifest = JSON.parse((await readFile(stack.manifestPath)).toString("utf8")) as DeploymentConfig;
+    const entry = manifest.relayFees.actions.find((f) => f.route === ACTION_ROUTES.swap && f.asset === weth) as DeploymentConfig["relayFees"]["actions"][number];
+    entry.finalize = (fee * 10n).toString();
+    const app = await buildQueueRuntime({ manifest: Buffer.from(JSON.stringify(manifest)), rpcUrl: stack.rpcUrl, relayerPrivateKey: RELAYER_KEY, artifactsDir: CIRCUIT_BUILD_DIR, store: ":memory:", rateLimit: false });
+    try {
+      const url = await app.listen({ host: "127.0.0.1", port: 0 });
+      const before = await balanceOf(weth, stack.relayer.address);
+      const accepted = await postFinalize(reservationId, url);
+      expect(accepted.status).toBe(202);
+      const raised = createQueueClient({ baseUrl: url, reviewed: reviewedFrom(manifest) });
+      expect((await raised.waitFor("withdraw", accepted.body.id as string)).state).toBe("confirmed");
+      expect((await balanceOf(weth, stack.relayer.address)) - before).toBe(fee);
+    } finally {
+      await app.close();
+    }
+  });
+
+  // Issue 30, item 18: a fee anyone may take is one a copy of the relayer's finalize, mined first, takes.
+  it("a fee anyone may take (finalizer 0x0) is answered as a fee of 0: 422 fee_too_low, its owner finalizes it now and is paid the fee", async () => {
+    const { reservationId } = await directSwap({ finalizeFee: configured(weth), finalizer: zeroAddress });
+    const refused = await postFinalize(reservationId);
+    expect(refused).toMatchObject({ status: 422, body: { code: "fee_too_low", fee: "0", minimumFee: configured(weth).toString() } });
+    expect(refused.body).not.toHaveProperty("finalizableByOwnerAt");
+    expect(refused.body.detail).toContain("anyone may take (its finalizer is 0x0)");
+    expect(refused.body.detail).toContain("its owner can finalize it now");
+  });
+
+  it("this relayer's own fee: refused as its window closes (finalizableByOwnerAt: deadline + FINALIZE_GRACE + 1), and as a fee of 0 once it has closed; the owner's finalize then succeeds, paid the fee", async () => {
     // Last in the file: it moves the chain's clock past the grace.
-    const fee = configured(weth) - 1n;
+    const fee = configured(weth);
     const { reservationId } = await directSwap({ finalizeFee: fee, finalizer: stack.relayer.address });
     const { public: client, wallet } = pool.user(2);
     const { deadline } = await readReservation(client, stack.manifest.poolAddress, reservationId);
-    const at = deadline + 3600n + 1n;
-    const refused = await postFinalize(reservationId);
-    expect(refused).toMatchObject({
-      status: 422,
-      body: { code: "fee_too_low", fee: fee.toString(), minimumFee: configured(weth).toString(), finalizer: stack.relayer.address, finalizableByOwnerAt: at.toString() },
-    });
-    expect(refused.body.detail).toContain(`finalize it with Pool.finalize from ${new Date(Number(at) * 1000).toISOString()}`);
-    expect(refused.body.detail).not.toContain("finalize it now");
-
-    // What the answer says, the Pool does: the owner's finalize now reverts FinalizerOnly…
+    const until = deadline + 3600n;
+    // Inside the window, but within FINALIZE_WINDOW_MARGIN_SECONDS of its end: a finalize sent now might be mined after it.
+    await rpc(stack.rpcUrl, "evm_mine", [Number(until - FINALIZE_WINDOW_MARGIN_SECONDS + 60n)]);
+    const closing = await postFinalize(reservationId);
+    expect(closing).toMatchObject({ status: 422, body: { code: "fee_too_low", fee: fee.toString(), finalizer: stack.relayer.address, finalizableByOwnerAt: (until + 1n).toString() } });
+    expect(closing.body.detail).toContain(`from ${new Date(Number(until + 1n) * 1000).toISOString()}`);
+    // The owner's finalize still reverts FinalizerOnly, as the answer says.
     const own = () => finalizeReservation({ wallet, client, pool: stack.manifest.poolAddress, reservationId });
     expect(revertName(await own().catch((error: unknown) => error))).toBe("FinalizerOnly");
-    // …and from finalizableByOwnerAt on it succeeds, the fee paid to the owner.
-    await rpc(stack.rpcUrl, "evm_mine", [Number(at)]);
+
+    await rpc(stack.rpcUrl, "evm_mine", [Number(until + 1n)]);
+    const closed = await postFinalize(reservationId);
+    expect(closed).toMatchObject({ status: 422, body: { code: "fee_too_low", fee: "0" } });
+    expect(closed.body).not.toHaveProperty("finalizableByOwnerAt");
+    expect(closed.body.detail).toContain("its owner can finalize it now");
     const before = await balanceOf(weth, wallet.account.address);
     await own();
     expect((await balanceOf(weth, wallet.account.address)) - before).toBe(fee);

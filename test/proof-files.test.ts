@@ -3,11 +3,12 @@ import { cp, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import * as snarkjs from "snarkjs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { keccak256, toFunctionSignature, type AbiFunction, type Hex } from "viem";
+import { keccak256, toFunctionSignature, type Abi, type AbiFunction, type Hex } from "viem";
 import { CIRCUIT_BUILD_DIR, loadCircuitManifest, renderSolidityVerifier } from "../harness/deployment/index.ts";
 import { FIXTURES_DIR, loadFixtures } from "../harness/deployment/index.ts";
 import { startDevStack, type DevStack } from "../harness/index.ts";
 import { ArtifactIntegrityError, closeProvers, fetchProofFiles, hashExtData, poolAbi, randomFieldElement, reviewedFrom } from "../harness/client/index.ts";
+import { adapterErrorsAbi } from "../src/chain/abi.ts";
 import { buildQueueRuntime } from "../src/server.ts";
 import { clients, RELAYER_KEY } from "./support/chain.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
@@ -110,6 +111,14 @@ describe("the client library agrees with the Pool", () => {
     const { contracts } = await loadFixtures();
     const compiled = new Set(contracts.Pool.abi.filter((i) => i.type !== "constructor").map((i) => toFunctionSignature(i as AbiFunction)));
     for (const item of poolAbi) expect(compiled, toFunctionSignature(item as AbiFunction)).toContain(toFunctionSignature(item as AbiFunction));
+  });
+
+  it("every adapter error the runtime decodes is one a compiled fixture raises", async () => {
+    const { contracts } = await loadFixtures();
+    type AbiError = Extract<Abi[number], { type: "error" }>;
+    const signature = (error: AbiError) => `${error.name}(${error.inputs.map((i) => i.type).join(",")})`;
+    const compiled = new Set(Object.values(contracts).flatMap((c) => c.abi.filter((i): i is AbiError => i.type === "error").map(signature)));
+    for (const error of adapterErrorsAbi) expect(compiled).toContain(signature(error));
   });
 
   it("computes extDataHash exactly as Pool.hashExtData", async () => {

@@ -16,6 +16,10 @@ interface IActionAdapter {
 
     /// @notice An unsettled action past its deadline: give the input back (approve the Pool to take it).
     function cancel(bytes32 reservationId) external;
+
+    /// @notice How this adapter delivers (Pool.RouteKind): 0 synchronous (execute returns the output), 1
+    /// asynchronous (it settles later). The Pool approves a route only of the kind its adapter says.
+    function kind() external view returns (uint8);
 }
 
 interface ITestToken {
@@ -67,6 +71,11 @@ contract SwapAdapter is PricedAdapter {
 
     constructor(address pool_, address priceSetter_) PricedAdapter(pool_, priceSetter_) {}
 
+    /// @notice Synchronous: execute returns the output.
+    function kind() external pure returns (uint8) {
+        return 0;
+    }
+
     function execute(bytes32, address assetIn, uint256 amountIn, address assetOut) external returns (uint256 amountOut) {
         if (msg.sender != pool) revert OnlyPool();
         amountOut = quote(assetIn, assetOut, amountIn);
@@ -107,6 +116,11 @@ contract FillAdapter is PricedAdapter {
 
     constructor(address pool_, address filler_) PricedAdapter(pool_, filler_) {
         filler = filler_;
+    }
+
+    /// @notice Asynchronous: the filler settles later, or the action is refunded after its deadline.
+    function kind() external pure returns (uint8) {
+        return 1;
     }
 
     function execute(bytes32 reservationId, address assetIn, uint256 amountIn, address assetOut) external returns (uint256) {

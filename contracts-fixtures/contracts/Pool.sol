@@ -172,6 +172,7 @@ contract Pool is MerkleTreeWithHistory, ReentrancyGuard {
     error NotRouteAdapter(address sender);
     error OnlySelf();
     error FinalizerOnly(bytes32 reservationId, address finalizer, uint256 until);
+    error RouteKindMismatch(bytes32 routeId, RouteKind kind, uint8 adapterKind);
 
     event RouteApproved(bytes32 indexed routeId, address adapter, bytes32 codeHash, RouteKind kind);
     event RouteRevoked(bytes32 indexed routeId);
@@ -358,9 +359,13 @@ contract Pool is MerkleTreeWithHistory, ReentrancyGuard {
     }
 
     /// @notice Approves a route of the given kind, pinning its adapter's code: a changed adapter is refused.
+    /// The kind must be the one the adapter says (IActionAdapter.kind): a synchronous adapter approved as
+    /// asynchronous would strand every input (its cancel cannot refund), so a mismatch is refused.
     function approveRoute(bytes32 routeId, address adapter, RouteKind kind) external {
         if (msg.sender != owner) revert OnlyOwner();
         if (adapter == address(0)) revert ZeroAddress();
+        uint8 adapterKind = IActionAdapter(adapter).kind();
+        if (adapterKind != uint8(kind)) revert RouteKindMismatch(routeId, kind, adapterKind);
         routes[routeId] = Route(adapter, adapter.codehash, kind);
         emit RouteApproved(routeId, adapter, adapter.codehash, kind);
     }

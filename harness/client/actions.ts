@@ -35,12 +35,19 @@ export async function prepareAction(args: {
   tree: MerkleTree;
   keys: AccountKeys;
   inputs: SpendInput[];
+  /**
+   * The relay fee, in the input asset: at least the quote's action fee (the default). A relayer finalizes
+   * the refund of a failed action only when this also paid for it (config relayFees.actions: the route's
+   * action plus finalize fee in the input asset); otherwise the owner finalizes a refund itself.
+   */
+  fee?: bigint;
 }): Promise<PreparedAction> {
   const { config, quote, keys } = args;
   const route = config.routes.find((r): r is ExternalActionRoute => r.action === "external" && r.id === quote.route);
   if (!route) throw new TransactionShapeError(`quote ${quote.quoteId} names route ${quote.route}, which the config does not offer`);
   const amountIn = BigInt(quote.amountIn);
-  const fee = BigInt(quote.fees.action);
+  const fee = args.fee ?? BigInt(quote.fees.action);
+  if (fee < BigInt(quote.fees.action)) throw new TransactionShapeError(`fee ${fee} is below the quoted action fee ${quote.fees.action}`);
   const total = args.inputs.reduce((sum, input) => sum + input.note.amount, 0n);
   const change = total - amountIn - fee;
   if (change < 0n) throw new TransactionShapeError(`the inputs hold ${total}, the action needs ${amountIn} plus the fee ${fee}`);

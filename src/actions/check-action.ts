@@ -1,6 +1,8 @@
 import type { DeploymentConfig } from "../config/deployment-config.ts";
 import { ProblemError } from "../problem.ts";
-import { simulateResult, type CheckContext } from "../relay/checks.ts";
+import type { Address } from "viem";
+import { adapterAbi } from "../chain/abi.ts";
+import { chainUnavailable, isTransportError, simulateResult, type CheckContext } from "../relay/checks.ts";
 import type { FinalizeRequest, RelayRequest } from "../relay/request.ts";
 import { Quote } from "./quote.ts";
 import { externalRoute } from "./quoter.ts";
@@ -48,16 +50,25 @@ export function checkActionQuote(request: RelayRequest, config: DeploymentConfig
 const RESERVATION_STATES = ["none", "pending", "settled", "failed", "finalized"] as const;
 
 /**
- * What the action's simulation left its reservation in (Pool.transactAction's second return). A
- * synchronous route settles (at least the minimum) or fails in the action's own transaction: left
- * Pending, only its adapter's cancel could refund it after the deadline, and a synchronous adapter may
- * have none (the input would be stuck). The Pool refuses that itself; this runtime does not rely on it.
+ * What the action's simulation left its reservation in (Pool.transactAction's second return). Failed
+ * (a synchronous output below the minimum, an adapter that reverts): the fee would buy only a refund,
+ * and the relayer would pay the action's gas and the refund's, so it is not relayed; `expectedOutput`,
+ * when known, is what the route's adapter quotes for the input now. A synchronous route settles or
+ * fails in the action's own transaction: left Pending, only its adapter's cancel could refund it after
+ * the deadline, and a synchronous adapter may have none (the input would be stuck). The Pool refuses
+ * that itself; this runtime does not rely on it.
  */
-export function checkSimulatedAction(request: RelayRequest, config: DeploymentConfig, simulatedState: number): void {
+export function checkSimulatedAction(request: RelayRequest, config: DeploymentConfig, simulatedState: number, expectedOutput?: bigint): void {
   if (!request.action) return;
   const route = externalRoute(config, request.action.routeId);
   const state = RESERVATION_STATES[simulatedState] ?? `state ${simulatedState}`;
-  if (route.kind === "sync" && state !== "settled" && state !== "failed") {
+  if (state === "failed") {
+    const output = expectedOutput === undefined ? "its adapter reverts" : `its adapter now pays ${expectedOutput}, the least it takes is ${request.action.minOutput}`;
+    throw new ProblemError("simulation_failed", `the action on route ${route.name} would fail in its own transaction (${output}): its fee would buy only a refund, so it is not relayed; ask for a new quote`, {
+      extensions: { reservationState: state, minOutput: request.action.minOutput, ...(expectedOutput === undefined ? {} : { expectedOutput: expectedOutput.toString() }) },
+    });
+  }
+  if (route.kind === "sync" && state !== "settled") {
     throw new ProblemError("simulation_failed", `the action on synchronous route ${route.name} would leave its reservation ${state}: a synchronous route settles or fails at once, so it is not relayed`, {
       extensions: { reservationState: state },
     });
@@ -67,10 +78,25 @@ export function checkSimulatedAction(request: RelayRequest, config: DeploymentCo
 /**
  * The transaction simulated from the relayer (simulateResult), and an action's outcome checked
  * (checkSimulatedAction): the admission and the engine's re-check before signing both run this, so a
- * route re-approved with another kind while an action waits is caught before anything is sent.
+ * route re-approved with another kind, or a price that moved, while an action waits is caught before
+ * anything is sent.
  */
 export async function simulateChecked(context: CheckContext, request: RelayRequest | FinalizeRequest): Promise<void> {
   const result = await simulateResult(context, request);
   if ("reservationId" in request || !request.action) return;
-  checkSimulatedAction(request, context.config, Number((result as readonly [unknown, number])[1]));
+  const state = Number((result as readonly [unknown, number])[1]);
+  const failed = RESERVATION_STATES[state] === "failed";
+  checkSimulatedAction(request, context.config, state, failed ? await adapterQuote(context, request) : undefined);
+}
+
+/** What the action's route's adapter quotes for its input now (undefined when it reverts or is not asked). */
+async function adapterQuote({ chain, config }: CheckContext, request: RelayRequest): Promise<bigint | undefined> {
+  const action = request.action;
+  if (!action) return undefined;
+  const route = externalRoute(config, action.routeId);
+  const args = [request.publicInputs.asset as Address, action.outputAsset as Address, -BigInt(request.extData.extAmount)] as const;
+  return chain.readContract({ address: route.adapter.address as Address, abi: adapterAbi, functionName: "quote", args }).catch((error: unknown) => {
+    if (isTransportError(error)) throw chainUnavailable(error);
+    return undefined;
+  });
 }

@@ -39,54 +39,72 @@ export async function checkReservation({ chain, config }: CheckContext, request:
 /** The finalize fee this runtime charges for a route in an asset (config relayFees.actions): none configured, none finalized. */
 const configuredFinalizeFee = (config: DeploymentConfig, routeId: string, asset: string) => BigInt(feeEntry(config, externalRoute(config, routeId), asset).finalize);
 
+/** The Pool's FINALIZE_GRACE (seconds): read from the Pool, which enforces it. */
+const finalizeGrace = ({ chain, config }: CheckContext) => chain.readContract({ address: config.poolAddress as Address, abi: actionReadAbi, functionName: "FINALIZE_GRACE" });
+
 /**
- * When the owner's own Pool.finalize of a settled reservation can succeed, in unix seconds: null for now.
- * A fee above 0 is its finalizer's alone until deadline + FINALIZE_GRACE (FinalizerOnly, the owner's call
- * included); then anyone's, the fee to the caller. The grace is read from the Pool, which enforces it.
+ * How long before its finalizer's window ends a fee-paying finalize is still relayed: the time to sign,
+ * broadcast and mine it, replacements included (the engine checks again before each signature). Mined
+ * after the window, any copy of it could take the fee, and the relayer would pay the gas for nothing.
  */
-async function ownerMayFinalizeAt({ chain, config }: CheckContext, reservation: Reservation, fee: bigint): Promise<bigint | null> {
-  if (fee === 0n || reservation.finalizer === zeroAddress) return null;
-  const grace = await chain.readContract({ address: config.poolAddress as Address, abi: actionReadAbi, functionName: "FINALIZE_GRACE" });
-  const until = reservation.deadline + grace;
-  return reservation.blockTimestamp > until ? null : until + 1n;
-}
+export const FINALIZE_WINDOW_MARGIN_SECONDS = 300n;
 
 const isoTime = (unixSeconds: bigint) => new Date(Number(unixSeconds) * 1000).toISOString();
 
 /**
- * A finalize costs the relayer a transaction: it is relayed only when paid for (as a relay is: a proof of
- * nothing must not make the relayer pay gas for free). A settled reservation pays its finalizeFee (at most
- * its output), which must cover this runtime's finalize fee for its route and output asset; one below it
- * is refused even when this relayer is its finalizer, who alone may finalize it until deadline +
- * FINALIZE_GRACE: the answer says when the owner may (finalizableByOwnerAt). A refund pays nothing: it is
- * relayed only for an action this runtime relayed itself, whose fee covered a finalize in the input asset;
- * its owner may finalize it at once. Otherwise 422 fee_too_low, naming the fee and the minimum.
+ * A finalize costs the relayer a transaction (about 1.0M gas: a tree insertion): it is relayed only when
+ * paid for, and only when the fee is surely this relayer's.
+ *
+ * A settled reservation pays its finalizeFee (at most its output) to whoever finalizes it, but only its
+ * finalizer may until deadline + FINALIZE_GRACE. So:
+ * - naming this relayer, its fee above 0, its window open for FINALIZE_WINDOW_MARGIN_SECONDS more: relayed
+ *   at the fee it carries, whatever the finalize fee is now (that was this relayer's own quote; refusing
+ *   it would lock the owner's output until the window ends);
+ * - a fee anyone may take (finalizer 0x0, or the window over) or of 0: answered as a fee of 0, 422
+ *   fee_too_low, and its owner finalizes it now, paid the fee;
+ * - this relayer's window closing too soon to be safe, or another finalizer's: 422 fee_too_low naming
+ *   when the owner may finalize (finalizableByOwnerAt), unless that fee covers this runtime's finalize
+ *   fee (then the simulation answers FinalizerOnly for another's).
+ *
+ * A refund pays no fee: it is relayed only for an action this runtime relayed itself, whose fee covered
+ * both the action and the refund (the action and finalize fees of its route in the input asset).
  */
 export async function checkFinalizeFee(context: CheckContext, request: FinalizeRequest, reservation: Reservation, operations: MinedActions): Promise<void> {
+  if (reservation.state === "settled") return checkSettledFee(context, request, reservation);
   const id = request.reservationId;
-  if (reservation.state === "settled") {
-    const minimum = configuredFinalizeFee(context.config, reservation.routeId, reservation.outputAsset);
-    const fee = reservation.finalizeFee < reservation.amountOut ? reservation.finalizeFee : reservation.amountOut;
-    if (fee < minimum) {
-      const at = await ownerMayFinalizeAt(context, reservation, fee);
-      const owner =
-        at === null
-          ? "its owner can finalize it now with Pool.finalize"
-          : `only its finalizer ${reservation.finalizer}${same(reservation.finalizer, context.relayer) ? " (this relayer)" : ""} may finalize it until ${isoTime(at - 1n)} (deadline + the Pool's FINALIZE_GRACE; Pool.finalize reverts FinalizerOnly for anyone else, its owner included): its owner can finalize it with Pool.finalize from ${isoTime(at)} (finalizableByOwnerAt), and is then paid the fee`;
-      throw new ProblemError("fee_too_low", `reservation ${id} pays a finalize fee of ${fee}, below this runtime's ${minimum} for its route in ${reservation.outputAsset}: ${owner}`, {
-        extensions: { fee: fee.toString(), minimumFee: minimum.toString(), ...(at === null ? {} : { finalizer: reservation.finalizer, finalizableByOwnerAt: at.toString() }) },
-      });
-    }
-    return;
-  }
-  const minimum = configuredFinalizeFee(context.config, reservation.routeId, reservation.inputAsset);
+  const entry = feeEntry(context.config, externalRoute(context.config, reservation.routeId), reservation.inputAsset);
+  const minimum = BigInt(entry.action) + BigInt(entry.finalize);
   const paid = await relayedActionFee(context, id as Hex, reservation, operations);
   if (paid === undefined || paid < minimum) {
     const why = paid === undefined ? "an action this runtime did not relay" : `its action paid a fee of ${paid}`;
-    throw new ProblemError("fee_too_low", `reservation ${id} is a refund, which pays no fee, of ${why}: this runtime finalizes a refund only when its action's fee covered a finalize (${minimum} in ${reservation.inputAsset}); its owner can finalize it now with Pool.finalize (a refund pays no fee: anyone may, at any time)`, {
+    throw new ProblemError("fee_too_low", `reservation ${id} is a refund, which pays no fee, of ${why}: this runtime finalizes a refund only when its action's fee covered the action and a finalize (${entry.action} + ${entry.finalize} = ${minimum} in ${reservation.inputAsset}); its owner can finalize it now with Pool.finalize (a refund pays no fee: anyone may, at any time)`, {
       extensions: { fee: (paid ?? 0n).toString(), minimumFee: minimum.toString() },
     });
   }
+}
+
+async function checkSettledFee(context: CheckContext, request: FinalizeRequest, reservation: Reservation): Promise<void> {
+  const id = request.reservationId;
+  const minimum = configuredFinalizeFee(context.config, reservation.routeId, reservation.outputAsset);
+  const fee = reservation.finalizeFee < reservation.amountOut ? reservation.finalizeFee : reservation.amountOut;
+  const ours = same(reservation.finalizer, context.relayer);
+  const until = fee === 0n || reservation.finalizer === zeroAddress ? null : reservation.deadline + (await finalizeGrace(context));
+  if (until === null || reservation.blockTimestamp > until) {
+    // Nobody's fee, or anyone's: a copy of the relayer's finalize, mined first, would take it.
+    const anyones = until === null ? "its finalizer is 0x0" : `its finalizer's window, deadline + the Pool's FINALIZE_GRACE, ended at ${isoTime(until)}`;
+    const what = fee === 0n ? "pays a finalize fee of 0" : `pays a finalize fee of ${fee} that anyone may take (${anyones}): a copy of this runtime's finalize, mined first, would take it and leave the relayer the gas, so it counts as 0`;
+    throw new ProblemError("fee_too_low", `reservation ${id} ${what}, below this runtime's ${minimum}; its owner can finalize it now with Pool.finalize${fee === 0n ? "" : ", and is paid the fee"}`, {
+      extensions: { fee: "0", minimumFee: minimum.toString() },
+    });
+  }
+  if (ours && reservation.blockTimestamp + FINALIZE_WINDOW_MARGIN_SECONDS <= until) return;
+  if (!ours && fee >= minimum) return; // another finalizer's: the simulation answers FinalizerOnly, naming it
+  const reason = ours
+    ? `its finalizer, this relayer, may finalize it only until ${isoTime(until)}, too soon for a finalize sent now to be surely mined by then (a copy mined after it could take the fee)`
+    : `pays a finalize fee of ${fee}, below this runtime's ${minimum} for its route in ${reservation.outputAsset}, and only its finalizer ${reservation.finalizer} may finalize it until ${isoTime(until)}`;
+  throw new ProblemError("fee_too_low", `reservation ${id} ${ours ? "pays a finalize fee, but " : ""}${reason} (deadline + the Pool's FINALIZE_GRACE; Pool.finalize reverts FinalizerOnly for anyone else, its owner included): its owner can finalize it with Pool.finalize from ${isoTime(until + 1n)} (finalizableByOwnerAt), and is then paid the fee`, {
+    extensions: { fee: fee.toString(), minimumFee: minimum.toString(), finalizer: reservation.finalizer, finalizableByOwnerAt: (until + 1n).toString() },
+  });
 }
 
 /**

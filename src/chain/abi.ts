@@ -28,8 +28,23 @@ export const verifierAbi = parseAbi([
 /** Pool.RouteKind, as the Pool registered each route when it approved it. */
 export const ROUTE_KINDS = ["sync", "async"] as const;
 
-/** What the runtime asks an action route's adapter. */
-export const adapterAbi = parseAbi([
-  "function quote(address assetIn, address assetOut, uint256 amountIn) view returns (uint256)",
+/**
+ * The errors an action route's adapter raises (the fixture adapters', and OpenZeppelin's token errors
+ * they pass on). The Pool passes an adapter's revert on unchanged (a refund's cancel, say): decoded with
+ * these, a client reads NothingToCancel(…) rather than 0x2325d03c. test/proof-files.test.ts checks them
+ * against the compiled fixtures.
+ */
+export const adapterErrorsAbi = parseAbi([
   "error PriceNotSet(address assetIn, address assetOut)",
+  "error NothingToCancel(bytes32 reservationId)",
+  "error OrderNotOpen(bytes32 reservationId)",
+  "error OnlyPool()",
+  "error OnlyFiller()",
+  "error OnlyPriceSetter()",
+  "error SafeERC20FailedOperation(address token)",
+  "error ERC20InsufficientAllowance(address spender, uint256 allowance, uint256 needed)",
+  "error ERC20InsufficientBalance(address sender, uint256 balance, uint256 needed)",
 ]);
+
+/** What the runtime asks an action route's adapter. */
+export const adapterAbi = [...parseAbi(["function quote(address assetIn, address assetOut, uint256 amountIn) view returns (uint256)"]), ...adapterErrorsAbi] as const;

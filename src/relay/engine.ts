@@ -5,7 +5,7 @@ import { poolAbi } from "../chain/pool-abi.ts";
 import { ProblemError } from "../problem.ts";
 import { checkRelayerReady, checkRootAndNullifiers, poolCall, transactCalldata, type CheckContext } from "./checks.ts";
 import { simulateChecked } from "../actions/check-action.ts";
-import { checkReservation } from "../actions/finalize.ts";
+import { checkFinalizeFee, checkReservation } from "../actions/finalize.ts";
 import { bumpedFees, currentFees, type Fees } from "./fees.ts";
 import { TERMINAL_STATES, type FailureReason, type OperationState } from "./operation.ts";
 import { revertReason } from "./revert.ts";
@@ -213,10 +213,16 @@ export class RelayEngine {
     return { ready, fresh, pending, checkedAt: recent ? checkedAt : readAt };
   }
 
-  /** The checks that can go stale: the root (or the reservation) and nullifiers, then the Pool's simulation. */
-  private recheck(op: OperationRecord): Promise<void> {
-    const { checks } = this.deps;
-    return ("reservationId" in op.request ? checkReservation(checks, op.request) : checkRootAndNullifiers(checks, op.request)).then(() => simulateChecked(checks, op.request));
+  /**
+   * The checks that can go stale: the root and nullifiers (or the reservation, and whether its fee is still
+   * surely this relayer's: a finalizer's window closes), then the Pool's simulation.
+   */
+  private async recheck(op: OperationRecord): Promise<void> {
+    const { checks, store } = this.deps;
+    const request = op.request;
+    if ("reservationId" in request) await checkFinalizeFee(checks, request, await checkReservation(checks, request), store);
+    else await checkRootAndNullifiers(checks, request);
+    await simulateChecked(checks, request);
   }
 
   // accepted → processing → (stale checks, prepared) → (nonce, sign, persist) → submitted → broadcast

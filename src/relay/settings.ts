@@ -11,9 +11,9 @@ export interface RelaySettings {
   /** Refuse new operations (503) while this many are live. */
   maxLiveOperations: number;
   /**
-   * One client's share of maxLiveOperations (clients by IP, as the rate limit counts them): past it, its
-   * new relays are 429 too_many_in_flight while the others' still go in. A finalize is not counted per
-   * client (each needs a reservation of its own).
+   * One client's share of maxLiveOperations (clients by IP, an IPv6 one by its /64, as the rate limit
+   * counts them): past it, its new relays and finalizes are 429 too_many_in_flight while the others'
+   * still go in.
    */
   maxLivePerClient: number;
   /** How often pending transactions are checked. */

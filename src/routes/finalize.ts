@@ -7,6 +7,7 @@ import { QUEUE_PATHS } from "../paths.ts";
 import { Operation } from "../relay/operation.ts";
 import { IdempotencyKey } from "../relay/request.ts";
 import { operationView } from "../relay/view.ts";
+import { clientKey } from "../client-address.ts";
 
 /** POST /api/queue/finalize: a reservation's output (or refund) becomes a note. */
 export const finalizeRoutes: FastifyPluginAsyncZod<{ context: RuntimeContext }> = async (app, { context }) => {
@@ -22,7 +23,7 @@ export const finalizeRoutes: FastifyPluginAsyncZod<{ context: RuntimeContext }> 
     handler: async (request, reply) => {
       const relayer = context.relayer;
       if (!relayer) throw new ProblemError("not_implemented", "this runtime has no relayer key: it finalizes nothing");
-      const op = await relayer.submitFinalize(request.body, request.headers["idempotency-key"], request.ip);
+      const op = await relayer.submitFinalize(request.body, request.headers["idempotency-key"], clientKey(request.ip));
       // This line ties the request's id to the operation's: engine lines carry the operation id.
       request.log.info({ operation: op.id, state: op.state }, "operation accepted");
       return reply

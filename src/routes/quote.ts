@@ -3,6 +3,7 @@ import { Quote, QuoteRequest } from "../actions/quote.ts";
 import type { RuntimeContext } from "../context.ts";
 import { Problem, ProblemError } from "../problem.ts";
 import { QUEUE_PATHS } from "../paths.ts";
+import { clientKey } from "../client-address.ts";
 
 /** POST /api/queue/quote: a signed quote of an approved external action. */
 export const quoteRoutes: FastifyPluginAsyncZod<{ context: RuntimeContext }> = async (app, { context }) => {
@@ -17,7 +18,7 @@ export const quoteRoutes: FastifyPluginAsyncZod<{ context: RuntimeContext }> = a
     handler: async (request) => {
       if (!context.quoter) throw new ProblemError("not_implemented", "this runtime has no relayer key: it quotes nothing");
       // The client as the rate limit knows it (the socket's address, or the proxy's if trustProxy says so).
-      return context.quoter.quote(request.body, request.ip);
+      return context.quoter.quote(request.body, clientKey(request.ip));
     },
   });
 };

@@ -6,6 +6,7 @@ import { QUEUE_PATHS } from "../paths.ts";
 import { Operation, type OperationKind } from "../relay/operation.ts";
 import { IdempotencyKey, RelayRequest } from "../relay/request.ts";
 import { operationView } from "../relay/view.ts";
+import { clientKey } from "../client-address.ts";
 
 const ROUTES: Array<{ kind: Exclude<OperationKind, "finalize">; url: string; status: string; what: string }> = [
   { kind: "send", url: QUEUE_PATHS.sendRelay, status: QUEUE_PATHS.sendStatus, what: "a prepared private send (extAmount 0)" },
@@ -29,7 +30,7 @@ export const relayRoutes: FastifyPluginAsyncZod<{ context: RuntimeContext }> = a
         if (!relayer) throw new ProblemError("not_implemented", "this runtime has no relayer key: it relays nothing");
         // request → validate (schemas above) → decide → store → response; the engine does the chain.
         // The client as the rate limit knows it: its share of the in-flight limit.
-        const op = await relayer.submit(kind, request.body, request.headers["idempotency-key"], request.ip);
+        const op = await relayer.submit(kind, request.body, request.headers["idempotency-key"], clientKey(request.ip));
         // This line ties the request's id to the operation's: engine lines carry the operation id.
         request.log.info({ operation: op.id, state: op.state }, "operation accepted");
         return reply
