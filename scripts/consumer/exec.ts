@@ -71,7 +71,7 @@ export async function execConsumer({ project, work, files, step, inProject }: Ex
     const deadline = Date.now() + 60_000;
     let held: { anvil: number; stateDir: string } | undefined;
     while (held === undefined) {
-      held = await readFile(said, "utf8").then((text) => JSON.parse(text) as typeof held, () => undefined);
+      held = await readFile(said, "utf8").then((text) => JSON.parse(text) as typeof held).catch(() => undefined); // absent, or not all written yet
       if (held === undefined && Date.now() > deadline) throw new Error("the test never started its stack");
       if (held === undefined) await new Promise((r) => setTimeout(r, 100));
     }
@@ -90,7 +90,7 @@ export async function execConsumer({ project, work, files, step, inProject }: Ex
     const deadline = Date.now() + 60_000;
     let held: { sh: number; sleep: number; stack: { stateDir: string; processes: { anvil: { pid: number } } } } | undefined;
     while (held === undefined) {
-      held = await readFile(said, "utf8").then((text) => JSON.parse(text) as typeof held, () => undefined);
+      held = await readFile(said, "utf8").then((text) => JSON.parse(text) as typeof held).catch(() => undefined); // absent, or not all written yet
       if (held === undefined && Date.now() > deadline) throw new Error("the command never started");
       if (held === undefined) await new Promise((r) => setTimeout(r, 100));
     }
