@@ -5,12 +5,13 @@ import type { QueueRuntimeOptions } from "../src/server.ts";
 import type { RelaySettings } from "../src/relay/settings.ts";
 import { relayControl } from "../src/relay/control.ts";
 import { printable } from "../src/printable.ts";
+import type { ProofSystemName } from "../src/chain/dev-proof.ts";
 import { StackParts, timed, type ProgressListener, type StackPart } from "./part/index.ts";
 import { stackInfoPart, stateDirPart, StackInfo, type LeftoverReport } from "./state-dir/index.ts";
 import { chainPart, faultsPart, forkUpstreamPart, saverPart, type DevAccount, type ForkPoint, type RpcFaultSpec, type RpcFaultState, type StackChain } from "./chain/index.ts";
 import { contractsPart, deploymentPart } from "./deployment/index.ts";
 import { runtimePart } from "./runtime/index.ts";
-import { actionControls, allowedHostsFor, devRoutesPart, snapshotsPart, type ActionControls, type ServedDeployment, type StackSnapshot } from "./dev/index.ts";
+import { actionControls, allowedHostsFor, allowedOriginsFor, devRoutesPart, snapshotsPart, type ActionControls, type ServedDeployment, type StackSnapshot } from "./dev/index.ts";
 import { BundleError, saveBundle } from "./bundle/index.ts";
 import type { Trace } from "./trace/index.ts";
 
@@ -36,6 +37,15 @@ export interface DevStackOptions {
   pool?: string;
   /** The pinned Pool's deployment block; default: found on the chain. */
   deploymentBlock?: bigint | number;
+  /**
+   * What the Pool's verifier expects. "groth16" (the default): real proofs. "dev": DEVELOPMENT ONLY, the
+   * Pool is verified by DevVerifier, which accepts a dev proof (a tag and a hash binding the verifier,
+   * the chain id and every public input); clients still compute the full witness, so every circuit
+   * constraint is checked, but nothing is proved. Refused with `pool` (a pinned Pool's verifier is
+   * real); a resumed or loaded stack keeps the mode it was saved with. Default: $QUEUE_DEVSTACK_PROOFS
+   * when set (a suite's switch; ignored with `pool`), else "groth16".
+   */
+  proofs?: ProofSystemName;
   /** Called after each start-up step, with its duration. */
   onProgress?: ProgressListener;
   /**
@@ -61,7 +71,9 @@ export interface DevStackOptions {
   relay?: Partial<RelaySettings>;
   /**
    * Browser origins allowed to call the queue (CORS). Default ["loopback"]: a front end on any
-   * localhost port; add exact origins (a tunnel's, say) or pass [] for none.
+   * localhost port; add exact origins (a tunnel's, say) or pass [] for none. The exact origins may drive
+   * the dev controls too; besides them, only the stack's own pages and loopback origins may: another
+   * site's page is refused (403 cross_origin_refused), with or without a body.
    */
   corsOrigins?: readonly string[];
   /** The runtime's timeouts (see the README's Timeouts); defaults as buildQueueRuntime's. */
@@ -85,6 +97,8 @@ export interface DevStackOptions {
 
 export interface DevStack {
   mode: "local" | "fork";
+  /** What the Pool's verifier expects (the manifest's queue.proof.system): "dev" means dev proofs, nothing proved. */
+  proofs: ProofSystemName;
   rpcUrl: string;
   queueUrl: string;
   manifest: DeploymentConfig;
@@ -162,6 +176,12 @@ export interface StackDiagnostics {
 export { PersistedStateError } from "./deployment/index.ts";
 
 /**
+ * The default of `proofs` for every stack a process starts (`QUEUE_DEVSTACK_PROOFS=dev vitest run`,
+ * `node --test`, Hardhat): "groth16" or "dev". `exec` sets it for its command too.
+ */
+export const PROOFS_VARIABLE = "QUEUE_DEVSTACK_PROOFS";
+
+/**
  * Starts a complete throwaway stack: anvil (local or fork), the Pool deployed or pinned, the manifest,
  * and the queue runtime. Whatever was started is stopped again if a later step fails.
  */
@@ -173,11 +193,22 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
   if (options.pool !== undefined && options.forkUrl === undefined) {
     throw new Error("--pool pins an existing Pool on a fork: it needs --fork-url");
   }
+  for (const [what, value] of [["proofs", options.proofs], [PROOFS_VARIABLE, process.env[PROOFS_VARIABLE] || undefined]] as const) {
+    if (value !== undefined && value !== "groth16" && value !== "dev") throw new Error(`${what} must be "groth16" or "dev", not ${JSON.stringify(value)}`);
+  }
+  if (options.proofs === "dev" && options.pool !== undefined) {
+    throw new Error("dev proofs need a Pool verified by DevVerifier: a pinned Pool (--pool) is real and its verifier refuses them; fork without --pool to deploy the fixtures with dev proofs");
+  }
+  // A whole suite's switch, for any runner: the variable applies to stacks it can apply to (a new
+  // deployment); a pinned Pool, a bundle or a saved stack keeps its own proofs.
+  const proofs = options.proofs ?? (options.pool === undefined ? (process.env[PROOFS_VARIABLE] as ProofSystemName | undefined) || undefined : undefined);
   const ownsStateDir = options.stateDir === undefined;
   if (options.persist && (ownsStateDir || options.forkUrl !== undefined)) {
     throw new Error("persist saves a local stack in its state dir: it needs a stateDir and no fork (a fork is reproduced by its pinned block)");
   }
   const allowedHosts = allowedHostsFor(host, options.allowedHosts);
+  // The runtime's CORS origins (its default is "loopback") may drive the dev controls too.
+  const allowedOrigins = allowedOriginsFor(options.corsOrigins);
 
   // The parts, in the order they start; each takes what the ones before it gave. A failed start stops
   // those started so far, in reverse, then undoes what they wrote (the state dir left as it was found);
@@ -195,16 +226,16 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
   try {
     const dir = await start(stateDirPart(options, { host }));
     const upstream = await start(forkUpstreamPart(options));
-    const contracts = await start(contractsPart(options, { newLocalChain: !upstream.fork && !dir.resume }));
+    const contracts = await start(contractsPart(options, { newLocalChain: !upstream.fork && !dir.resume, proofs }));
     const chain = await start(chainPart(options, { host, dir, upstream, genesisState: contracts.genesisState }));
     startedChain = chain;
     const saver = await start(saverPart(options, { chain, file: dir.chainStateFile }));
-    const { manifest } = await start(deploymentPart(options, { dir, upstream, contracts, chain, saver }));
+    const { manifest } = await start(deploymentPart(options, { dir, upstream, contracts, chain, saver, proofs }));
     const faults = await start(faultsPart({ chain, manifest }));
     // One step: the runtime, its dev routes registered before it listens, listening.
     const { runtime, dev, queueUrl } = await timed(progress, "start queue runtime", async () => {
       const runtime = await start(runtimePart(options, { host, chain, faults, fork: upstream.fork !== null, manifest, dir }));
-      const dev = await start(devRoutesPart({ runtime, chain, contracts, manifest, manifestPath: dir.manifestPath, faults, fork: upstream.capture, allowedHosts }));
+      const dev = await start(devRoutesPart({ runtime, chain, contracts, manifest, manifestPath: dir.manifestPath, faults, fork: upstream.capture, allowedHosts, allowedOrigins }));
       // A loaded bundle's live operations wait, as saved, until the developer resumes the relayer (ctl
       // relayer resume): loading a file signs and sends nothing, and "stuck at submitted" stays so.
       if (dir.loadedLive > 0) {
@@ -215,13 +246,14 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       return { runtime, dev, queueUrl: await runtime.listen() };
     });
     const info = await start(stackInfoPart(options, { dir, upstream, chain, manifest, faults, queueUrl }));
-    const snapshots = await start(snapshotsPart<DevStack>({ chain, runtime, faults, deployments: dev.deployments }));
+    const snapshots = await start(snapshotsPart<DevStack>({ chain, runtime, faults, deployments: dev.deployments, lock: dev.lock }));
     dev.setReset(() => snapshots.reset());
 
     const app = runtime.app;
     let stopping: Promise<void> | undefined;
     const stack: DevStack = {
       mode: upstream.fork ? "fork" : "local",
+      proofs: manifest.queue.proof.system,
       rpcUrl: chain.rpcUrl,
       queueUrl,
       manifest,
@@ -239,14 +271,14 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
         if (!trace) throw new Error(`no operation ${operationId} in this stack's store`);
         return trace;
       },
-      save: (file) => saveBundle({ file, rpcUrl: chain.rpcUrl, manifestPath: dir.manifestPath, control: relayControl(app), fork: upstream.capture }),
+      save: (file) => dev.lock.run(() => saveBundle({ file, rpcUrl: chain.rpcUrl, manifestPath: dir.manifestPath, control: relayControl(app), fork: upstream.capture })),
       faults: {
         rpcUrl: faults.url,
         rpc: (fault) => faults.set(fault),
         revertNextRelay: (armed = true) => faults.revertNextRelay(armed),
         state: () => faults.state(),
         clear: () => faults.clear(),
-        serve: (which) => dev.deployments.serve(which),
+        serve: (which) => dev.lock.run(() => dev.deployments.serve(which)),
         serving: () => dev.deployments.serving(),
       },
       actions: actionControls({ rpcUrl: chain.rpcUrl, client: chain.client, config: manifest, deployerKey: chain.deployer.privateKey }),

@@ -3,12 +3,14 @@ import path from "node:path";
 import * as snarkjs from "snarkjs";
 import { erc20Abi, type Address, type Hex } from "viem";
 import { CIRCUIT_BUILD_DIR } from "../harness/deployment/index.ts";
-import { buildWitness, closeProvers, createAccountKeys, findNotes, poolAbi, recipientOf, type PreparedTransaction } from "../harness/client/index.ts";
+import { buildWitness, closeProvers, createAccountKeys, createProver, fetchProofFiles, findNotes, poolAbi, recipientOf, type PreparedTransaction } from "../harness/client/index.ts";
 import { startDevStack } from "../harness/index.ts";
 import { GAS, poolFixture } from "../test/support/pool.ts";
 
-// Proof generation time (full witness + Groth16 prove + the client's local verification) against
-// witness generation alone and verification alone, and the gas of a deposit, a private send and a
+// Proof generation time in both modes, against witness generation alone in the same run: a real proof
+// (full witness + Groth16 prove + the client's local verification; the first in the process beside the
+// warm median) and a dev proof (full witness + dev proof + its local check: what a stack started with
+// --proofs dev asks of a client); verification alone; and the gas of a deposit, a private send and a
 // withdrawal (and of a deposit after more than 100 insertions) against a plain ERC-20 transfer, on a
 // real stack.
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
@@ -56,11 +58,20 @@ try {
   await pool.depositBurst(2, 100);
   const lateDeposit = await pool.deposit(1, keys, usdc("1"));
 
-  // Proof time against witness generation alone, alternating, on the same request.
+  // Proof time against witness generation alone, alternating, on the same request. The dev prover is
+  // made from the same pinned files, bound to this stack's verifier: its cost is the client's alone.
   const request = { deployment, tree: state.tree, keys, asset, inputs: [], outputs: [], fee: 0n };
+  const devProver = createProver(await fetchProofFiles(stack.queueUrl, config, pool.reviewed), { ...pool.reviewed, proofSystem: "dev" });
+  let t0 = performance.now();
+  await devProver.prove(buildWitness(request).signals);
+  const firstDevMs = performance.now() - t0;
   const witnessMs: number[] = [];
   const proofMs: number[] = [];
+  const devMs: number[] = [];
   for (let i = 0; i < RUNS; i++) {
+    t0 = performance.now();
+    await devProver.prove(buildWitness(request).signals);
+    devMs.push(performance.now() - t0);
     const signals = buildWitness(request).signals;
     let t = performance.now();
     await snarkjs.wtns.calculate(signals, { type: "mem", data: wasm }, { type: "mem" });
@@ -82,11 +93,12 @@ try {
   const p = median(proofMs);
   const levels = config.queue.proof.treeDepth;
   const w = median(witnessMs);
-  console.log(`tree depth ${levels}, ${RUNS} runs each (first proof in the process: ${firstProofMs.toFixed(0)} ms)`);
-  console.log(`proof generation (witness + Groth16 + local verification) median ${p.toFixed(0)} ms  (min ${Math.min(...proofMs).toFixed(0)}, max ${Math.max(...proofMs).toFixed(0)})`);
-  console.log(`witness generation alone           median ${w.toFixed(0)} ms`);
-  console.log(`local verification alone          median ${median(verifyMs).toFixed(0)} ms`);
-  console.log(`ratio proof / witness: ${(p / w).toFixed(1)}x`);
+  const d = median(devMs);
+  console.log(`tree depth ${levels}, ${RUNS} runs each, both modes in this run`);
+  console.log(`witness generation alone                        median ${w.toFixed(0)} ms  (baseline)`);
+  console.log(`real proof (witness + Groth16 + local verify)   median ${p.toFixed(0)} ms  (min ${Math.min(...proofMs).toFixed(0)}, max ${Math.max(...proofMs).toFixed(0)}; first in the process ${firstProofMs.toFixed(0)} ms)  ${(p / w).toFixed(1)}x witness`);
+  console.log(`dev proof  (witness + dev proof + local check)  median ${d.toFixed(0)} ms  (min ${Math.min(...devMs).toFixed(0)}, max ${Math.max(...devMs).toFixed(0)}; first in the process ${firstDevMs.toFixed(0)} ms)  ${(d / w).toFixed(2)}x witness`);
+  console.log(`local verification alone (Groth16)              median ${median(verifyMs).toFixed(0)} ms`);
   const t = Number(transfer.gasUsed);
   for (const [name, r] of [["deposit", deposit], ["private send", sendReceipt], ["withdrawal", withdrawReceipt], ["deposit, 104th insertion", lateDeposit]] as const) {
     console.log(`gas ${name.padEnd(25)} ${String(r.gasUsed).padStart(9)}  (${(Number(r.gasUsed) / t).toFixed(1)}x an ERC-20 transfer)`);

@@ -2,14 +2,17 @@
 import { parseArgs } from "node:util";
 import { formatEther } from "viem";
 import { PortInUseError, startDevStack, type DevStack } from "../harness/index.ts";
+import { anvilIndexOf } from "../harness/chain/index.ts";
 import { checkAllowedHosts } from "../harness/dev/index.ts";
-import { findCommand, signalExitCode } from "../harness/exec/index.ts";
+import { STACK_URLS } from "../harness/state-dir/index.ts";
+import { findCommand, shellCommandLine, signalExitCode } from "../harness/exec/index.ts";
+import { watchLaunch } from "../harness/process/index.ts";
 import { checkCorsOrigins } from "../src/cors.ts";
 import { printable, printableJsonLine } from "../src/printable.ts";
 import { redactText } from "../src/redact.ts";
 import { ExecRuns } from "./exec-command.ts";
 
-const HELP = `Usage: queue-devstack [options]        (in this repository: npm run dev-stack -- [options])
+const HELP = `Usage: npx queue-devstack [options]    (in a package.json script: queue-devstack [options])
 
 Starts a throwaway queue stack: anvil (chain id 11155111), the Pool, its manifest and the queue runtime.
 Ctrl-C (or SIGTERM) stops everything and exits 0.
@@ -41,6 +44,8 @@ Options:
                               (default ~/.cache/queue-devstack/fork-rpc)
   --pool <address>            pin this existing Pool on the fork instead of deploying the fixtures
   --deployment-block <n>      the pinned Pool's deployment block; default: found on the chain
+  --proofs groth16|dev        what the Pool's verifier expects (default groth16, real proofs); dev: DEVELOPMENT ONLY,
+                              clients compute the full witness but prove nothing (not with --pool)
   --state-dir <dir>           where manifest.json, stack.json and the operation store go (default .devstack)
   --persist                   keep the chain in the state dir and resume it next time, also after a crash (local mode)
   --load <file>               start from a repro bundle (save; local or fork): the same chain, manifest and operations
@@ -89,6 +94,7 @@ function parseCommandLine() {
         "fork-cache": { type: "string" },
         pool: { type: "string" },
         "deployment-block": { type: "string" },
+        proofs: { type: "string" },
         // exec: a temp state dir and free ports, so that two runs (CI jobs, a stack already up) never collide.
         "state-dir": { type: "string", ...(execMode ? {} : { default: ".devstack" }) },
         "chain-port": { type: "string", default: execMode ? "0" : "8545" },
@@ -136,22 +142,21 @@ if (values.help) {
   process.exit(0);
 }
 
-function integer(name: string, raw: string | undefined): bigint | undefined {
+/** A whole-number option: one message, naming its range, whatever is wrong with the value. */
+function integer(name: string, raw: string | undefined, { min = 0n, max }: { min?: bigint; max?: bigint } = {}): bigint | undefined {
   if (raw === undefined) return undefined;
-  if (!/^\d+$/.test(raw)) usageError(`--${name} must be a non-negative integer, got "${raw}"`);
-  return BigInt(raw);
-}
-
-function port(name: string, raw: string): number {
-  const value = Number(integer(name, raw));
-  if (value > 65535) usageError(`--${name} must be at most 65535, got ${value}`);
+  const value = /^\d+$/.test(raw) ? BigInt(raw) : undefined;
+  if (value === undefined || value < min || (max !== undefined && value > max)) {
+    usageError(`--${name} must be an integer ${max === undefined ? `of at least ${min}` : `from ${min} to ${max}`}, got "${raw}"`);
+  }
   return value;
 }
 
+const port = (name: string, raw: string) => Number(integer(name, raw, { max: 65535n }));
+
 if (values.runs !== undefined && !execMode) usageError("--runs is an exec option: queue-devstack exec --runs <n> -- <command>");
 if (values.json && execMode) usageError("--json is not an exec option: the command gets the stack in its environment");
-const runs = values.runs === undefined ? 1 : Number(integer("runs", values.runs));
-if (runs < 1) usageError("--runs must be at least 1");
+const runs = Number(integer("runs", values.runs, { min: 1n }) ?? 1);
 // A command that cannot run is refused before a stack is started for it, as a shell would: 127 or 126.
 if (execMode) {
   const found = findCommand(command[0] as string);
@@ -165,8 +170,7 @@ const chainPort = port("chain-port", values["chain-port"]);
 const queuePort = port("queue-port", values["queue-port"]);
 const forkBlockNumber = integer("fork-block-number", values["fork-block-number"]);
 const deploymentBlock = integer("deployment-block", values["deployment-block"]);
-const confirmations = Number(integer("confirmations", values.confirmations));
-if (confirmations < 1) usageError("--confirmations must be at least 1");
+const confirmations = Number(integer("confirmations", values.confirmations, { min: 1n }));
 const corsOrigins = ["loopback", ...(values["cors-origin"] ?? [])];
 try {
   checkCorsOrigins(corsOrigins);
@@ -205,9 +209,9 @@ async function shutdown(signal: NodeJS.Signals, why: string = signal): Promise<v
 process.on("SIGINT", () => void shutdown("SIGINT"));
 process.on("SIGTERM", () => void shutdown("SIGTERM"));
 process.on("SIGHUP", () => void shutdown("SIGHUP"));
-// `npm run` exits on SIGTERM without passing it on; when our parent goes, we go too, with our anvil.
-const parent = process.ppid;
-setInterval(() => process.ppid !== parent && void shutdown("SIGTERM", "parent exited"), 500).unref();
+// A signal to the launch (npm, npx, its sh) stops the stack too, though npm's sh keeps SIGINT to itself
+// and dies of SIGTERM: when our parent goes, we go too, with our anvil.
+watchLaunch((signal, why) => void shutdown(signal, why));
 
 /** Why the start failed, in the CLI's words: a port in use says which, and what to do. */
 function startFailure(error: Error & { code?: string }, forkUrl: string | undefined): string {
@@ -242,6 +246,7 @@ try {
     ...(values["fork-cache"] ? { forkCacheDir: values["fork-cache"] } : {}),
     pool: values.pool,
     deploymentBlock,
+    ...(values.proofs === undefined ? {} : { proofs: values.proofs as "groth16" | "dev" }),
     // Request logs go where progress goes: under --json, stdout carries the one JSON line only.
     // Each line escaped for the terminal (a revert's text or a header may come from a loaded bundle).
     logger: values.verbose ? { level: "debug", stream: { write: (line: string) => out.write(printableJsonLine(line)) } } : false,
@@ -265,7 +270,7 @@ if (stopping) await new Promise(() => {}); // a signal arrived during start-up; 
 
 const s = stack;
 if (exec) {
-  out.write(`queue-devstack exec: stack ready in ${(performance.now() / 1000).toFixed(2)} s (queue ${s.queueUrl}, RPC ${s.rpcUrl}); running ${command.join(" ")}\n`);
+  out.write(`queue-devstack exec: stack ready in ${(performance.now() / 1000).toFixed(2)} s (queue ${s.queueUrl}, RPC ${s.rpcUrl}${s.proofs === "dev" ? ", dev proofs" : ""}); running ${shellCommandLine(command)}\n`);
   let exitCode: number;
   try {
     exitCode = await exec.run(s);
@@ -295,21 +300,19 @@ const deployerPaid = deployer !== undefined && deployer !== each ? `, ${Number(f
 // The summary shows what a bundle, a chain or an upstream says (asset symbols...): each line printable.
 const summary = `
 queue-devstack ready in ${(performance.now() / 1000).toFixed(2)} s (since the process started)
-  mode            ${s.mode}${s.fork ? ` (${s.fork.displayUrl} at block ${s.fork.blockNumber}, ${s.fork.blockHash})` : ""}
+${s.proofs === "dev" ? "  DEV PROOFS      the Pool's verifier is DevVerifier: proofs are checked for their public inputs only, never proved\n" : ""}  mode            ${s.mode}${s.fork ? ` (${s.fork.displayUrl} at block ${s.fork.blockNumber}, ${s.fork.blockHash})` : ""}
   chain id        ${s.manifest.chainId}
-  RPC URL         ${s.rpcUrl}
   Pool            ${s.manifest.poolAddress} (${s.info.pool}, block ${s.manifest.deploymentBlock})
   assets          ${s.manifest.assets.map((a) => `${a.symbol} ${a.address}`).join(", ")}
   manifest        ${s.manifestPath}
   stack info      ${s.stackInfoPath}
-  queue           ${s.queueUrl}  ({base_url}: config ${s.queueUrl}/api/queue/config)
-  API docs        ${s.queueUrl}/api/queue/docs
-  dashboard       ${s.queueUrl}/api/dev/dashboard
+${STACK_URLS.map(({ key, label, note }) => `  ${label.padEnd(16)}${s.info[key]}${note ? `  (${note})` : ""}`).join("\n")}
   relayer         ${s.relayer.address}  (anvil's dev account #1: sending from it takes the relayer's nonce)
 
-Funded dev accounts (${balance} each, plus 1,000,000 of each asset on a fresh chain).
+Funded dev accounts (${balance} each, plus 1,000,000 of each asset on a fresh chain), numbered as in stack.json
+and exec's QUEUE_DEVSTACK_ACCOUNT_<i>_*: the relayer (anvil's #1) is not among them, so #1 here is anvil's #2.
 DEV ONLY: these are anvil's publicly known test keys. Never send real funds to them.
-${s.info.devAccounts.map((a) => `  ${a.address}  ${a.privateKey}${a.role === "deployer" ? `  (deployed the fixtures${deployerPaid})` : ""}`).join("\n")}
+${s.info.devAccounts.map((a, i) => `  ${`#${i}`.padStart(3)} (anvil #${anvilIndexOf(i)})  ${a.address}  ${a.privateKey}${a.role === "deployer" ? `  (deployed the fixtures${deployerPaid})` : ""}`).join("\n")}
 
 Ctrl-C stops everything.
 `;

@@ -27,6 +27,8 @@ export class ExecRuns {
     for (let index = 1; index <= this.runs; index++) {
       if (index > 1) await stack.reset();
       if (this.interrupted) return signalExitCode(this.interrupted);
+      // Where each run begins, in the command's own output (stderr: stdout stays the command's).
+      if (this.runs > 1) this.log.write(`---- queue-devstack exec: run ${index} of ${this.runs}${index > 1 ? " (the stack reset)" : ""} ----\n`);
       this.current = runCommand(this.command, stackEnvironment(stack, { index, count: this.runs }));
       const { exitCode, signal } = await this.current.done;
       this.current = undefined;
@@ -35,6 +37,7 @@ export class ExecRuns {
         return exitCode;
       }
     }
+    if (this.runs > 1) this.log.write(`---- queue-devstack exec: all ${this.runs} runs exited 0 ----\n`);
     return 0;
   }
 }

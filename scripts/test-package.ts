@@ -2,12 +2,13 @@
 // outside the repository, made as `npm init -y` makes one (CommonJS), and there, with nothing of this
 // repository on hand:
 // - the public types under the consumer's strict tsc without @types/node (the client's need nothing;
-//   the rest no Node global of ours), then the README's example files (code blocks that name a file)
-//   type-checked as the reader's project, with @types/node and no `types` entry;
+//   the rest no Node global of ours), then the documentation's example files (code blocks that name a
+//   file, in README.md or docs/*.md) type-checked as the reader's project, with @types/node and no `types` entry;
 // - those files run with plain Node and with vitest, whose output carries no warning about its config;
 // - every entry point, the CLI and the README's vitest project under an older Node, if the machine
 //   has one: the one-line refusal, no stack trace;
-// - `npx queue-devstack --json` stopped with Ctrl-C, leaving no process, its summary as the README shows it.
+// - `npx queue-devstack --json` stopped with Ctrl-C, or a SIGINT to the npx PID alone, leaving no process,
+//   its summary as the README shows it.
 // A file missing from the package fails here. Run by `npm test`. Everything made here, the package's
 // build and the consumer's own temp folders included (its TMPDIR), is under one temp folder, removed
 // whether it passes or fails; the repository's dist/ is left as it was (checked), so runs at once, or
@@ -58,20 +59,38 @@ const inProject = (file: string, args: string[], options: Options = {}) => {
 /** An execa output as text (its type is wide once options are passed through). */
 const text = (output: unknown): string => (typeof output === "string" ? output : "");
 
-const readme = await readFile(path.join(repo, "README.md"), "utf8");
+/** The documentation a reader has: README.md, then every docs/*.md page, by path. */
+const docs = new Map<string, string>();
+docs.set("README.md", await readFile(path.join(repo, "README.md"), "utf8"));
+for (const page of (await readdir(path.join(repo, "docs"))).filter((name) => name.endsWith(".md")).sort()) {
+  docs.set(`docs/${page}`, await readFile(path.join(repo, "docs", page), "utf8"));
+}
+/** All of it as one text, for the checks that look for a file, a command or a summary line wherever it stands. */
+const readme = [...docs.values()].join("\n");
+
+/** Where each named code block stands (README.md or docs/<page>.md), filled by readmeFiles(). */
+const where = new Map<string, string>();
 
 /**
- * The README's code blocks whose info string names a file (```ts example.test.ts), by file name; a name
- * with a folder (```ts hardhat-project/hardhat.config.ts) is a project of its own, in that folder.
+ * The documentation's code blocks whose info string names a file (```ts example.test.ts), by file name,
+ * wherever they stand (README.md or a docs/ page); a name with a folder (```ts hardhat-project/hardhat.config.ts)
+ * is a project of its own, in that folder. A name given twice is refused: one would win unseen.
  */
 function readmeFiles(): Map<string, string> {
   const files = new Map<string, string>();
-  for (const match of readme.matchAll(/^```\w+ ([\w.-]+(?:\/[\w.-]+)*)\n([\s\S]*?)^```$/gm)) files.set(match[1] as string, match[2] as string);
+  for (const [page, text] of docs) {
+    for (const match of text.matchAll(/^```\w+ ([\w.-]+(?:\/[\w.-]+)*)\n([\s\S]*?)^```$/gm)) {
+      const name = match[1] as string;
+      if (where.has(name)) throw new Error(`${name} is a code block of both ${where.get(name)} and ${page}`);
+      where.set(name, page);
+      files.set(name, match[2] as string);
+    }
+  }
   return files;
 }
 
 // CONSUMER_ONLY=exec (or core, hardhat, foundry, threads; comma-separated) runs those parts only, after the
-// install and the README's files that every part needs.
+// install and the documentation's files that every part needs.
 const only = process.env.CONSUMER_ONLY?.split(",");
 const wanted = (part: string) => only === undefined || only.includes(part);
 
@@ -210,10 +229,10 @@ try {
   });
 
   const files = readmeFiles();
-  for (const name of ["example.test.ts", "stack.test.ts", "plain.mjs", "client.mjs", "actions.mjs"]) {
-    if (!files.has(name)) throw new Error(`README.md has no code block for ${name}`);
+  for (const name of ["example.test.ts", "vitest.config.mts", "stack.test.ts", "plain.mjs", "client.mjs", "actions.mjs"]) {
+    if (!files.has(name)) throw new Error(`neither README.md nor docs/*.md has a code block for ${name}`);
   }
-  await step(`write the README's files (${[...files.keys()].join(", ")})`, async () => {
+  await step(`write the documentation's files (${[...files.keys()].map((name) => `${name} from ${where.get(name)}`).join(", ")})`, async () => {
     for (const [name, text] of files) {
       await mkdir(path.dirname(path.join(project, name)), { recursive: true });
       await writeFile(path.join(project, name), text);
@@ -261,14 +280,15 @@ try {
     }
 
     // The summary's lines the README shows verbatim: the dev accounts' balance, and the deployer's.
-    const summaryLines = [/^Funded dev accounts .*$/m, /^ {2}0x\w+ {2}0x\w+ {2}\(deployed the fixtures.*\)$/m].map((pattern) => {
+    const summaryLines = [/^Funded dev accounts .*$/m, /^ {3}#0 \(anvil #0\) {2}0x\w+ {2}0x\w+ {2}\(deployed the fixtures.*\)$/m].map((pattern) => {
       const line = pattern.exec(readme)?.[0];
-      if (line === undefined) throw new Error(`README.md's summary has no line matching ${pattern}`);
+      if (line === undefined) throw new Error(`the summary shown in README.md and docs/*.md has no line matching ${pattern}`);
       return line;
     });
 
     // Ctrl-C in a terminal signals the whole foreground process group: each run is its own group here.
-    async function startCli(file: string, args: string[]) {
+    // `to: "process"`: a CI script's `kill -INT $!`, to that PID alone (issue 30, item 4).
+    async function startCli(file: string, args: string[], to: "group" | "process" = "group") {
       const cli = inProject(file, [...args, "--json", "--chain-port", "0", "--queue-port", "0"], { detached: true, reject: false, all: false });
       const info = await new Promise<{ queueUrl: string; stateDir: string; processes: { anvil: { pid: number } } }>((resolve, reject) => {
         let out = "";
@@ -280,7 +300,7 @@ try {
       for (const page of ["/api/dev/dashboard", "/api/dev/dashboard/assets/htmx.min.js", "/api/dev/dashboard/assets/sse.min.js"]) {
         if ((await fetch(`${info.queueUrl}${page}`)).status !== 200) throw new Error(`the stack did not serve ${page}`);
       }
-      process.kill(-(cli.pid as number), "SIGINT");
+      process.kill(to === "group" ? -(cli.pid as number) : (cli.pid as number), "SIGINT");
       const result = await cli;
       const left = (await listProcesses()).filter((p) => p.pid === info.processes.anvil.pid || p.args.includes(info.stateDir));
       if (left.length > 0) throw new Error(`left running: ${left.map((p) => `${p.pid} ${p.args}`).join("; ")}`);
@@ -295,6 +315,9 @@ try {
     });
     await step("npx queue-devstack --json, then Ctrl-C: no process left (npx itself reports the interrupt)", async () => {
       await startCli("npx", ["queue-devstack"]);
+    });
+    await step("npx queue-devstack --json, then kill -INT of npx's PID alone: no process left", async () => {
+      await startCli("npx", ["queue-devstack"], "process");
     });
     await step("npx vitest run of a test holding its worker's stack, then Ctrl-C: no process left", async () => {
       // Not a README file: a test that starts the worker's stack, says where its anvil is, and hangs.

@@ -25,7 +25,7 @@ export function printableJsonLine(line: string): string {
 
 // C0, DEL, C1; the Arabic letter mark, zero-width space/non-joiner/joiner, LRM/RLM, the bidi
 // embeddings and overrides, the word joiner and invisible operators, the bidi isolates, and the BOM.
-const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
+export const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
 
 /** Printable text that is not only controls: what a name shown to a person may hold. */
 export const PRINTABLE_TEXT = /^[^\u0000-\u001f\u007f-\u009f]*$/;

@@ -5,6 +5,7 @@ import { z } from "zod";
 export const PROBLEM_STATUS = {
   invalid_request: 400,
   host_not_allowed: 403,
+  cross_origin_refused: 403,
   route_not_found: 404,
   block_not_found: 404,
   artifact_not_found: 404,
@@ -50,6 +51,8 @@ export const PROBLEM_STATUS = {
   store_unavailable: 503,
   not_ready: 503,
   shutting_down: 503,
+  chain_reverting: 503,
+  reset_failed: 503,
 } as const;
 
 export type ProblemCode = keyof typeof PROBLEM_STATUS;
@@ -73,6 +76,7 @@ export const PROBLEM_CONTENT_TYPE = "application/problem+json";
 const TITLES: Record<ProblemCode, string> = {
   invalid_request: "Invalid request",
   host_not_allowed: "Host name not allowed",
+  cross_origin_refused: "Cross-origin request refused",
   route_not_found: "No such route",
   block_not_found: "Block not found",
   artifact_not_found: "Proof artifact not found",
@@ -118,6 +122,8 @@ const TITLES: Record<ProblemCode, string> = {
   store_unavailable: "Operation store unavailable",
   not_ready: "Not ready",
   shutting_down: "Shutting down",
+  chain_reverting: "Chain and operation store being reverted",
+  reset_failed: "Reset failed",
 };
 
 /** An error a handler throws to answer with a problem; the error handler renders it. */

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { RelayControl } from "../src/relay/control.ts";
 import { OPERATION_STATES } from "../src/relay/operation.ts";
 import { SqliteOperationStore, type OperationRecord } from "../src/relay/store.ts";
-import { dashboardAssets, dashboardPageHtml as pageHtml, opsPageHtml, DASHBOARD_PAGE_SIZE as PAGE_SIZE, dashboardPushEvent } from "../harness/dashboard/index.ts";
+import { dashboardAssets, dashboardControlsHtml, dashboardCountsHtml, dashboardPageHtml as pageHtml, opsPageHtml, operationHtml, DASHBOARD_PAGE_SIZE as PAGE_SIZE, dashboardPushEvent } from "../harness/dashboard/index.ts";
 
 // The dashboard's list, a page at a time, over a store's worth of operations: a real store (in memory),
 // read through the two parts of the relay control the list uses. No chain needed.
@@ -32,12 +32,13 @@ function record(i: number, overrides: Partial<OperationRecord> = {}): OperationR
 }
 function controlOf(ops: OperationRecord[], requiredConfirmations = 1): RelayControl {
   const store = new SqliteOperationStore(":memory:");
-  // Inserted as accepted, then saved as they are (a mined one's block is written by a save).
+  // Inserted as accepted, then saved as they are (a mined one's block and its attempts are written by a save).
   for (const op of ops) {
     store.insert(op);
     store.save(op);
+    for (const attempt of op.attempts) store.save(op, { attempt: { ...attempt, raw: "0x00" } });
   }
-  return { newestFirst: (page) => store.newestFirst(page), requiredConfirmations: () => requiredConfirmations } as Partial<RelayControl> as RelayControl;
+  return { newestFirst: (page) => store.newestFirst(page), requiredConfirmations: () => requiredConfirmations, stateCounts: () => store.stateCounts() } as Partial<RelayControl> as RelayControl;
 }
 const ids = (html: string) => [...html.matchAll(/<details id="op-([^"]+)"/g)].map((m) => m[1]);
 const olderLink = (html: string) => /hx-get="\/api\/dev\/dashboard\/ops\?([^"]+)"/.exec(html)?.[1]?.replaceAll("&amp;", "&");
@@ -123,5 +124,91 @@ describe("the dashboard's push channel", () => {
     expect(stalled.res.writableLength).toBeLessThan(8_000 + 2_000); // never more than the cap and one event
     expect(received).toHaveLength(20);
     expect(received[0]).toBe(`event: op\ndata: ${data}\n\n`);
+  });
+});
+
+/** Text as a reader sees it: tags gone, entities read. */
+const textOf = (html: string) => html.replace(/<[^>]+>/g, "").replaceAll("&#40;", "(").replaceAll("&#41;", ")").replaceAll("&#39;", "'").replaceAll("&#34;", '"');
+const USDC = "0x5fbdb2315678afecb367f032d93f642f64180aa3";
+const ASSETS = new Map([[USDC, { symbol: "dUSDC", decimals: 6 }]]);
+/** A withdrawal's stored request, as a client sends it (public fields only). */
+function withdrawal(overrides: { action?: unknown } = {}) {
+  return {
+    deployment: { chainId: 11155111, poolAddress: `0x${"11".repeat(20)}`, domain: `0x${"22".repeat(32)}` },
+    proof: { a: ["1", "2"], b: [["3", "4"], ["5", "6"]], c: ["7", "8"] },
+    publicInputs: { root: "9", publicAmount: "10", extDataHash: "11", asset: USDC, domain: "12", inputNullifiers: ["101", "102"], outputCommitments: ["13", "14"] },
+    extData: { recipient: `0x${"ab".repeat(20)}`, extAmount: "-25000000", relayer: `0x${"cd".repeat(20)}`, fee: "150000", encryptedOutput1: "0x", encryptedOutput2: "0x" },
+    ...overrides,
+  };
+}
+
+describe("an operation's entry (issue 30, items 12 and 13)", () => {
+  it("shows what the operation asked for: kind, asset, amount, fee, recipient, nullifiers and idempotency key", () => {
+    const op = record(2, { kind: "withdraw", request: withdrawal(), nullifiers: ["101", "102"], idempotencyKey: "checkout-42" } as Partial<OperationRecord>);
+    const payload = /<dl class="payload">(.*?)<\/dl>/.exec(operationHtml(op, "/api/dev", 1, ASSETS))?.[1] ?? "";
+    const rows = Object.fromEntries([...payload.matchAll(/<dt>([^<]+)<\/dt><dd>(.*?)<\/dd>/g)].map((m) => [m[1], m[2] as string]));
+    expect(Object.keys(rows)).toEqual(["kind", "asset", "amount", "fee", "recipient", "nullifiers", "idempotency key"]);
+    expect(textOf(rows.kind as string)).toBe("withdraw");
+    expect(rows.asset).toContain(`dUSDC <code title="${USDC}">`);
+    expect(textOf(rows.amount as string)).toBe("25 dUSDC");
+    expect(textOf(rows.fee as string)).toBe("0.15 dUSDC");
+    expect(rows.recipient).toContain(`data-copy="0x${"ab".repeat(20)}"`);
+    expect(rows.nullifiers).toContain('data-copy="101"');
+    expect(rows.nullifiers).toContain('data-copy="102"');
+    expect(textOf(rows["idempotency key"] as string)).toBe("checkout-42");
+    // An action adds its terms; a send's amount is private; a finalize names its reservation; an unknown asset is in base units.
+    const action = operationHtml(record(4, { kind: "withdraw", request: withdrawal({ action: { quoteId: `qt_${"0".repeat(64)}`, routeId: `0x${"33".repeat(32)}`, outputAsset: USDC, minOutput: "24000000", outputPrecommitment: "5", deadline: "1800000000", finalizeFee: "1", finalizer: `0x${"cd".repeat(20)}` } }) } as Partial<OperationRecord>), "/api/dev", 1, ASSETS);
+    expect(textOf(action)).toContain("outputat least 24 dUSDC");
+    expect(action).toContain('<dt>route</dt>');
+    const send = operationHtml(record(1, { kind: "send", request: { ...withdrawal(), extData: { ...withdrawal().extData, extAmount: "0" } } } as Partial<OperationRecord>), "/api/dev", 1, ASSETS);
+    expect(textOf(send)).toContain("amountprivate");
+    expect(operationHtml(record(3), "/api/dev", 1)).toContain(`<dt>reservation</dt><dd><code title="0x${"ab".repeat(32)}">`);
+    expect(textOf(operationHtml(op, "/api/dev", 1))).toContain("25000000 (base units)");
+  });
+
+  it("says a revert once: not the decoded error again when the reason's detail names it", () => {
+    const failed = (detail: string) =>
+      textOf(operationHtml(record(1, { state: "reverted", reason: { code: "reverted", detail, revert: { name: "InvalidProof", args: [] } } } as Partial<OperationRecord>), "/api/dev", 1));
+    expect(failed("the Pool reverted with InvalidProof()").match(/InvalidProof\(\)/g)).toHaveLength(1);
+    // A detail that does not name it gets it added.
+    expect(failed("mined with status 0")).toContain("mined with status 0 InvalidProof()");
+  });
+
+  it("counts the operations in each state, of every kind", () => {
+    const ops = Array.from({ length: 30 }, (_, i) => record(i, i % 5 === 0 ? { state: "reverted" } : {}));
+    const html = dashboardCountsHtml(controlOf(ops));
+    const counts = Object.fromEntries([...html.matchAll(/<span class="count" data-state="([a-z]+)">.*?<span class="n">(\d+)<\/span>/g)].map((m) => [m[1], Number(m[2])]));
+    const expected = Object.fromEntries(OPERATION_STATES.map((state) => [state, ops.filter((op) => op.state === state).length]));
+    expect(counts).toEqual(expected);
+    expect(expected.reverted).toBe(6);
+    expect(html).toMatch(/^30 operations: /);
+  });
+
+  it("finds an operation by its id or by the hash of any of its signed attempts, with the other filters", () => {
+    const attempt = (n: number) => ({ hash: `0x${n.toString(16).padStart(64, "0")}`, nonce: n, maxFeePerGas: "1", maxPriorityFeePerGas: "1", createdAt: new Date(START).toISOString() });
+    const ops = Array.from({ length: 20 }, (_, i) => record(i, { attempts: [attempt(1000 + i), attempt(2000 + i)] } as Partial<OperationRecord>));
+    const control = controlOf(ops);
+    expect(ids(opsPageHtml(control, { q: ops[7]?.id }, "/api/dev"))).toEqual([ops[7]?.id]);
+    expect(ids(opsPageHtml(control, { q: ` ${attempt(2011).hash.toUpperCase().replace("0X", "0x")} ` }, "/api/dev"))).toEqual([ops[11]?.id]);
+    expect(ids(opsPageHtml(control, { q: attempt(1003).hash }, "/api/dev"))).toEqual([ops[3]?.id]);
+    expect(opsPageHtml(control, { q: attempt(1003).hash, state: "confirmed" }, "/api/dev")).toContain("no operation matches the filters"); // op 3 is accepted
+    expect(opsPageHtml(control, { q: `0x${"9".repeat(64)}` }, "/api/dev")).toContain("no operation matches the filters");
+    expect(opsPageHtml(control, { q: "hello" }, "/api/dev")).toContain("search by an operation id (op_…) or a transaction hash");
+    // The page's search box sends q with the other filters.
+    expect(pageHtml("/api/dev")).toMatch(/<form id="filters"[^>]*>[\s\S]*<input type="search" name="q"/);
+  });
+});
+
+describe("the dashboard's controls (issue 30, item 12)", () => {
+  it("leave the relayer's balance empty until a value is typed, and ask before resetting the stack", () => {
+    const html = dashboardControlsHtml("/api/dev");
+    const balance = /<input name="balanceWei"[^>]*>/.exec(html)?.[0] ?? "";
+    expect(balance).toContain(" required");
+    expect(balance).not.toMatch(/ value=/);
+    expect(/<button[^>]*data-post="\/api\/dev\/reset"[^>]*>/.exec(html)?.[0]).toMatch(/ data-confirm="Reset the stack/);
+  });
+
+  it("has a banner for held mining, saying the app's own wallet transactions wait too", () => {
+    expect(pageHtml("/api/dev")).toMatch(/<p id="mining-held" class="banner" hidden>.*your app's own wallet transactions/);
   });
 });

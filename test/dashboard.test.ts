@@ -87,11 +87,29 @@ describe("dashboard", () => {
     const spentIn = history.slice(0, -1).map((entry, i) => Date.parse(history[i + 1]?.at as string) - Date.parse(entry.at));
     expect(await page.locator(`#op-${sent.id} .timeline .spent`).allTextContents()).toEqual(spentIn.map((ms) => (ms < 1000 ? `${ms} ms in it` : `${(ms / 1000).toFixed(1)} s in it`)));
     // Its confirmations count up with the head, out of the relayer's required one: two more blocks mined, two more.
+    // Counted up to the requirement, never past it ("15 of 1 confirmation" was).
     const confirmations = page.locator(`#op-${sent.id} .confirmations`);
-    await confirmations.filter({ hasText: /^[1-9]\d* of 1 confirmation$/ }).waitFor(); // once the head it counts from is shown
-    const mined = Number(/^(\d+) of/.exec((await confirmations.textContent()) ?? "")?.[1]);
+    await confirmations.filter({ hasText: /^1 of 1 confirmation$/ }).waitFor(); // once the head it counts from is shown
+    const shownHead = Number(await page.locator("#head-number").textContent());
     await fetch(`${stack.queueUrl}/api/dev/mine`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ blocks: 2 }) });
-    await confirmations.filter({ hasText: new RegExp(`^${mined + 2} of 1 confirmation$`) }).waitFor();
+    await page.locator("#head-number", { hasText: String(shownHead + 2) }).waitFor();
+    await page.evaluate("new Promise((done) => setTimeout(done, 1100))"); // the page counts once a second
+    expect(await confirmations.textContent()).toBe("1 of 1 confirmation");
+    // What it asked for, in its entry: a send's amount is private, its nullifiers and asset are public.
+    const payload = page.locator(`#op-${sent.id} .payload`);
+    expect(await payload.locator("dt").allTextContents()).toEqual(["kind", "asset", "amount", "fee", "recipient", "nullifiers", "idempotency key"]);
+    const asset = stack.manifest.assets.find((a) => a.address.toLowerCase() === first.transaction.publicInputs.asset.toLowerCase());
+    expect(await payload.locator("dd").nth(1).textContent()).toContain(asset?.symbol);
+    // Counts per state, and a search by the transaction's hash finds it alone.
+    await page.locator('#ops-counts .count[data-state="confirmed"] .n').filter({ hasText: /^[1-9]/ }).waitFor();
+    const minedHash = (await queue.status("send", sent.id)).transactionHash as string;
+    await page.getByLabel("find").fill(minedHash);
+    await page.getByLabel("find").press("Enter");
+    await expect.poll(() => page.locator("#ops > .op:visible").evaluateAll((ops) => ops.map((op) => op.id))).toEqual([`op-${sent.id}`]);
+    await page.getByLabel("find").fill("");
+    await page.getByLabel("find").press("Enter");
+    // The whole list again, its times told relative once settled.
+    await page.locator(`#op-${sent.id} summary time`).filter({ hasText: /ago$/ }).waitFor();
     // Its age relative, the time itself on hover; its hash shortened, whole behind the copy button.
     const accepted = page.locator(`#op-${sent.id} summary time`);
     expect(await accepted.textContent()).toMatch(/^\d+ s ago$/);
@@ -105,8 +123,10 @@ describe("dashboard", () => {
 
     // Proven first: its note's deposit must be mined.
     const second = await provenSendOf(stack, pool, queue, 3);
+    expect(await page.locator("#mining-held").isVisible()).toBe(false);
     await page.getByRole("button", { name: "hold mining" }).click();
     await page.locator("#mining-mode", { hasText: "hold" }).waitFor();
+    await page.locator("#mining-held", { hasText: "Mining is held" }).waitFor(); // a banner, as the alternate configuration has
     const held = await queue.submit("send", second.config, second.transaction);
     await opEntry(held.id, "submitted").waitFor();
     expect((await queue.status("send", held.id)).state).toBe("submitted"); // held: nothing mines it
@@ -126,9 +146,17 @@ describe("dashboard", () => {
     await page.getByRole("button", { name: "release mining" }).click();
     await opEntry(held.id, "confirmed").waitFor();
     await page.locator("#mining-mode", { hasText: "auto" }).waitFor();
+    await page.locator("#mining-held").waitFor({ state: "hidden" });
 
-    // Reset: the store goes back to the clean state, and the page's list with it.
+    // Reset asks first: refused, nothing happens; accepted, the store goes back to the clean state, and the page's list with it.
+    const dialogs: string[] = [];
+    page.once("dialog", (dialog) => void (dialogs.push(dialog.message()), dialog.dismiss()));
     await page.getByRole("button", { name: "reset the stack" }).click();
+    await page.locator("#control-result", { hasText: "reset the stack: not done" }).waitFor();
+    expect(await page.locator(`#op-${sent.id}`).count()).toBe(1);
+    page.once("dialog", (dialog) => void (dialogs.push(dialog.message()), dialog.accept()));
+    await page.getByRole("button", { name: "reset the stack" }).click();
+    expect(dialogs).toEqual([expect.stringContaining("Reset the stack"), expect.stringContaining("Reset the stack")]);
     await page.locator(`#op-${sent.id}`).waitFor({ state: "detached" });
     expect(await page.locator("#ops > .op").count()).toBe(0);
 
@@ -147,12 +175,17 @@ describe("dashboard", () => {
     await page.locator(`#op-${op.id} summary`).click();
     expect(await page.locator(`#op-${op.id} .failure .code`).textContent()).toBe("reverted");
     expect(await page.locator(`#op-${op.id} .failure .reason`).textContent()).toContain("InvalidProof()");
+    expect((await page.locator(`#op-${op.id} .failure`).textContent())?.match(/InvalidProof\(\)/g)).toHaveLength(1); // said once
     await page.locator(`#op-${op.id}`).getByRole("button", { name: "show its trace" }).click();
     await page.locator(`#trace-${op.id}`, { hasText: "InvalidProof()" }).waitFor();
 
     await page.getByRole("button", { name: "RPC fault: fail" }).click();
     await page.locator("#rpc-fault", { hasText: "fail" }).waitFor();
     await page.locator('#health .ready[data-ready="false"]').waitFor();
+    // Why, once, and the checks as rows rather than JSON.
+    const why = (await page.locator("#health dd", { has: page.locator(".ready") }).first().textContent()) as string;
+    expect(why.match(/the chain did not answer/g), why).toHaveLength(1);
+    expect(await page.locator("#health .checks dt").allTextContents()).toEqual(expect.arrayContaining(["chain", "relayer", "queue", "store", "engine"]));
     await page.getByRole("button", { name: "RPC fault: off" }).click();
     await page.locator("#rpc-fault", { hasText: "none" }).waitFor();
     expect(consoleErrors).toEqual([]);
@@ -163,7 +196,8 @@ describe("dashboard", () => {
     await page.locator("#health .ready").waitFor();
 
     const before = Number((await head()).number);
-    expect(await submitControl("mine blocks", { blocks: "3" })).toContain("done");
+    // Answers in words, not JSON.
+    expect(await submitControl("mine blocks", { blocks: "3" })).toMatch(new RegExp(`^mine blocks: done, block ${before + 3} at \\d{4}-\\d\\d-\\d\\dT`));
     await page.locator("#head-number", { hasText: String(before + 3) }).waitFor();
     const earlier = Number((await head()).timestamp);
     expect(await submitControl("move time", { seconds: "7200" })).toContain("done");
@@ -172,7 +206,7 @@ describe("dashboard", () => {
     expect(await submitControl("reorg the last blocks", { depth: "1" })).toContain("done");
     expect((await head()).hash).not.toBe(top.hash); // same height, another block
     // The drop form answers the route's problem for an id it does not know.
-    expect(await submitControl("drop an operation's transaction", { "operation id": "op_unknown" })).toContain("404");
+    expect(await submitControl("drop an operation's transaction", { "operation id": "op_unknown" })).toBe("drop an operation's transaction: refused, 404 operation_not_found: no operation op_unknown");
     // The browser logs the refused request: expected here, and only here.
     const refused = consoleErrors.findIndex((text) => text.includes("404") && text.includes("/api/dev/drop"));
     expect(refused).toBeGreaterThanOrEqual(0);
@@ -195,7 +229,16 @@ describe("dashboard", () => {
     await page.locator("#engine", { hasText: "paused" }).waitFor();
     await page.getByRole("button", { name: "resume relayer" }).click();
     await page.locator("#engine", { hasText: "running" }).waitFor();
-    await submitControl("relayer balance", { ETH: "1.5" });
+    // Not prefilled: a click on "set balance" with nothing typed posts nothing (it drained the relayer, at 0).
+    const balanceForm = page.locator("form.control", { has: page.locator("legend", { hasText: "relayer balance" }) });
+    expect(await balanceForm.getByLabel("ETH").inputValue()).toBe("");
+    await page.locator("#control-result").evaluate((el) => (el.textContent = ""));
+    await balanceForm.getByRole("button").click();
+    expect(await balanceForm.getByLabel("ETH").evaluate((input) => (input as unknown as { validity: { valueMissing: boolean } }).validity.valueMissing)).toBe(true);
+    await page.getByRole("button", { name: "pause relayer" }).click();
+    await page.locator("#control-result", { hasText: /^pause relayer: done, engine paused, balance [\d.]+ ETH$/ }).waitFor(); // the click before it posted nothing
+    await page.getByRole("button", { name: "resume relayer" }).click();
+    expect(await submitControl("relayer balance", { ETH: "1.5" })).toBe("relayer balance: done, engine running, balance 1.5 ETH");
     await page.locator("#relayer-balance", { hasText: "1.5000" }).waitFor();
     await submitControl("relayer balance", { ETH: "10000" });
     await page.locator("#relayer-balance", { hasText: "10000.0000" }).waitFor();
@@ -255,6 +298,18 @@ describe("dashboard", () => {
       const units = (value: string) => `${formatUnits(BigInt(value), asset.decimals)} ${asset.symbol}`;
       await page.locator("#pool tr", { hasText: `${asset.symbol}${units(fee.action)}${units(fee.finalize)}` }).first().waitFor();
     }
+
+    // The dev accounts, read when their panel is opened: each address with its ETH and token balances.
+    await page.locator("#accounts-details summary").click();
+    const rows = page.locator("#accounts tbody tr");
+    await rows.first().waitFor();
+    expect(await rows.count()).toBe(stack.accounts.length);
+    const second = stack.accounts[1]?.address as Address;
+    const row = page.locator("#accounts tbody tr", { has: page.locator(`code[title="${second}"]`) });
+    const eth = BigInt(await jsonRpc<string>(stack.rpcUrl, "eth_getBalance", [second, "latest"]));
+    expect(await row.locator("td").nth(1).textContent()).toBe(`${eth / 10n ** 18n}.${((eth % 10n ** 18n) / 10n ** 14n).toString().padStart(4, "0")}`);
+    expect(await row.locator("th").textContent()).toBe("1 (anvil #2)"); // the relayer (anvil #1) is not a dev account
+    expect(await page.locator("#accounts thead th").allTextContents()).toEqual(["account", "address", "ETH", ...stack.manifest.assets.map((a) => a.symbol)]);
 
     const served = await (await fetch(`${stack.queueUrl}/api/queue/config`)).text();
     await page.locator("#manifest summary").click();
@@ -320,9 +375,28 @@ describe("dashboard", () => {
     await page.screenshot({ path: path.join(SCREENSHOTS, "dashboard-1280-full.png"), fullPage: true });
 
     await page.setViewportSize({ width: 390, height: 844 });
-    // Nothing wider than the phone's screen: no sideways scrolling.
-    const wider = await page.evaluate<string[]>("[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > 391).map((e) => e.tagName + '.' + e.className + '#' + e.id + ' ' + Math.round(e.getBoundingClientRect().right))");
+    // Nothing wider than the phone's screen: no sideways scrolling of the page (a wide table scrolls in its own region).
+    const wider = await page.evaluate<string[]>("[...document.querySelectorAll('body *')].filter((e) => !e.closest('.table-scroll > *') && e.getBoundingClientRect().right > 391).map((e) => e.tagName + '.' + e.className + '#' + e.id + ' ' + Math.round(e.getBoundingClientRect().right))");
     expect(wider).toEqual([]);
+    expect(await page.evaluate("document.documentElement.scrollWidth")).toBeLessThanOrEqual(390);
+    // No word of the Pool's tables is broken across lines ("dUSD|C", "verifi|catio|nKey" were): each word's text is on one line.
+    const broken = await page.evaluate<string[]>(`(() => {
+      const words = [];
+      for (const cell of document.querySelectorAll("#pool th, #pool td")) {
+        const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+        for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+          for (const match of node.textContent.matchAll(/\\S+/g)) {
+            const range = document.createRange();
+            range.setStart(node, match.index);
+            range.setEnd(node, match.index + match[0].length);
+            const tops = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));
+            if (tops.size > 1) words.push(match[0]);
+          }
+        }
+      }
+      return words;
+    })()`);
+    expect(broken).toEqual([]);
     const phone = (await new AxeBuilder({ page }).analyze()).violations.filter((v) => v.impact === "serious" || v.impact === "critical");
     expect(phone.map((v) => v.id)).toEqual([]);
     await page.screenshot({ path: path.join(SCREENSHOTS, "dashboard-390x844.png") });
@@ -360,7 +434,7 @@ describe("dashboard", () => {
     const now = Date.now();
     const pushed = Array.from({ length: 120 }, (_, i) => {
       const at = new Date(now + i).toISOString();
-      const op = { id: `op_burst${String(i).padStart(3, "0")}`, kind: "send", state: "accepted", request: {}, history: [{ state: "accepted", at }], attempts: [], reason: null, minedHash: null, block: null, createdAt: at, updatedAt: at };
+      const op = { id: `op_burst${String(i).padStart(3, "0")}`, kind: "send", state: "accepted", request: {}, nullifiers: [], idempotencyKey: null, history: [{ state: "accepted", at }], attempts: [], reason: null, minedHash: null, block: null, createdAt: at, updatedAt: at };
       return operationHtml(op as unknown as OperationRecord, "/api/dev", 1);
     });
     await page.evaluate(`${JSON.stringify(pushed)}.forEach((data) => document.dispatchEvent(new CustomEvent("htmx:sseBeforeMessage", { detail: { type: "op", data }, cancelable: true })))`);
@@ -373,6 +447,33 @@ describe("dashboard", () => {
     await page.waitForFunction("!document.querySelector('#ops > button.older[hx-get*=op_burst]')");
     expect((await page.locator("#ops > .op").evaluateAll((entries) => entries.map((op) => op.id))).slice(100)).toEqual(stored);
     expect(consoleErrors).toEqual([]);
+  }, 60_000);
+
+  it("a page of another site cannot reset the stack or drive a control, even with no body (403 cross_origin_refused)", async () => {
+    await jsonRpc(stack.rpcUrl, "anvil_mine", ["0x1"]); // ahead of the clean state: a reset would go back
+    const before = Number((await head()).number);
+    // Chromium also refuses a plain-http public page's request to loopback (its Local Network Access check):
+    // that is Chromium's alone, and an https page is only asked for permission. Off here, so the stack's own check is what is tested.
+    const otherBrowser = await chromium.launch({ executablePath, headless: true, args: ["--no-sandbox", "--disable-features=LocalNetworkAccessChecks"] });
+    try {
+      const other = await otherBrowser.newPage();
+      // A page of another site (served by the test, not fetched): its requests to the stack are a browser's own.
+      await other.route("http://evil.example/**", (route) => route.fulfill({ contentType: "text/html", body: "<!doctype html><title>another site</title>" }));
+      await other.goto("http://evil.example/");
+      for (const [path, init] of [
+        ["reset", { method: "POST", mode: "no-cors" }],
+        ["mine", { method: "POST", mode: "no-cors", headers: { "content-type": "text/plain" }, body: '{"blocks":5}' }],
+      ] as const) {
+        const answered = other.waitForResponse((response) => response.url().endsWith(`/api/dev/${path}`));
+        await other.evaluate(`fetch(${JSON.stringify(`${stack.queueUrl}/api/dev/${path}`)}, ${JSON.stringify(init)}).catch(() => {})`);
+        const response = await answered;
+        expect(response.status(), path).toBe(403);
+        expect(await response.request().headerValue("origin")).toBe("http://evil.example");
+      }
+    } finally {
+      await otherBrowser.close();
+    }
+    expect(Number((await head()).number)).toBe(before);
   }, 60_000);
 
   it("refuses a bad list or reservation query with a problem; an operator's runtime serves no dashboard and no push channel (404)", async () => {

@@ -1,8 +1,9 @@
-import { readdir, readFile, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { execa, type ResultPromise } from "execa";
 import { afterEach, describe, expect, it } from "vitest";
-import { StackInfo } from "../harness/state-dir/index.ts";
+import { STACK_URLS, StackInfo } from "../harness/state-dir/index.ts";
 import { requestWithHost } from "./support/forged-host.ts";
 import { freePort, holdPort, portOpen } from "./support/ports.ts";
 import { alive, anvilsWith, gone } from "./support/processes.ts";
@@ -57,6 +58,111 @@ async function launch(stateDir: string, extra: string[] = [], env: Record<string
 }
 
 const tempStateDir = () => tempDir("devstack-cli-");
+
+/**
+ * Starts the CLI through a launcher (npm, npx) with `--json` on free ports, as a CI script would (`&`),
+ * and waits for its JSON line; the stack's owner and anvil are tracked for the clean-up.
+ */
+async function launchThrough(launcher: string[], cwd: string, stateDir: string) {
+  const child = execa(launcher[0] as string, [...launcher.slice(1), "--chain-port", "0", "--queue-port", "0", "--state-dir", stateDir, "--json"], { cwd, reject: false });
+  running.push(child);
+  let stdout = "";
+  let stderr = "";
+  child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
+  const line = await new Promise<string>((resolve, reject) => {
+    // npm prints its banner first: the stack's line is the one that starts with {.
+    child.stdout?.on("data", (d: Buffer) => {
+      stdout += d.toString();
+      const found = stdout.split("\n").find((l) => l.startsWith("{"));
+      if (found && stdout.includes(`${found}\n`)) resolve(found);
+    });
+    void child.then((r) => reject(new Error(`${launcher.join(" ")} exited ${r.exitCode} before ready:\n${stderr}`)));
+  });
+  const info = StackInfo.parse(JSON.parse(line));
+  anvils.push(info.processes.anvil.pid, info.processes.owner.pid);
+  return { child, info, stderr: () => stderr };
+}
+
+/** Everything of a launch is gone: the stack's node and anvil (by PID), its ports, any anvil of its state dir. */
+async function expectAllGone(info: StackInfo, stateDir: string) {
+  expect(await gone(info.processes.owner.pid)).toBe(true);
+  expect(await gone(info.processes.anvil.pid)).toBe(true);
+  expect(await portOpen(info.rpcUrl)).toBe(false);
+  expect(await portOpen(info.queueUrl)).toBe(false);
+  expect(await anvilsWith(stateDir)).toEqual([]);
+}
+
+/** A project that has the CLI as an installed bin (node_modules/.bin/queue-devstack, as npm links it), for npx. */
+async function projectWithBin(): Promise<string> {
+  const project = await tempDir("devstack-npx-");
+  await writeFile(path.join(project, "package.json"), JSON.stringify({ name: "consumer", private: true }));
+  await mkdir(path.join(project, "node_modules", ".bin"), { recursive: true });
+  const bin = path.join(project, "node_modules", ".bin", "queue-devstack");
+  // The installed bin is the built scripts/queue-devstack.ts (npm run build); its source, loaded the same way.
+  await writeFile(bin, `#!/usr/bin/env node\nimport(${JSON.stringify(pathToFileURL(path.resolve("scripts/queue-devstack.ts")).href)});\n`);
+  await chmod(bin, 0o755);
+  return project;
+}
+
+/** The parent of a process (/proc, Linux). */
+const parentOf = async (pid: number) => Number(/^PPid:\s+(\d+)/m.exec(await readFile(`/proc/${pid}/status`, "utf8"))?.[1]);
+
+describe("npx queue-devstack, as a project that installed it runs it", () => {
+  it("npx queue-devstack --help speaks as the installed command, not of this repository's npm run (issue 30, item 10)", async () => {
+    const help = await execa("npx", ["queue-devstack", "--help"], { cwd: await projectWithBin() });
+    expect(help.stdout.split("\n")[0]).toMatch(/^Usage: npx queue-devstack \[options\] +\(in a package\.json script: queue-devstack \[options\]\)$/);
+    expect(help.stdout).not.toMatch(/npm run|this repository/);
+  });
+});
+
+describe("a signal to any process of the launch stops the stack (issue 30, item 4)", () => {
+  it("every npm script that runs one node command runs it in place of npm's sh (exec): npm's signals reach it", async () => {
+    const { scripts } = JSON.parse(await readFile("package.json", "utf8")) as { scripts: Record<string, string> };
+    expect(Object.entries(scripts).filter(([, command]) => /^node\s/.test(command))).toEqual([]);
+  });
+
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    it(`${signal} to npm run dev-stack's PID: npm waits for the stack to stop, nothing is left`, async () => {
+      const stateDir = await tempStateDir();
+      const { child, info } = await launchThrough(["npm", "run", "dev-stack", "--"], process.cwd(), stateDir);
+      expect(await parentOf(info.processes.owner.pid)).toBe(child.pid); // no sh between npm and node
+      child.kill(signal);
+      const result = await child;
+      // npm ends once the stack has stopped: nothing of it is running when npm's exit is seen.
+      expect(result.exitCode, result.stderr?.toString()).toBe(0);
+      expect(alive(info.processes.anvil.pid)).toBe(false);
+      await expectAllGone(info, stateDir);
+    });
+  }
+
+  it("SIGINT to npx queue-devstack's PID (npm's sh keeps it from the bin): the stack stops, then npx ends by SIGINT, nothing is left", async () => {
+    const stateDir = await tempStateDir();
+    const { child, info, stderr } = await launchThrough(["npx", "queue-devstack"], await projectWithBin(), stateDir);
+    const shell = await parentOf(info.processes.owner.pid);
+    expect(shell).not.toBe(child.pid); // npx's sh -c sits between: the case npm's exec cannot help
+    child.kill("SIGINT");
+    // npm ends the way its sh did, which ends as the bin has: so the stack has stopped when npx is seen to end.
+    expect((await child).signal).toBe("SIGINT");
+    expect(stderr()).toMatch(/SIGINT to npm's \w+ -c \(pid \d+\): stopping the stack/);
+    expect(alive(info.processes.anvil.pid)).toBe(false);
+    await expectAllGone(info, stateDir);
+  });
+
+  it("SIGTERM to npx's PID (its sh dies at once) and SIGINT to its sh: the stack stops, nothing is left", async () => {
+    const project = await projectWithBin();
+    const term = await tempStateDir();
+    const first = await launchThrough(["npx", "queue-devstack"], project, term);
+    first.child.kill("SIGTERM");
+    expect((await first.child).signal).toBe("SIGTERM"); // at once: the stack stops moments later
+    await expectAllGone(first.info, term);
+
+    const int = await tempStateDir();
+    const second = await launchThrough(["npx", "queue-devstack"], project, int);
+    process.kill(await parentOf(second.info.processes.owner.pid), "SIGINT");
+    expect((await second.child).signal).toBe("SIGINT");
+    await expectAllGone(second.info, int);
+  });
+});
 
 describe("npm run dev-stack", () => {
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
@@ -135,6 +241,35 @@ describe("npm run dev-stack", () => {
     expect(await anvilsWith(stateDir)).toEqual([]);
   });
 
+  it("the summary and stack.json (the --json line) name the same URLs, every one the list names, and each answers (issue 30, item 5); it numbers the accounts as exec does, with anvil's own number (item 11)", async () => {
+    const run = await launch(await tempStateDir());
+    await run.stderrShows("Ctrl-C stops everything.");
+    const printed = [...run.stderr().matchAll(/^ {2}(\S.{15})(https?:\/\/\S+)/gm)].map(([, label, url]) => [(label as string).trim(), url]);
+    expect(printed).toEqual(STACK_URLS.map(({ key, label }) => [label, run.info[key]]));
+    expect(run.stdout()).toBe(`${JSON.stringify(run.info)}\n`);
+    expect(JSON.parse(await readFile(path.join(run.info.stateDir, "stack.json"), "utf8"))).toEqual(run.info);
+    for (const url of [run.info.configUrl, run.info.docsUrl, run.info.dashboardUrl]) {
+      const answer = await fetch(url);
+      expect([url, answer.status]).toEqual([url, 200]);
+      await answer.arrayBuffer();
+    }
+    const rpc = async (method: string) =>
+      ((await (await fetch(run.info.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: [] }) })).json()) as { result: unknown }).result;
+    expect(await rpc("eth_chainId")).toBe("0xaa36a7");
+    // Account #i is stack.json's devAccounts[i] (exec's QUEUE_DEVSTACK_ACCOUNT_<i>), and anvil's own list says which of its accounts it is.
+    const anvilAccounts = ((await rpc("eth_accounts")) as string[]).map((a) => a.toLowerCase());
+    const listed = [...run.stderr().matchAll(/^ +#(\d+) \(anvil #(\d+)\) {2}(0x[0-9a-fA-F]{40}) /gm)].map(([, i, anvil, address]) => [Number(i), Number(anvil), address]);
+    expect(listed.map(([i]) => i)).toEqual(run.info.devAccounts.map((_, i) => i));
+    for (const [i, anvil, address] of listed) {
+      expect(address).toBe(run.info.devAccounts[i as number]?.address);
+      expect(anvilAccounts[anvil as number]).toBe((address as string).toLowerCase());
+    }
+    expect(listed[1]?.[1]).toBe(2); // anvil's #1 is the relayer
+    expect(anvilAccounts[1]).toBe(run.info.relayer.address.toLowerCase());
+    run.child.kill("SIGINT");
+    expect((await run.child).exitCode).toBe(0);
+  });
+
   it("--json --verbose: stdout carries the one JSON line, request logs go to stderr", async () => {
     const stateDir = await tempStateDir();
     const run = await launch(stateDir, ["--verbose"]);
@@ -197,7 +332,8 @@ describe("npm run dev-stack", () => {
 
   it("fails clearly: exit 1 on an unreachable fork URL, exit 2 on a bad command line", async () => {
     const stateDir = await tempStateDir();
-    const fork = await execa(process.execPath, [...CLI, "--state-dir", stateDir, "--fork-url", "http://u:topsecret@127.0.0.1:9"], { reject: false });
+    // Free ports, as every test: on the default ones, a stack already there (a developer's) would fail it otherwise.
+    const fork = await execa(process.execPath, [...CLI, "--chain-port", "0", "--queue-port", "0", "--state-dir", stateDir, "--fork-url", "http://u:topsecret@127.0.0.1:9"], { reject: false });
     expect(fork.exitCode).toBe(1);
     expect(fork.stderr).toContain("ForkUpstreamError");
     expect(fork.stderr + fork.stdout).not.toContain("topsecret");
@@ -205,12 +341,15 @@ describe("npm run dev-stack", () => {
 
     // A mistake in the command line: one line and the hint, exit code 2, nothing started.
     for (const [args, says] of [
-      [["--chain-port", "nope"], 'queue-devstack: --chain-port must be a non-negative integer, got "nope"'],
-      [["--chain-port", "70000"], "queue-devstack: --chain-port must be at most 65535, got 70000"],
+      // One message per option, naming its range, whatever is wrong with the value (issue 30, item 11).
+      [["--chain-port", "nope"], 'queue-devstack: --chain-port must be an integer from 0 to 65535, got "nope"'],
+      [["--chain-port", "70000"], 'queue-devstack: --chain-port must be an integer from 0 to 65535, got "70000"'],
+      [["--fork-block-number", "1e3"], 'queue-devstack: --fork-block-number must be an integer of at least 0, got "1e3"'],
       [["--frok-url", "x"], "queue-devstack: unknown option --frok-url"],
       [["--state-dir"], "queue-devstack: --state-dir needs a value"],
       [["start-it"], "queue-devstack: unexpected argument start-it"],
-      [["--confirmations", "0"], "queue-devstack: --confirmations must be at least 1"],
+      [["--confirmations", "0"], 'queue-devstack: --confirmations must be an integer of at least 1, got "0"'],
+      [["--confirmations", "1.5"], 'queue-devstack: --confirmations must be an integer of at least 1, got "1.5"'],
       [["--cors-origin", "app.example"], 'queue-devstack: --cors-origin: CORS origin "app.example" is not an origin: give scheme://host[:port], like https://app.example, or "loopback"'],
       [["--allowed-host", "http://devbox.test"], 'queue-devstack: --allowed-host: allowed host "http://devbox.test" is not a host name: give a name (devbox.local), an IP address, or .name for a name and its subdomains; no scheme or port'],
     ] as const) {

@@ -3,8 +3,9 @@ import path from "node:path";
 import { execa, type ResultPromise } from "execa";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterEach, describe, expect, it } from "vitest";
-import { ENV_PREFIX } from "../harness/exec/index.ts";
-import { StackInfo } from "../harness/state-dir/index.ts";
+import { ENV_PREFIX, shellCommandLine } from "../harness/exec/index.ts";
+import { UNPRINTABLE } from "../src/printable.ts";
+import { STACK_URLS, StackInfo } from "../harness/state-dir/index.ts";
 import { portOpen } from "./support/ports.ts";
 import { alive, anvilsWith, gone } from "./support/processes.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
@@ -83,10 +84,17 @@ describe("queue-devstack exec", () => {
     expect(env.QUEUE_DEVSTACK_DEPLOYMENT_BLOCK_HASH).toBe(manifest.deploymentBlockHash);
     expect(env.QUEUE_DEVSTACK_VERIFIER_ADDRESS).toBe(manifest.queue.proof.verifier.address);
     for (const asset of manifest.assets) expect(env[`QUEUE_DEVSTACK_ASSET_${asset.symbol.toUpperCase()}_ADDRESS`]).toBe(asset.address);
+    // Every URL the summary prints, as stack.json names it (issue 30, item 5); no other URL variable.
+    expect(Object.keys(env).filter((name) => name.endsWith("_URL")).sort()).toEqual(STACK_URLS.map((u) => `${ENV_PREFIX}${u.env}`).sort());
+    for (const { key, env: name } of STACK_URLS) expect(env[`${ENV_PREFIX}${name}`], name).toBe(info[key]);
     expect(env).toMatchObject({
       QUEUE_DEVSTACK_RPC_URL: info.rpcUrl,
       QUEUE_DEVSTACK_QUEUE_URL: info.queueUrl,
+      QUEUE_DEVSTACK_CONFIG_URL: `${info.queueUrl}/api/queue/config`,
+      QUEUE_DEVSTACK_DOCS_URL: `${info.queueUrl}/api/queue/docs`,
+      QUEUE_DEVSTACK_DASHBOARD_URL: `${info.queueUrl}/api/dev/dashboard`,
       QUEUE_DEVSTACK_MODE: "local",
+      QUEUE_DEVSTACK_PROOFS: info.proofs,
       QUEUE_DEVSTACK_RELAYER_ADDRESS: info.relayer.address,
       QUEUE_DEVSTACK_MANIFEST: info.manifestPath,
       QUEUE_DEVSTACK_STATE_DIR: info.stateDir,
@@ -212,7 +220,9 @@ describe("queue-devstack exec", () => {
     }
     const SOURCE = CLI.slice(0, -1);
     for (const [args, says] of [
-      [[...CLI, "--runs", "0", "--", "true"], "queue-devstack: --runs must be at least 1"],
+      // One message whatever is wrong with the number (issue 30, item 11).
+      [[...CLI, "--runs", "0", "--", "true"], 'queue-devstack: --runs must be an integer of at least 1, got "0"'],
+      [[...CLI, "--runs", "abc", "--", "true"], 'queue-devstack: --runs must be an integer of at least 1, got "abc"'],
       [[...CLI, "--json", "--", "true"], "queue-devstack: --json is not an exec option: the command gets the stack in its environment"],
       [[...SOURCE, "--runs", "2"], "queue-devstack: --runs is an exec option: queue-devstack exec --runs <n> -- <command>"],
     ] as const) {
@@ -222,6 +232,15 @@ describe("queue-devstack exec", () => {
     }
     const help = await execa(process.execPath, [...SOURCE, "--help"]);
     expect(help.stdout).toContain("queue-devstack exec [options] [--runs <n>] -- <command> [args…]");
+  });
+
+  it("the ready line shows the command quoted as a shell would read it back (issue 30, item 11)", async () => {
+    const script = `console.log(process.argv.slice(1).length)`;
+    const result = await exec([], [process.execPath, "-e", script, "it's", "a b", "$HOME", ""]);
+    expect(result.exitCode, result.stderr).toBe(0);
+    const ready = result.stderr.split("\n").find((line) => line.startsWith("queue-devstack exec: stack ready")) as string;
+    expect(ready).toMatch(/; running (.*)$/);
+    expect(ready.endsWith(`; running ${process.execPath} -e 'console.log(process.argv.slice(1).length)' 'it'\\''s' 'a b' '$HOME' ''`)).toBe(true);
   });
 
   it("--runs n: each run gets the stack as it started (a reset, not a restart); the first failing run ends it", async () => {
@@ -240,9 +259,32 @@ describe("queue-devstack exec", () => {
     expect(new Set(runs.map((r) => r.block)).size).toBe(1); // 5 blocks mined by each run, none seen by the next
     expect(new Set(runs.map((r) => r.anvil)).size).toBe(1); // the same anvil: reset, not restarted
 
+    // Where each run begins and how the runs ended, on stderr (issue 30, item 11).
+    const marks = (stderr: string) => stderr.split("\n").filter((line) => line.startsWith("---- "));
+    expect(marks(result.stderr)).toEqual([
+      "---- queue-devstack exec: run 1 of 3 ----",
+      "---- queue-devstack exec: run 2 of 3 (the stack reset) ----",
+      "---- queue-devstack exec: run 3 of 3 (the stack reset) ----",
+      "---- queue-devstack exec: all 3 runs exited 0 ----",
+    ]);
+
     const failing = await exec(["--runs", "3"], script, { FAIL_RUN: "2" });
     expect(failing.exitCode).toBe(5);
     expect(failing.stdout.split("\n")).toHaveLength(2);
     expect(failing.stderr).toContain("queue-devstack exec: run 2 of 3 exited 5; no further run");
+    expect(marks(failing.stderr)).toEqual(["---- queue-devstack exec: run 1 of 3 ----", "---- queue-devstack exec: run 2 of 3 (the stack reset) ----"]);
+    // One run: no marks.
+    expect(marks((await exec([], ["true"])).stderr)).toEqual([]);
+  });
+});
+
+describe("shellCommandLine (exec's ready line)", () => {
+  it("is read back by bash into the same words, and prints no control or invisible character raw", async () => {
+    const words = ["plain", "a b", "it's", "", "$HOME `x` \"q\" \\", "tab\there", "new\nline", "esc\u001b[2J", "c1\u009b", "rtl\u202eevil", "back\\slash'quote\u0007", "naïve ✓"];
+    const line = shellCommandLine(words);
+    expect(line).not.toMatch(new RegExp(UNPRINTABLE.source));
+    expect(line.startsWith("plain 'a b' 'it'\\''s' '' ")).toBe(true);
+    const { stdout } = await execa("bash", ["-c", `printf '%s\\0' ${line}`], { env: { LC_ALL: "C.UTF-8" }, stripFinalNewline: false, encoding: "utf8" });
+    expect(stdout.split("\0").slice(0, -1)).toEqual(words);
   });
 });

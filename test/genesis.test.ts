@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { loadCircuitManifest } from "../harness/deployment/index.ts";
 import { loadFixtures } from "../harness/deployment/index.ts";
-import { canonicalState, genesisInputsHash, GENESIS_CODE, GENESIS_STATE_PATH, GENESIS_TIMESTAMP, loadGenesis } from "../harness/deployment/index.ts";
+import { canonicalState, genesisFiles, genesisInputsHash, GENESIS_CODE, GENESIS_TIMESTAMP, loadGenesis } from "../harness/deployment/index.ts";
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -14,10 +14,11 @@ import { rpc } from "./support/rpc.ts";
 const tempDir = withTempDirs();
 
 describe("the prepared genesis", () => {
-  it("is fresh for the committed contracts (else: npm run build:genesis)", async () => {
+  it("is fresh for the committed contracts, real proofs' and dev proofs' (else: npm run build:genesis)", async () => {
     const fixtures = await loadFixtures();
     const { levels } = await loadCircuitManifest();
-    expect(await loadGenesis(fixtures, levels)).toBeDefined();
+    expect(await loadGenesis(fixtures, levels, "groth16")).toBeDefined();
+    expect(await loadGenesis(fixtures, levels, "dev")).toBeDefined();
   });
 
   it("is stale when the code that deploys the fixtures changes (a route approved with another kind), not only its parameters", async () => {
@@ -34,7 +35,8 @@ describe("the prepared genesis", () => {
   });
 
   it("is written the same, byte for byte, whatever order anvil lists accounts in (a rebuild reproduces the committed file)", async () => {
-    const committed = await readFile(GENESIS_STATE_PATH);
+    expect(canonicalState(await readFile(genesisFiles("dev").state))).toBe((await readFile(genesisFiles("dev").state)).toString("utf8"));
+    const committed = await readFile(genesisFiles("groth16").state);
     expect(canonicalState(committed)).toBe(committed.toString("utf8"));
     // The same state with every object's keys in reverse order, as anvil's hash maps may give them.
     const reversed = (value: unknown): unknown =>

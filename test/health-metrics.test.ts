@@ -58,6 +58,8 @@ describe("health", () => {
     answer = await health();
     expect(answer.status).toBe(503);
     expect(answer.body.checks.chain).toMatchObject({ reachable: false });
+    // Why, once: the relayer's check, which could not ask the chain either, does not say it again.
+    expect(String((answer.body as { detail?: string }).detail).match(/the chain did not answer/g)).toHaveLength(1);
     await until(async () => (await health()).status === 200); // the fault ended by itself
     expect((await health()).status).toBe(200);
   });

@@ -59,7 +59,7 @@ describe("the queue runtime on its own", () => {
       child.kill("SIGTERM");
       await child;
     }
-    const bad = await execa(process.execPath, ["--experimental-strip-types", "--no-warnings", "src/main.ts", "--manifest", stack.manifestPath, "--cors-origin", "https://app.example/"], {
+    const bad = await execa(process.execPath, ["--experimental-strip-types", "--no-warnings", "src/main.ts", "--port", "0", "--manifest", stack.manifestPath, "--cors-origin", "https://app.example/"], {
       env: { QUEUE_RPC_URL: stack.rpcUrl, QUEUE_RELAYER_KEY: RELAYER_KEY },
       reject: false,
     });
@@ -93,7 +93,7 @@ describe("the queue runtime on its own", () => {
     }
     // NaN, a fraction or a value past its range would switch a limit off or mean nothing: one line, exit 2.
     for (const flags of [["--confirmations", "abc"], ["--max-in-flight", "0"], ["--quote-slippage-bps", "10001"], ["--port", "1.5"], ["--quote-valid-for", "900", "--quote-settle-within", "600"], ["--max-quote-per-client", "1"]]) {
-      const bad = await execa(process.execPath, ["--experimental-strip-types", "--no-warnings", "src/main.ts", "--manifest", stack.manifestPath, ...flags], {
+      const bad = await execa(process.execPath, ["--experimental-strip-types", "--no-warnings", "src/main.ts", "--port", "0", "--manifest", stack.manifestPath, ...flags], {
         env: { QUEUE_RPC_URL: stack.rpcUrl, QUEUE_RELAYER_KEY: RELAYER_KEY },
         reject: false,
       });
@@ -127,7 +127,7 @@ describe("the queue runtime on its own", () => {
     await expect(buildQueueRuntime({ manifest: bytes, rpcUrl: stack.rpcUrl, artifactsDir: CIRCUIT_BUILD_DIR })).rejects.toThrow(/relays as nobody/);
     const file = path.join(stack.stateDir, "tampered.json");
     await writeFile(file, bytes);
-    const child = await execa(process.execPath, ["--experimental-strip-types", "src/main.ts", "--manifest", file], {
+    const child = await execa(process.execPath, ["--experimental-strip-types", "src/main.ts", "--port", "0", "--manifest", file], {
       env: { QUEUE_RPC_URL: "http://127.0.0.1:9/v3/0123456789abcdef0123", QUEUE_RELAYER_KEY: RELAYER_KEY },
       reject: false,
     });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { erc20Abi, parseAbi, type Hex } from "viem";
 import { SnapshotError, startDevStack, type DevStack } from "../harness/index.ts";
+import { snapshotHooks } from "../harness/dev/index.ts";
 import { closeProvers, createAccountKeys, createQueueClient, recipientOf, reviewedFrom, type QueueClient } from "../harness/client/index.ts";
 import { poolFixture } from "./support/pool.ts";
 import { hex, rpc } from "./support/rpc.ts";
@@ -139,5 +140,34 @@ describe("stack snapshots", () => {
     await stack.loadFixture(funded);
     expect(runs).toBe(2);
     expect(BigInt(await balance())).toBe(12345n);
+  });
+
+  it("a revert that does not take (a block lands on the reverted state, as in anvil 1.7.1's race) falls back to the spare: the stack keeps its reset", async () => {
+    await stack.reset();
+    const start = await head();
+    let late = 1;
+    // Right after the revert, once: a block mined on top, where the revert's check sees it.
+    snapshotHooks.afterRevert = async () => {
+      if (late-- > 0) await rpc(stack.rpcUrl, "evm_mine");
+    };
+    try {
+      await rpc(stack.rpcUrl, "anvil_mine", [hex(2)]);
+      await stack.reset();
+      expect(late).toBe(-1); // the fallback's revert ran the hook too
+      const back = await head();
+      expect(back.hash).toBe(start.hash);
+      // Twice not taking loses the snapshot, and says so; the clean one is another, and still resets.
+      const doomed = await stack.snapshot();
+      late = 2;
+      await expect(stack.revert(doomed)).rejects.toThrow(/did not go back .*twice.*this snapshot is lost/);
+      await expect(stack.revert(doomed)).rejects.toThrow(/this snapshot is lost/);
+    } finally {
+      snapshotHooks.afterRevert = undefined;
+    }
+    for (let i = 0; i < 3; i++) {
+      await rpc(stack.rpcUrl, "anvil_mine", [hex(1)]);
+      await stack.reset();
+      expect((await head()).hash).toBe(start.hash);
+    }
   });
 });

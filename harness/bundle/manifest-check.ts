@@ -25,7 +25,7 @@ export async function manifestAgainstConstants(manifest: DeploymentConfig, accou
   if (!isDeepStrictEqual(manifest.accountRegistry.abi, fixtures.contracts.AccountRegistry.abi)) return "accountRegistry.abi is not the AccountRegistry's";
   if (!isDeepStrictEqual(manifest.receiveDirectory.abi, fixtures.contracts.ReceiveDirectory.abi)) return "receiveDirectory.abi is not the ReceiveDirectory's";
   const { verifier } = manifest.queue.proof;
-  const expected = proofSection(circuit, verifier.address as Hex, verifier.runtimeCodeHash as Hex);
+  const expected = proofSection(circuit, verifier.address as Hex, verifier.runtimeCodeHash as Hex, manifest.queue.proof.system);
   if (!isDeepStrictEqual(JSON.parse(JSON.stringify(manifest.queue.proof)), JSON.parse(JSON.stringify(expected)))) return "queue.proof is not the proof files this runtime serves";
   // The contracts a relay runs: their code is in any bundle (a fork's holds what its relays read).
   const hashed: Array<[string, string, string | null]> = [

@@ -14,6 +14,9 @@ import { startRpcForwarder, type ForkReads } from "./rpc-forwarder.ts";
 const DEPLOYER_INDEX = 0;
 const RELAYER_INDEX = 1;
 
+/** A dev account's index in anvil's list (its `--accounts` order): the relayer's is skipped in ours. */
+export const anvilIndexOf = (devAccountIndex: number) => (devAccountIndex < RELAYER_INDEX ? devAccountIndex : devAccountIndex + 1);
+
 /** What a fork bundle carries besides anvil's dump: the fork point, and the upstream state and blocks anvil read. */
 export interface ForkCapture {
   blockNumber: number;

@@ -8,7 +8,8 @@ export { commitmentOf, precommitmentOf, nullifierOf, encryptNote, decryptNote, t
 export { MerkleTree, ZERO_VALUE } from "./merkle-tree.ts";
 export { syncPool, findNotes, type PoolState, type OwnedNote } from "./sync.ts";
 export { fetchProofFiles, checkProofFiles, sha256Of, ArtifactIntegrityError, type ProofFiles, type ProofFilePins } from "./proof-files.ts";
-export { createProver, closeProvers, ProofVerificationError, type Prover, type SolidityProof } from "./prover.ts";
+export { createProver, closeProvers, ProofVerificationError, ProofSystemMismatchError, WitnessConstraintError, type Prover, type ProverPins, type SolidityProof } from "./prover.ts";
+export { devProof, DEV_PROOF_TAG, type ProofSystemName } from "../../src/chain/dev-proof.ts";
 export { prepareTransaction, buildWitness, hashExtData, hashActionExtData, publicSignalsOf, TransactionShapeError, InvalidRecipientError, FeeTooHighError, type PreparedTransaction, type PreparedWithNotes, type TransactionRequest, type Witness, type ExtData, type PublicInputs, type Deployment, type ActionTerms } from "./transaction.ts";
 export { poolAbi } from "./pool-abi.ts";
 export { ForeignOriginError } from "./same-origin.ts";

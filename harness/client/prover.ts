@@ -1,22 +1,29 @@
 import { createRequire } from "node:module";
 import { isMainThread } from "node:worker_threads";
+import type { Address } from "viem";
+import { describeProofSystem, devProof, type ProofSystemName } from "../../src/chain/dev-proof.ts";
+import { FIELD_SIZE } from "./field.ts";
 import { ArtifactIntegrityError, checkProofFiles, type ProofFilePins, type ProofFiles } from "./proof-files.ts";
 
+type MemFile = { type: "mem"; data?: Uint8Array };
+
 /** The part of snarkjs the prover uses (snarkjs ships no types). */
-interface Groth16 {
-  fullProve(input: Record<string, unknown>, wasm: { type: "mem"; data: Uint8Array }, zkey: { type: "mem"; data: Uint8Array }): Promise<{ proof: SnarkProof; publicSignals: string[] }>;
-  verify(verificationKey: unknown, publicSignals: string[], proof: SnarkProof): Promise<boolean>;
+interface Snarkjs {
+  groth16: {
+    fullProve(input: Record<string, unknown>, wasm: MemFile, zkey: MemFile): Promise<{ proof: SnarkProof; publicSignals: string[] }>;
+    verify(verificationKey: unknown, publicSignals: string[], proof: SnarkProof): Promise<boolean>;
+  };
+  wtns: { calculate(input: Record<string, unknown>, wasm: MemFile, wtns: MemFile): Promise<void> };
 }
 
-let loading: Promise<Groth16> | undefined;
+let loading: Promise<Snarkjs> | undefined;
 
 /**
  * snarkjs, loaded on the first proof and kept, so that importing the client loads none of it (nor
  * its worker threads).
  */
-function groth16(): Promise<Groth16> {
-  loading ??= loadSnarkjs().then(
-    (snarkjs) => snarkjs.groth16,
+function snarkjs(): Promise<Snarkjs> {
+  loading ??= loadSnarkjs().catch(
     (error: unknown) => {
       loading = undefined; // not kept: the next proof tries again
       throw error;
@@ -25,6 +32,8 @@ function groth16(): Promise<Groth16> {
   return loading;
 }
 
+const groth16 = async () => (await snarkjs()).groth16;
+
 /**
  * ffjavascript's web-worker decides when it is loaded which side of a Worker it is on: loaded off the
  * main thread (in vitest's threads pool, or any worker_threads Worker), it takes itself for a worker it
@@ -32,13 +41,13 @@ function groth16(): Promise<Groth16> {
  * one synchronous step, with worker_threads saying "main thread" for that step alone: web-worker then
  * exports its Worker class as on the main thread, and the workers it starts see the truth.
  */
-async function loadSnarkjs(): Promise<{ groth16: Groth16 }> {
-  if (isMainThread) return (await import("snarkjs")) as { groth16: Groth16 };
+async function loadSnarkjs(): Promise<Snarkjs> {
+  if (isMainThread) return (await import("snarkjs")) as unknown as Snarkjs;
   const require = createRequire(import.meta.url);
   const threads = require("node:worker_threads") as { isMainThread: boolean };
   threads.isMainThread = true;
   try {
-    return require("snarkjs") as { groth16: Groth16 };
+    return require("snarkjs") as Snarkjs;
   } finally {
     threads.isMainThread = false;
   }
@@ -47,6 +56,27 @@ async function loadSnarkjs(): Promise<{ groth16: Groth16 }> {
 /** A proof the pinned verification key does not accept: it is never returned, so it never leaves the client. */
 export class ProofVerificationError extends Error {
   override name = "ProofVerificationError";
+}
+
+/**
+ * A witness the circuit refuses: one of its `===` constraints (or asserts) fails as the witness is
+ * computed, in `template` at `line` of its circom source. Nothing is proved, in either proof system.
+ */
+export class WitnessConstraintError extends Error {
+  override name = "WitnessConstraintError";
+  readonly template: string;
+  readonly line: number;
+  constructor(template: string, line: number, options?: ErrorOptions) {
+    super(`the witness breaks a constraint of the circuit: template ${template}, line ${line}; nothing was proved`, options);
+    this.template = template;
+    this.line = line;
+  }
+}
+
+/** circom's witness calculator says "Assert Failed. Error in template JoinSplit_291 line: 72": that error, named. */
+function witnessError(error: unknown): unknown {
+  const found = /Assert Failed\.?\s*Error in template (\S+) line: (\d+)/.exec(String((error as Error)?.message ?? error));
+  return found ? new WitnessConstraintError(found[1] as string, Number(found[2]), { cause: error }) : error;
 }
 
 /** Groth16 proof as snarkjs returns it (decimal strings). */
@@ -64,7 +94,12 @@ export interface SolidityProof {
 }
 
 export interface Prover {
-  /** Proves, then verifies the proof with the pinned verification key; throws ProofVerificationError if it fails. */
+  /** What its proofs are: real Groth16 proofs (also when absent), or dev proofs for one DevVerifier. */
+  readonly proofSystem?: ProofSystemName;
+  /**
+   * Computes the full witness (a broken constraint throws WitnessConstraintError), proves, then checks
+   * the proof (Groth16: with the pinned verification key); throws ProofVerificationError if it fails.
+   */
   prove(input: Record<string, unknown>): Promise<{ proof: SolidityProof; publicSignals: bigint[] }>;
   /** Stops snarkjs's worker threads, which otherwise keep the process alive. */
   close(): Promise<void>;
@@ -76,17 +111,21 @@ export interface Prover {
  * returned. Proving keys or witness generators from a hostile queue could otherwise hide secrets in
  * proofs that it then refuses.
  */
-export function createProver(files: ProofFiles, pins: ProofFilePins): Prover {
+export function createProver(files: ProofFiles, pins: ProverPins): Prover {
   checkProofFiles(files, pins);
-  let verificationKey: unknown;
+  let verificationKey: { nPublic?: unknown };
   try {
     verificationKey = JSON.parse(Buffer.from(files.verificationKey).toString("utf8"));
   } catch (error) {
     throw new ArtifactIntegrityError(`the pinned verification key is not JSON: ${(error as Error).message}`);
   }
+  if (pins.proofSystem === "dev") return devProver(files, pins, verificationKey);
   return {
+    proofSystem: "groth16",
     async prove(input) {
-      const { proof, publicSignals } = await (await groth16()).fullProve(input, { type: "mem", data: files.wasm }, { type: "mem", data: files.zkey });
+      const { proof, publicSignals } = await (await groth16()).fullProve(input, { type: "mem", data: files.wasm }, { type: "mem", data: files.zkey }).catch((error: unknown) => {
+        throw witnessError(error);
+      });
       await verifyOrThrow(verificationKey, publicSignals, proof);
       const big = (x: string | undefined) => BigInt(x as string);
       const [a, b, c] = [proof.pi_a, proof.pi_b, proof.pi_c];
@@ -104,6 +143,79 @@ export function createProver(files: ProofFiles, pins: ProofFilePins): Prover {
     },
     close: closeProvers,
   };
+}
+
+/**
+ * What a prover is made for: the pinned proof files, and the proof system the reviewed deployment's
+ * verifier expects (ReviewedDeployment carries all of it). Dev proofs are bound to the verifier and chain.
+ */
+export type ProverPins = ProofFilePins & { proofSystem?: ProofSystemName; chainId?: number; verifier?: { address: string } };
+
+/**
+ * DEVELOPMENT ONLY: a prover for a stack with dev proofs. It computes the full witness with the pinned
+ * wasm, so every constraint the witness code checks still holds or fails (WitnessConstraintError), then
+ * makes the dev proof of its public signals for the pinned verifier and chain instead of a Groth16 one.
+ */
+function devProver(files: ProofFiles, pins: ProverPins, verificationKey: { nPublic?: unknown }): Prover {
+  const { chainId, verifier } = pins;
+  if (chainId === undefined || verifier === undefined) throw new ArtifactIntegrityError("dev proofs are bound to a verifier and a chain: the pins name no chainId or verifier");
+  const nPublic = Number(verificationKey.nPublic);
+  return {
+    proofSystem: "dev",
+    async prove(input) {
+      const wtns: MemFile = { type: "mem" };
+      await (await snarkjs()).wtns.calculate(input, { type: "mem", data: files.wasm }, wtns).catch((error: unknown) => {
+        throw witnessError(error);
+      });
+      // snarkjs's publicSignals: the witness's signals 1..nPublic (0 is the constant 1).
+      const publicSignals = witnessValues(wtns.data as Uint8Array, 1, nPublic);
+      const proof = devProof({ verifier: verifier.address as Address, chainId, publicSignals });
+      // The local check DevVerifier would make: one form, every signal in the field.
+      if (publicSignals.length !== nPublic || publicSignals.some((x) => x >= FIELD_SIZE)) throw new ProofVerificationError("the dev proof's public signals are not field elements; it was not returned");
+      return { proof, publicSignals };
+    },
+    close: closeProvers,
+  };
+}
+
+/**
+ * `count` values from index `first` of a .wtns file (iden3's binary format: "wtns", version, sections;
+ * section 1 holds the field's byte size, section 2 the values, little-endian).
+ */
+function witnessValues(wtns: Uint8Array, first: number, count: number): bigint[] {
+  const view = new DataView(wtns.buffer, wtns.byteOffset, wtns.byteLength);
+  let n8 = 0;
+  let offset = 12;
+  const sections = view.getUint32(8, true);
+  for (let i = 0; i < sections; i++) {
+    const type = view.getUint32(offset, true);
+    const size = Number(view.getBigUint64(offset + 4, true));
+    const body = offset + 12;
+    if (type === 1) n8 = view.getUint32(body, true);
+    if (type === 2) {
+      return Array.from({ length: count }, (_, k) => {
+        const at = body + (first + k) * n8;
+        let value = 0n;
+        for (let b = n8 - 1; b >= 0; b--) value = (value << 8n) | BigInt(wtns[at + b] as number);
+        return value;
+      });
+    }
+    offset = body + size;
+  }
+  throw new ProofVerificationError("the witness file has no values section");
+}
+
+/** A client whose proofs the stack's verifier would refuse: set up for one proof system, the stack expects the other. Raised before anything is proved or sent. */
+export class ProofSystemMismatchError extends Error {
+  override name = "ProofSystemMismatchError";
+  readonly client: ProofSystemName;
+  readonly served: ProofSystemName;
+  constructor(client: ProofSystemName, served: ProofSystemName, where: string) {
+    const stack = served;
+    super(`this client is set up for ${describeProofSystem(client)}, but ${where} expects ${describeProofSystem(stack)}: every proof would be refused. Set the client's proofSystem to "${stack}" (reviewed deployment data), or start the stack with ${stack === "dev" ? "real proofs" : "--proofs dev"}`);
+    this.client = client;
+    this.served = served;
+  }
 }
 
 async function verifyOrThrow(verificationKey: unknown, publicSignals: string[], proof: SnarkProof): Promise<void> {

@@ -9,6 +9,7 @@ import type { RelayRequest } from "../../src/relay/request.ts";
 import { artifactOf, fetchProofFiles, type ProofFiles } from "./proof-files.ts";
 import type { PreparedTransaction } from "./transaction.ts";
 import { sameOriginUrl } from "./same-origin.ts";
+import { ProofSystemMismatchError } from "./prover.ts";
 
 const Hash = z.string().regex(/^0x[0-9a-fA-F]{64}$/, "expected 0x followed by 64 hex digits");
 
@@ -26,6 +27,8 @@ export const ReviewedDeployment = z.strictObject({
   verificationKeySha256: Hash,
   wasmSha256: Hash,
   zkeySha256: Hash,
+  /** What the reviewed Pool's verifier expects: real Groth16 proofs (the default) or "dev" proofs (a dev stack only). */
+  proofSystem: z.enum(["groth16", "dev"]).optional(),
 });
 export type ReviewedDeployment = z.output<typeof ReviewedDeployment>;
 
@@ -136,6 +139,9 @@ export function createQueueClient(options: { baseUrl: string; reviewed: Reviewed
 
   async function verifiedConfig(): Promise<DeploymentConfig> {
     const config = DeploymentConfig.parse((await request<unknown>("/api/queue/config")).body);
+    // First, and alone: a client of the other proof system has nothing else worth comparing.
+    const expected = reviewed.proofSystem ?? "groth16";
+    if (config.queue.proof.system !== expected) throw new ProofSystemMismatchError(expected, config.queue.proof.system, `the queue at ${options.baseUrl}`);
     const differences: string[] = [];
     const differ = (what: string, served: unknown, expected: unknown) => {
       if (String(served).toLowerCase() !== String(expected).toLowerCase()) differences.push(`${what}: served ${served}, reviewed ${expected}`);
@@ -313,5 +319,6 @@ export function reviewedFrom(config: DeploymentConfig): ReviewedDeployment {
     verificationKeySha256: config.queue.proof.verificationKeySha256,
     wasmSha256: artifactOf(config, "wasm").sha256,
     zkeySha256: artifactOf(config, "zkey").sha256,
+    proofSystem: config.queue.proof.system,
   };
 }

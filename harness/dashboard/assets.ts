@@ -19,12 +19,13 @@ main { display: grid; grid-template-columns: minmax(0, 3fr) minmax(0, 2fr); gap:
 @media (max-width: 800px) {
   main { grid-template-columns: minmax(0, 1fr); padding: .5rem; gap: .5rem; }
   .column { display: contents; }
-  #ops-panel { order: 1; } #health-panel { order: 2; } #controls-panel { order: 3; } #pool-panel { order: 4; } #manifest-panel { order: 5; }
+  #ops-panel { order: 1; } #health-panel { order: 2; } #controls-panel { order: 3; } #pool-panel { order: 4; } #accounts-panel { order: 5; } #manifest-panel { order: 6; }
 }
 section { background: #fff; border: 1px solid #d0d7de; border-radius: 6px; padding: .5rem 1rem; min-width: 0; overflow-wrap: anywhere; }
 h2 { font-size: 1rem; margin: .25rem 0 .5rem; }
 .filters { display: flex; flex-wrap: wrap; gap: .25rem 1rem; margin-bottom: .5rem; }
 .op { border-top: 1px solid #d0d7de; padding: .25rem 0; }
+.dev-proofs { display: inline-block; margin: 0 .5em; padding: .1em .6em; border-radius: 1em; background: #9a6700; color: #fff; font-weight: 600; }
 .op summary { cursor: pointer; overflow-wrap: anywhere; }
 .op .timeline { margin: .25rem 0; padding-left: 1.5rem; }
 .state { display: inline-block; min-width: 6.5em; padding: 0 .4em; border-radius: 3px; color: #fff; background: #57606a; text-align: center; }
@@ -43,11 +44,18 @@ td .state { min-width: 0; }
 .failure .code, summary .code { font-weight: 600; }
 .spent, .detail, .empty { color: #57606a; }
 .scope { margin: 0 0 .5rem; padding: .25rem .5rem; border-left: 3px solid #9a6700; background: #fff8c5; }
-table { border-collapse: collapse; margin: .25rem 0 .5rem; max-width: 100%; }
+.banner { margin: 0; padding: .4rem 1rem; border-bottom: 2px solid #9a6700; background: #fff8c5; }
+.counts { margin: 0 0 .5rem; display: flex; flex-wrap: wrap; gap: .25rem .75rem; align-items: baseline; }
+.counts .count { white-space: nowrap; }
+.counts .state { min-width: 0; }
+/* A table wider than its panel (a phone) scrolls sideways in its region; its words never break. */
+.table-scroll { overflow-x: auto; max-width: 100%; margin: .25rem 0 .5rem; }
+table { border-collapse: collapse; }
 caption { text-align: left; color: #57606a; }
-th, td { padding: 0 .5rem 0 0; text-align: left; overflow-wrap: anywhere; vertical-align: top; }
+th, td { padding: 0 .5rem 0 0; text-align: left; overflow-wrap: normal; word-break: normal; vertical-align: top; }
 th[scope="col"], th[scope="row"], .state { overflow-wrap: normal; white-space: nowrap; }
-dd code[title] { white-space: nowrap; }
+/* A shortened hash is one word: never broken (an ellipsis is a break opportunity otherwise). */
+code[title] { white-space: nowrap; }
 code { font-size: .9em; }
 button, .button { margin: .15rem; font: inherit; cursor: pointer; }
 .button { display: inline-block; padding: 1px 6px; border: 1px solid #8c959f; border-radius: 3px; background: #f6f8fa; color: #0550ae; }
@@ -58,6 +66,8 @@ dt { color: #57606a; }
 dd { margin: 0; overflow-wrap: anywhere; }
 .ready[data-ready="true"] { color: #1a7f37; font-weight: 600; }
 .ready[data-ready="false"] { color: #a40e26; font-weight: 600; }
+.ok[data-ok="true"] { color: #1a7f37; }
+.ok[data-ok="false"] { color: #a40e26; font-weight: 600; }
 pre { overflow: auto; max-height: 20rem; background: #f6f8fa; padding: .25rem; }
 pre:empty { display: none; }
 .controls fieldset { border: 1px solid #d0d7de; border-radius: 4px; margin: .25rem 0; padding: .1rem .5rem; display: flex; flex-wrap: wrap; gap: .25rem .75rem; align-items: center; }
@@ -84,8 +94,9 @@ const SCRIPT = `
     var head = document.getElementById("head-number");
     if (!head) return;
     root.querySelectorAll(".confirmations[data-block]").forEach(function (c) {
-      var n = Math.max(0, Number(head.textContent) - Number(c.dataset.block) + 1);
-      c.textContent = n + " of " + c.dataset.required + (c.dataset.required === "1" ? " confirmation" : " confirmations");
+      // Counted up to the relayer's requirement, no further: past it the operation is confirmed.
+      var required = Number(c.dataset.required), n = Math.min(required, Math.max(0, Number(head.textContent) - Number(c.dataset.block) + 1));
+      c.textContent = n + " of " + required + (required === 1 ? " confirmation" : " confirmations");
     });
   }
   function list() { return document.getElementById("ops"); }
@@ -94,9 +105,13 @@ const SCRIPT = `
     var form = document.getElementById("filters");
     if (!form) return;
     var kind = form.elements.kind.value, state = form.elements.state.value, since = Number(form.elements.since.value || 0);
-    var from = since ? Date.now() - since * 1000 : 0;
+    var from = since ? Date.now() - since * 1000 : 0, q = form.elements.q.value.trim().toLowerCase();
+    // The search: its id, or the hash of one of its signed attempts.
+    function found(op) {
+      return op.id.toLowerCase() === "op-" + q || Array.prototype.some.call(op.querySelectorAll(".attempts [data-copy]"), function (b) { return b.dataset.copy.toLowerCase() === q; });
+    }
     list().querySelectorAll(":scope > .op").forEach(function (op) {
-      op.hidden = Boolean((kind && op.dataset.kind !== kind) || (state && op.dataset.state !== state) || (from && Date.parse(op.dataset.created) < from));
+      op.hidden = Boolean((kind && op.dataset.kind !== kind) || (state && op.dataset.state !== state) || (from && Date.parse(op.dataset.created) < from) || (q && !found(op)));
     });
   }
   function show(text) { document.getElementById("control-result").textContent = text; }
@@ -150,7 +165,7 @@ const SCRIPT = `
     event.preventDefault();
     upsert(parse(event.detail.data));
   });
-  // A page of the list replaces what is shown; an entry pushed meanwhile, newer than the page's, stays.
+  // A page of the list replaces what is shown; an entry pushed meanwhile, newer than the page's, stays, and an opened one stays open.
   var shown = null;
   document.addEventListener("htmx:beforeSwap", function (event) {
     if (event.detail.target !== list()) return;
@@ -164,6 +179,7 @@ const SCRIPT = `
     list().querySelectorAll(":scope > .op").forEach(function (op) {
       var old = was[op.id];
       if (old && old.dataset.version > op.dataset.version) { old.open = op.open; op.replaceWith(old); }
+      else if (old) op.open = old.open; // an entry opened stays open across a filter's change
     });
   });
 
@@ -182,9 +198,29 @@ const SCRIPT = `
     });
     return JSON.stringify(body);
   }
+  // A control's answer in words ("done, block 12 at …", "refused, 404 operation_not_found: …"); its JSON is the API's.
+  function ether(wei) {
+    var b = BigInt(wei), frac = (b % 1000000000000000000n).toString().padStart(18, "0").replace(/0+$/, "");
+    return (b / 1000000000000000000n).toString() + (frac ? "." + frac : "") + " ETH";
+  }
+  function words(value) {
+    if (value === null || typeof value !== "object") return String(value);
+    if (Array.isArray(value)) return value.length ? value.map(words).join(", ") : "none";
+    var keys = Object.keys(value);
+    if (keys.length === 2 && "number" in value && "timestamp" in value) return "block " + value.number + " at " + new Date(value.timestamp * 1000).toISOString();
+    return keys.filter(function (k) { return value[k] !== null; }).map(function (k) {
+      return /Wei$/.test(k) ? k.slice(0, -3) + " " + ether(value[k]) : k + " " + words(value[k]);
+    }).join(", ");
+  }
+  function answer(response, text) {
+    var body = null;
+    try { body = JSON.parse(text); } catch (error) { /* not JSON: said as it came */ }
+    if (!response.ok) return "refused, " + response.status + (body && body.code ? " " + body.code + ": " + body.detail : " " + text);
+    return body === null ? "done" : "done, " + words(body);
+  }
   function post(label, route, body, done) {
     fetch(route, { method: "POST", headers: { "content-type": "application/json" }, body: body })
-      .then(function (response) { return response.text().then(function (text) { show(label + ": " + (response.ok ? "done " + text : response.status + " " + text)); }); })
+      .then(function (response) { return response.text().then(function (text) { show(label + ": " + answer(response, text)); }); })
       .catch(function (error) { show(label + ": " + error.message); })
       .finally(done);
   }
@@ -217,16 +253,26 @@ const SCRIPT = `
     if (button.classList.contains("add-chain")) { addChain(button); return; }
     if (button.dataset.copy) { navigator.clipboard.writeText(button.dataset.copy).then(function () { show("copied " + button.dataset.copy); }, function () { show("copy refused by the browser"); }); return; }
     if (!button.dataset.post) return;
+    // One click must not undo a session's work: the reset asks first.
+    if (button.dataset.confirm && !window.confirm(button.dataset.confirm)) { show(button.textContent + ": not done"); return; }
     button.disabled = true;
     post(button.textContent, button.dataset.post, button.dataset.body, function () { button.disabled = false; });
   });
+  // The accounts' balances are read when their panel is opened, and again with the Pool's while it is open.
+  function readAccounts() {
+    var details = document.getElementById("accounts-details");
+    if (details && details.open) htmx.trigger("#accounts", "refresh");
+  }
+  document.addEventListener("htmx:sseBeforeMessage", function (event) { if (event.detail.type === "pool") readAccounts(); });
   document.addEventListener("DOMContentLoaded", function () {
     setInterval(function () { refreshTimes(document); applyFilters(); }, 1000);
+    document.getElementById("accounts-details").addEventListener("toggle", readAccounts);
   });
-  // The list is the stack's own deployment's: said so while the other one is served.
+  // The list is the stack's own deployment's: said so while the other one is served. Held mining is said on top.
   function showScope() {
-    var serving = document.getElementById("serving");
+    var serving = document.getElementById("serving"), mining = document.getElementById("mining-mode");
     if (serving) document.getElementById("ops-scope").hidden = serving.textContent !== "alternate";
+    if (mining) document.getElementById("mining-held").hidden = mining.textContent !== "hold";
   }
   document.addEventListener("htmx:afterSettle", function () { refreshTimes(document); applyFilters(); showScope(); });
   document.addEventListener("htmx:sseOpen", function () { document.getElementById("connection").textContent = "live"; });

@@ -30,8 +30,8 @@ ${form(
 )}
 <div class="buttons" role="group" aria-label="RPC faults">${postButton("RPC fault: fail", at("rpc"), { fault: "fail" })}${postButton("RPC fault: off", at("rpc"), { fault: "none" })}</div>
 <div class="buttons" role="group" aria-label="relayer">${postButton("pause relayer", at("relayer"), { engine: "paused" })}${postButton("resume relayer", at("relayer"), { engine: "running" })}</div>
-${form(at("relayer"), "relayer balance", `<label>ETH <input name="balanceWei" data-type="ether" inputmode="decimal" pattern="[0-9]+(\\.[0-9]{1,18})?" value="0" required></label>`, "set balance")}
+${form(at("relayer"), "relayer balance", `<label>ETH <input name="balanceWei" data-type="ether" inputmode="decimal" pattern="[0-9]+(\\.[0-9]{1,18})?" placeholder="10000" required></label>`, "set balance")}
 <div class="buttons" role="group" aria-label="configuration">${postButton("serve the alternate configuration", at("config"), { serve: "alternate" })}${postButton("serve the original configuration", at("config"), { serve: "original" })}</div>
-<div class="buttons" role="group" aria-label="stack"><a class="button" href="${esc(at("bundle"))}" download="repro.qdbundle">save a repro bundle</a>${postButton("reset the stack", at("reset"), {})}</div>
+<div class="buttons" role="group" aria-label="stack"><a class="button" href="${esc(at("bundle"))}" download="repro.qdbundle">save a repro bundle</a>${postButton("reset the stack", at("reset"), {}, ' data-confirm="Reset the stack to the clean state it started in? Every operation, block and control since then is undone."')}</div>
 </div>`;
 }

@@ -4,7 +4,7 @@ import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
 import type { RelayControl } from "../../src/relay/control.ts";
 import { reservationIdOf as actionReservationIdOf } from "../../src/relay/view.ts";
 import type { OperationRecord } from "../../src/relay/store.ts";
-import { badge, esc, hash } from "./view.ts";
+import { badge, esc, ether, hash, table, type AssetBook } from "./view.ts";
 
 // The Pool panel and an action's reservation: read from the chain (anvil directly, never through the
 // fault proxy) when a page asks or a change is pushed, never on a timer.
@@ -105,10 +105,35 @@ export async function poolHtml(client: PublicClient, control: RelayControl | nul
   return (
     `<dl><dt>Pool</dt><dd>${hash(pool)}</dd><dt>at block</dt><dd>${esc(latest)}</dd><dt>leaves</dt><dd id="pool-leaves">${esc(leaves)}</dd><dt>last root</dt><dd>${root(lastRoot)}</dd>` +
     `<dt>roots a proof may use</dt><dd>all <span id="pool-roots">${esc(rootCount)}</span> the tree has had (roots never expire)</dd></dl>` +
-    (recent.length ? `<table><caption>latest roots, by the block that made them (last ${esc(ROOT_BLOCKS)} blocks)</caption><thead><tr><th scope="col">block</th><th scope="col">root</th></tr></thead><tbody>${recent.map((r) => `<tr><td>${esc(r.blockNumber)}</td><td>${root(r.root)}</td></tr>`).join("")}</tbody></table>` : "") +
-    `<table><caption>per asset: the Pool's balance and the relay fees</caption><thead><tr><th scope="col">asset</th><th scope="col">Pool balance</th><th scope="col">send fee</th><th scope="col">withdraw fee</th></tr></thead><tbody>${assets}</tbody></table>` +
-    (actionFees ? `<table><caption>per route and asset: the action and finalize fees a quote sets</caption><thead><tr><th scope="col">route</th><th scope="col">asset</th><th scope="col">action fee</th><th scope="col">finalize fee</th></tr></thead><tbody>${actionFees}</tbody></table>` : "") +
-    `<table><caption>reservations (newest ${RESERVATIONS_SHOWN} actions)</caption><thead><tr><th scope="col">reservation</th><th scope="col">state</th><th scope="col">action</th><th scope="col">finalize</th></tr></thead><tbody>${reservations.join("") || `<tr><td colspan="4">no action yet</td></tr>`}</tbody></table>` +
-    `<table><caption>proof files</caption><thead><tr><th scope="col">file</th><th scope="col">role</th><th scope="col">size</th><th scope="col">sha256</th></tr></thead><tbody>${artifacts}</tbody></table>`
+    (recent.length ? table(`latest roots, by the block that made them (last ${ROOT_BLOCKS} blocks)`, ["block", "root"], recent.map((r) => `<tr><td>${esc(r.blockNumber)}</td><td>${root(r.root)}</td></tr>`).join("")) : "") +
+    table("per asset: the Pool's balance and the relay fees", ["asset", "Pool balance", "send fee", "withdraw fee"], assets) +
+    (actionFees ? table("per route and asset: the action and finalize fees a quote sets", ["route", "asset", "action fee", "finalize fee"], actionFees) : "") +
+    table(`reservations (newest ${RESERVATIONS_SHOWN} actions)`, ["reservation", "state", "action", "finalize"], reservations.join("") || `<tr><td colspan="4">no action yet</td></tr>`) +
+    table("proof files", ["file", "role", "size", "sha256"], artifacts)
+  );
+}
+
+/** The served deployment's assets by address, for amounts in their units. */
+export const assetBookOf = (config: DeploymentConfig): AssetBook => new Map(config.assets.map((a) => [a.address.toLowerCase(), { symbol: a.symbol, decimals: a.decimals }]));
+
+/**
+ * The dev accounts (stack.accounts: anvil's funded accounts but the relayer's) and their balances, in ETH
+ * and in each asset of the served deployment, read at one block.
+ */
+export async function accountsHtml(client: PublicClient, accounts: ReadonlyArray<{ address: Address; anvilIndex: number }>, config: DeploymentConfig): Promise<string> {
+  const blockNumber = await client.getBlockNumber();
+  const rows = await Promise.all(
+    accounts.map(async ({ address, anvilIndex }, i) => {
+      const [eth, ...tokens] = await Promise.all([
+        client.getBalance({ address, blockNumber }),
+        ...config.assets.map((asset) => client.readContract({ address: asset.address as Address, abi: treeAbi, functionName: "balanceOf", args: [address], blockNumber })),
+      ]);
+      const cells = config.assets.map((asset, j) => `<td>${esc(formatUnits(tokens[j] as bigint, asset.decimals))}</td>`).join("");
+      return `<tr><th scope="row">${i} <span class="detail">(anvil #${anvilIndex})</span></th><td>${hash(address)}</td><td>${esc(ether(eth))}</td>${cells}</tr>`;
+    }),
+  );
+  return (
+    `<p class="detail">at block ${esc(blockNumber)}; <code>stack.accounts[i]</code>, <code>QUEUE_DEVSTACK_ACCOUNT_i_*</code>: anvil's funded accounts without the relayer's (anvil #1)</p>` +
+    table("dev accounts and their balances", ["account", "address", "ETH", ...config.assets.map((a) => a.symbol)], rows.join(""))
   );
 }

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from "fastify";
+import type { Address } from "viem";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import type { ServerResponse } from "node:http";
 import { z } from "zod";
@@ -11,11 +12,11 @@ import type { RpcFaultProxy } from "../chain/index.ts";
 import type { Trace } from "../trace/index.ts";
 import { dashboardAssets, type Asset } from "./assets.ts";
 import { manifestHtml, servedManifest } from "./manifest.ts";
-import { opsPageHtml } from "./ops.ts";
-import { chainReader, poolHtml, reservationHtml } from "./pool.ts";
+import { countsHtml, opsPageHtml } from "./ops.ts";
+import { accountsHtml, assetBookOf, chainReader, poolHtml, reservationHtml } from "./pool.ts";
 import { pageHtml } from "./page.ts";
 import { pushEvent } from "./push.ts";
-import { esc, healthHtml, operationHtml, type HealthView } from "./view.ts";
+import { esc, healthHtml, operationHtml, type AssetBook, type HealthView } from "./view.ts";
 
 /** The page's own policy: its scripts and styles from this origin only, and its push channel. */
 const PAGE_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
@@ -41,6 +42,8 @@ export interface DashboardDeps {
   deployments: ServedDeployments;
   /** An operation's decoded call trace (stack.trace), or undefined for an unknown id. */
   trace: (operationId: string) => Promise<Trace | undefined>;
+  /** The dev accounts (stack.accounts), with their anvil index: the Accounts panel's rows. */
+  accounts: ReadonlyArray<{ address: Address; anvilIndex: number }>;
 }
 
 const unanswered = (error: unknown) => `<p class="failure">the chain did not answer: ${esc(String((error as Error).message).split("\n")[0]?.slice(0, 200))}</p>`;
@@ -73,6 +76,8 @@ const OpsQuery = z.strictObject({
   state: z.enum(["", ...OPERATION_STATES]).optional(),
   since: z.string().regex(/^[0-9]{0,9}$/).optional(),
   before: z.string().max(200).regex(/^\S+ \S+$/).optional(),
+  /** An operation id or a transaction hash (any of its attempts'). */
+  q: z.string().max(100).optional(),
 });
 const ById = z.strictObject({ id: z.string().min(1).max(100) });
 
@@ -91,6 +96,9 @@ export async function registerDashboard(scope: FastifyInstance, deps: DashboardD
   let client: ReturnType<typeof chainReader> | undefined;
   const reader = () => (client ??= chainReader(deps.rpcUrl));
   const pages = new Set<{ res: ServerResponse }>();
+  // The stack's own deployment's assets, for an operation's amounts: asked of its runtime once, when first needed (it must be ready).
+  let assetBook: AssetBook | undefined;
+  const assetsOfOwnDeployment = async () => (assetBook ??= assetBookOf((await servedManifest(dev)).config));
 
   // A page that stopped reading is dropped, its unsent events with it (it reconnects and reloads).
   const send = (name: string, data: string, to: Iterable<{ res: ServerResponse }> = pages) => pushEvent(to, name, data, (page) => closePage(page, { unread: true }));
@@ -155,6 +163,8 @@ export async function registerDashboard(scope: FastifyInstance, deps: DashboardD
   const flush = () => {
     const ids = pending ?? new Set<string>();
     pending = null;
+    // The counts per state once for the whole batch.
+    if (control) send("counts", countsHtml(control));
     if (listAgain) {
       // Many changed at once (a reset): each page asks for its list again, with its own filters.
       listAgain = false;
@@ -167,7 +177,7 @@ export async function registerDashboard(scope: FastifyInstance, deps: DashboardD
       const op = control?.operation(id);
       if (!op) continue;
       chainMoved ||= ON_CHAIN.has(op.state);
-      send("op", operationHtml(op, prefix, control?.requiredConfirmations() ?? 1));
+      send("op", operationHtml(op, prefix, control?.requiredConfirmations() ?? 1, assetBook));
     }
     if (chainMoved) chainMovedSoon();
   };
@@ -195,9 +205,10 @@ export async function registerDashboard(scope: FastifyInstance, deps: DashboardD
     chainTimer = null;
   };
 
-  dev.get(`${prefix}/dashboard`, { schema: { hide: true } }, async (_request, reply) =>
-    reply.header("content-security-policy", PAGE_CSP).header("cache-control", "no-store").type("text/html; charset=utf-8").send(pageHtml(prefix)),
-  );
+  dev.get(`${prefix}/dashboard`, { schema: { hide: true } }, async (_request, reply) => {
+    const proofs = (await servedManifest(deps.deployments.servedRuntime())).config.queue.proof.system;
+    return reply.header("content-security-policy", PAGE_CSP).header("cache-control", "no-store").type("text/html; charset=utf-8").send(pageHtml(prefix, proofs));
+  });
 
   dev.get<{ Params: { name: string } }>(`${prefix}/dashboard/assets/:name`, { schema: { hide: true } }, async (request, reply) => {
     assets ??= dashboardAssets();
@@ -208,7 +219,15 @@ export async function registerDashboard(scope: FastifyInstance, deps: DashboardD
 
   dev.get(`${prefix}/dashboard/ops`, { schema: { hide: true, querystring: OpsQuery } }, async (request, reply) => {
     const { since, ...rest } = request.query;
-    return reply.header("cache-control", "no-store").type("text/html; charset=utf-8").send(opsPageHtml(control, { ...rest, ...(since ? { since: Number(since) } : {}) }, prefix));
+    const assets = await assetsOfOwnDeployment().catch(() => undefined);
+    return reply.header("cache-control", "no-store").type("text/html; charset=utf-8").send(opsPageHtml(control, { ...rest, ...(since ? { since: Number(since) } : {}) }, prefix, Date.now(), assets));
+  });
+
+  // Read when the panel is opened, and again with the Pool while it is open (the page asks).
+  dev.get(`${prefix}/dashboard/accounts`, { schema: { hide: true } }, async (_request, reply) => {
+    const served = await servedManifest(deps.deployments.servedRuntime());
+    const html = await accountsHtml(reader(), deps.accounts, served.config).catch(unanswered);
+    return reply.header("cache-control", "no-store").type("text/html; charset=utf-8").send(html);
   });
 
   dev.get(`${prefix}/dashboard/trace`, { schema: { hide: true, querystring: ById } }, async (request, reply) => {
@@ -229,10 +248,12 @@ export async function registerDashboard(scope: FastifyInstance, deps: DashboardD
     res.writeHead(200, { ...(reply.getHeaders() as Record<string, string>), "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store", connection: "keep-alive" });
     const page = { res };
     pages.add(page);
+    void assetsOfOwnDeployment().catch(() => {}); // before the first push of an operation, as a rule
     // Listening before the page asks for its list: a change made meanwhile is pushed, not lost.
     unlisten ??= control?.onChange(onChange) ?? null;
     healthTimer ??= setInterval(pushHealth, HEALTH_EVERY_MS).unref();
     send("ops", "reload", [page]);
+    if (control) send("counts", countsHtml(control), [page]);
     poolHead = -1;
     pushHealth();
     pushManifest();

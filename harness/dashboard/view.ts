@@ -1,3 +1,6 @@
+import { formatUnits } from "viem";
+import type { z } from "zod";
+import type { HealthChecks as HealthChecksSchema } from "../../src/routes/health.ts";
 import type { OperationRecord } from "../../src/relay/store.ts";
 
 // The dashboard's HTML, rendered on the server: the page, and the fragments the push channel sends.
@@ -21,6 +24,13 @@ const withHashes = (text: string) =>
     .split(/(0x[0-9a-fA-F]{64})(?![0-9a-fA-F])/)
     .map((part, i) => (i % 2 ? hash(part) : esc(part)))
     .join("");
+/**
+ * A data table in a region that scrolls sideways when the table is wider than the screen: on a phone a
+ * row of amounts, symbols and hashes scrolls rather than breaking inside a word. Focusable, so the
+ * keyboard can scroll it too.
+ */
+export const table = (caption: string, head: readonly string[], rows: string) =>
+  `<div class="table-scroll" role="region" aria-label="${esc(caption)}" tabindex="0"><table><caption>${esc(caption)}</caption><thead><tr>${head.map((h) => `<th scope="col">${esc(h)}</th>`).join("")}</tr></thead><tbody>${rows}</tbody></table></div>`;
 /** A state as a coloured badge (the colours follow the README's state diagram). */
 export const badge = (state: string) => `<span class="state" data-state="${esc(state)}">${esc(state)}</span>`;
 /** A button calling a dev route with a JSON body (the page's script posts it and says how it went). */
@@ -32,11 +42,46 @@ export function kindOf(op: Readonly<OperationRecord>): "send" | "withdraw" | "ac
   return op.kind === "withdraw" && "action" in op.request && op.request.action ? "action" : op.kind;
 }
 
+/** The assets an operation's amounts are shown in: symbol and decimals by address (lower case). */
+export type AssetBook = ReadonlyMap<string, { symbol: string; decimals: number }>;
+
+/** An amount in its asset's units and symbol, or in base units when the asset is not known. */
+function amount(value: string | bigint, asset: string, assets: AssetBook): string {
+  const known = assets.get(asset.toLowerCase());
+  return known ? `${esc(formatUnits(BigInt(value), known.decimals))} ${esc(known.symbol)}` : `${esc(value)} <span class="detail">(base units)</span>`;
+}
+
+/** What the operation asked for, from its stored request: only public fields (the store keeps no secret). */
+function payloadHtml(op: Readonly<OperationRecord>, assets: AssetBook): string {
+  const rows: Array<[string, string]> = [["kind", esc(kindOf(op))]];
+  const request = op.request;
+  if ("reservationId" in request) {
+    rows.push(["reservation", hash(request.reservationId)]);
+  } else if ("publicInputs" in request) {
+    const asset = request.publicInputs.asset;
+    const known = assets.get(asset.toLowerCase());
+    const withdrawn = -BigInt(request.extData.extAmount);
+    rows.push(
+      ["asset", `${known ? `${esc(known.symbol)} ` : ""}${hash(asset)}`],
+      // A send moves value inside the Pool: its amount is in the notes, which only their owners can open.
+      ["amount", op.kind === "send" ? `<span class="detail">private (a send's amount is in its notes)</span>` : amount(withdrawn, asset, assets)],
+      ["fee", amount(request.extData.fee, asset, assets)],
+      ["recipient", hash(request.extData.recipient)],
+    );
+    if (request.action) {
+      const a = request.action;
+      rows.push(["route", hash(a.routeId)], ["output", `at least ${amount(a.minOutput, a.outputAsset, assets)}`], ["deadline", time(new Date(Number(a.deadline) * 1000).toISOString())], ["quote", `<code>${esc(a.quoteId)}</code>`]);
+    }
+  }
+  rows.push(["nullifiers", op.nullifiers.length ? op.nullifiers.map((n) => hash(n)).join(" ") : "none"], ["idempotency key", op.idempotencyKey === null ? "none" : `<code>${esc(op.idempotencyKey)}</code>`]);
+  return `<dl class="payload">${rows.map(([k, v]) => `<dt>${k}</dt><dd>${v}</dd>`).join("")}</dl>`;
+}
+
 /** Orders two versions of one operation, so a late answer never replaces a newer push. */
 const versionOf = (op: Readonly<OperationRecord>) => `${op.updatedAt}|${String(op.history.length).padStart(5, "0")}|${String(op.attempts.length).padStart(4, "0")}`;
 
 /** An operation as a collapsible entry: its summary line, then its timeline, attempts, block, failure and links. */
-export function operationHtml(op: Readonly<OperationRecord>, prefix: string, requiredConfirmations: number): string {
+export function operationHtml(op: Readonly<OperationRecord>, prefix: string, requiredConfirmations: number, assets: AssetBook = new Map()): string {
   const steps = op.history
     .map((entry, i) => {
       const next = op.history[i + 1];
@@ -45,17 +90,21 @@ export function operationHtml(op: Readonly<OperationRecord>, prefix: string, req
     })
     .join("");
   const attempts = op.attempts.length
-    ? `<table class="attempts"><caption>signed attempts</caption><thead><tr><th scope="col">#</th><th scope="col">nonce</th><th scope="col">max fee</th><th scope="col">priority fee</th><th scope="col">hash</th></tr></thead><tbody>${op.attempts
-        .map((a, i) => `<tr><td>${i + 1}</td><td>${esc(a.nonce)}</td><td>${gwei(a.maxFeePerGas)}</td><td>${gwei(a.maxPriorityFeePerGas)}</td><td>${hash(a.hash)}</td></tr>`)
-        .join("")}</tbody></table>`
+    ? `<div class="attempts">${table(
+        "signed attempts",
+        ["#", "nonce", "max fee", "priority fee", "hash"],
+        op.attempts.map((a, i) => `<tr><td>${i + 1}</td><td>${esc(a.nonce)}</td><td>${gwei(a.maxFeePerGas)}</td><td>${gwei(a.maxPriorityFeePerGas)}</td><td>${hash(a.hash)}</td></tr>`).join(""),
+      )}</div>`
     : "";
   // Its confirmations are counted on the page from the head the health panel shows (pushed as blocks
   // come), out of the relayer's required confirmations: "1 of 3" says how long it still waits.
   const block = op.block
     ? `<p>block ${esc(op.block.number)} ${hash(op.block.hash)}${op.minedHash ? `, transaction ${hash(op.minedHash)}` : ""}, <span class="confirmations" data-block="${esc(op.block.number)}" data-required="${esc(requiredConfirmations)}"></span></p>`
     : "";
+  // The decoded revert, unless the detail says it already ("the Pool reverted with InvalidProof()").
+  const revert = op.reason?.revert ? `${op.reason.revert.name}(${op.reason.revert.args.join(", ")})` : null;
   const failure = op.reason
-    ? `<p class="failure"><strong class="code">${esc(op.reason.code)}</strong>: <span class="reason">${esc(op.reason.detail)}</span>${op.reason.revert ? ` <code>${esc(op.reason.revert.name)}(${esc(op.reason.revert.args.join(", "))})</code>` : ""}</p>`
+    ? `<p class="failure"><strong class="code">${esc(op.reason.code)}</strong>: <span class="reason">${esc(op.reason.detail)}</span>${revert && !op.reason.detail.includes(revert) ? ` <code>${esc(revert)}</code>` : ""}</p>`
     : "";
   const id = encodeURIComponent(op.id);
   // An action's reservation is read from the chain when its entry is opened (intersect: a closed entry is not shown).
@@ -74,7 +123,7 @@ export function operationHtml(op: Readonly<OperationRecord>, prefix: string, req
   return (
     `<details id="op-${esc(op.id)}" class="op" data-state="${esc(op.state)}" data-kind="${esc(kindOf(op))}" data-created="${esc(op.createdAt)}" data-version="${esc(versionOf(op))}">` +
     `<summary>${badge(op.state)} <span class="kind">${esc(kindOf(op))}</span> <code class="id">${esc(op.id)}</code> ${time(op.createdAt)}${op.reason ? ` <span class="code">${esc(op.reason.code)}</span>` : ""}</summary>` +
-    `<ol class="timeline">${steps}</ol>${attempts}${block}${failure}${reservation}${actions}${trace ? `<pre id="trace-${esc(op.id)}" class="trace" tabindex="0"></pre>` : ""}</details>`
+    `${payloadHtml(op, assets)}<ol class="timeline">${steps}</ol>${attempts}${block}${failure}${reservation}${actions}${trace ? `<pre id="trace-${esc(op.id)}" class="trace" tabindex="0"></pre>` : ""}</details>`
   );
 }
 
@@ -104,7 +153,7 @@ export function healthHtml(view: HealthView): string {
   const ready = view.health.status === 200;
   const { faults } = view;
   const rows: Array<[string, string]> = [
-    ["health", `<span class="ready" data-ready="${ready}">${ready ? "ready" : "not ready"}</span>${ready ? "" : ` <span class="detail">${esc(body.detail ?? "")}</span>`}`],
+    ["health", `<span class="ready" data-ready="${ready}">${ready ? "ready" : "not ready"}</span>${ready ? "" : `: <span class="detail">${esc(body.detail ?? "")}</span>`}`],
     [
       "head",
       // Its age ticks on the page from when it was mined, by the chain's clock (a loaded or time-moved chain runs apart from the wall's).
@@ -122,5 +171,22 @@ export function healthHtml(view: HealthView): string {
   if (view.relayer) {
     rows.push(["relayer", hash(view.relayer.address)], ["balance", `<span id="relayer-balance">${esc(ether(view.relayer.balanceWei))}</span> ETH`], ["nonce", esc(view.relayer.nonce)]);
   }
-  return `<dl>${rows.map(([k, v]) => `<dt>${k}</dt><dd>${v}</dd>`).join("")}</dl><details><summary>/api/queue/health checks</summary><pre tabindex="0">${esc(JSON.stringify(body.checks ?? body, null, 2))}</pre></details>`;
+  return `<dl>${rows.map(([k, v]) => `<dt>${k}</dt><dd>${v}</dd>`).join("")}</dl><details><summary>/api/queue/health checks</summary>${checksHtml(body.checks as HealthChecks | undefined)}</details>`;
+}
+
+type HealthChecks = z.output<typeof HealthChecksSchema>;
+const yes = (ok: boolean, good: string, bad: string) => `<span class="ok" data-ok="${ok}">${ok ? good : bad}</span>`;
+
+/** The health route's checks as labelled rows, as the route's schema describes them (JSON stays for the API). */
+function checksHtml(checks: HealthChecks | undefined): string {
+  if (!checks) return `<p class="detail">no checks in the answer</p>`;
+  const { chain, relayer, queue, store, engine } = checks;
+  const rows: Array<[string, string]> = [
+    ["chain", `${yes(chain.reachable, "answers", "does not answer")}${chain.head === null ? "" : `, head ${esc(chain.head)}`}${chain.observedAgeMs === null ? "" : `, the relayer saw a head ${esc(seconds(chain.observedAgeMs))} ago`}`],
+  ];
+  if (relayer) rows.push(["relayer", `${yes(relayer.ready, "ready", "not ready")}${relayer.detail ? ` <span class="detail">${esc(relayer.detail)}</span>` : ""}`]);
+  if (queue) rows.push(["queue", `${esc(queue.depth)} of ${esc(queue.capacity)} operations in flight`]);
+  if (store) rows.push(["store", `${yes(store.writable, "writable", "not writable")}${store.detail ? ` <span class="detail">${esc(store.detail)}</span>` : ""}`]);
+  if (engine) rows.push(["engine", `${esc(engine.state)}, last tick ${esc(seconds(engine.lagMs))} ago`]);
+  return `<dl class="checks">${rows.map(([k, v]) => `<dt>${k}</dt><dd>${v}</dd>`).join("")}</dl>`;
 }

@@ -1,6 +1,7 @@
 import { encodeDeployData, encodeFunctionData, getContractAddress, parseUnits, stringToHex, type Address, type Hex, type PublicClient } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { CHAIN_ID } from "../chain/index.ts";
+import type { ProofSystemName } from "../../src/chain/dev-proof.ts";
 import type { CompiledFixtures, FixtureName } from "./fixtures.ts";
 
 /** The funding assets a deployed stack gets: different decimals on purpose. */
@@ -56,6 +57,11 @@ export async function deployFixtures(args: {
    * instead of a block per transaction at wall-clock time: the same inputs give the same block hashes.
    */
   mineFrom?: bigint;
+  /**
+   * What the Pool's verifier expects: "groth16" (JoinSplitVerifier, the default) or "dev" (DevVerifier,
+   * DEVELOPMENT ONLY). Deployed at the same nonce, so every address is the same in both modes.
+   */
+  proofs?: ProofSystemName;
 }): Promise<Deployment> {
   const { client, fixtures } = args;
   const account = privateKeyToAccount(args.deployerKey);
@@ -73,7 +79,7 @@ export async function deployFixtures(args: {
     return address;
   };
 
-  const verifier = await deploy("JoinSplitVerifier");
+  const verifier = await deploy(args.proofs === "dev" ? "DevVerifier" : "JoinSplitVerifier");
   const poseidon2 = await deploy("Poseidon2");
   const poseidon3 = await deploy("Poseidon3");
   const accountRegistry = await deploy("AccountRegistry");

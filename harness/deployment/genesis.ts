@@ -6,6 +6,7 @@ import path from "node:path";
 import { gunzipSync } from "node:zlib";
 import { z } from "zod";
 import { createChainClient } from "../../src/chain/client.ts";
+import type { ProofSystemName } from "../../src/chain/dev-proof.ts";
 import { CHAIN_ID, startChain, type Chain, type DevAccount } from "../chain/index.ts";
 import { DEV_ASSETS, DEV_TOKEN_GRANT, deployFixtures } from "./deploy.ts";
 import { FIXTURES_DIR, type CompiledFixtures } from "./fixtures.ts";
@@ -23,6 +24,14 @@ const require = createRequire(import.meta.url);
  */
 export const GENESIS_STATE_PATH = path.join(FIXTURES_DIR, "genesis-state.json");
 export const GENESIS_PATH = path.join(FIXTURES_DIR, "genesis.json");
+
+/**
+ * Each proof system's genesis: the same deployments but for the Pool's verifier (dev proofs: DevVerifier),
+ * so each mode has its own blocks and its own byte-identical manifest.
+ */
+export function genesisFiles(proofs: ProofSystemName = "groth16"): { state: string; info: string } {
+  return proofs === "dev" ? { state: path.join(FIXTURES_DIR, "genesis-dev-state.json"), info: path.join(FIXTURES_DIR, "genesis-dev.json") } : { state: GENESIS_STATE_PATH, info: GENESIS_PATH };
+}
 
 /** 2026-01-01T00:00:00Z: the genesis block; the deployments follow 12 s apart. */
 export const GENESIS_TIMESTAMP = 1_767_225_600n;
@@ -44,10 +53,10 @@ export type Genesis = z.output<typeof Genesis>;
 export const GENESIS_CODE: readonly URL[] = ["./deploy.ts", "./genesis.ts"].map((file) => new URL(file, import.meta.url));
 
 /** `code`: the files above (a test passes a changed copy). */
-export async function genesisInputsHash(fixtures: CompiledFixtures, levels: number, code: readonly URL[] = GENESIS_CODE): Promise<string> {
+export async function genesisInputsHash(fixtures: CompiledFixtures, levels: number, code: readonly URL[] = GENESIS_CODE, proofs: ProofSystemName = "groth16"): Promise<string> {
   const anvil = (JSON.parse(await readFile(require.resolve("@foundry-rs/anvil/package.json"), "utf8")) as { version: string }).version;
   const sources = Object.fromEntries(await Promise.all(code.map(async (url) => [path.basename(url.pathname), createHash("sha256").update(await readFile(url)).digest("hex")])));
-  const inputs = { fixtures: fixtures.sourcesHash, levels, assets: DEV_ASSETS, grant: DEV_TOKEN_GRANT.toString(), timestamp: GENESIS_TIMESTAMP.toString(), anvil, chainId: CHAIN_ID, code: sources };
+  const inputs = { fixtures: fixtures.sourcesHash, levels, assets: DEV_ASSETS, grant: DEV_TOKEN_GRANT.toString(), timestamp: GENESIS_TIMESTAMP.toString(), anvil, chainId: CHAIN_ID, code: sources, ...(proofs === "dev" ? { proofs } : {}) };
   return createHash("sha256").update(JSON.stringify(inputs)).digest("hex");
 }
 
@@ -55,19 +64,20 @@ export async function genesisInputsHash(fixtures: CompiledFixtures, levels: numb
  * The committed genesis, if it matches these fixtures: always in an installed package (checked when it
  * was built), only when fresh in the repository.
  */
-export async function loadGenesis(fixtures: CompiledFixtures, levels: number): Promise<Genesis | undefined> {
+export async function loadGenesis(fixtures: CompiledFixtures, levels: number, proofs: ProofSystemName = "groth16"): Promise<Genesis | undefined> {
   let genesis: Genesis;
   try {
-    genesis = Genesis.parse(JSON.parse(await readFile(GENESIS_PATH, "utf8")));
+    genesis = Genesis.parse(JSON.parse(await readFile(genesisFiles(proofs).info, "utf8")));
   } catch {
     return undefined;
   }
-  if (FROM_SOURCE && genesis.inputsHash !== (await genesisInputsHash(fixtures, levels))) return undefined;
+  if (FROM_SOURCE && genesis.inputsHash !== (await genesisInputsHash(fixtures, levels, GENESIS_CODE, proofs))) return undefined;
   return genesis;
 }
 
 /** Deploys the fixtures on a fresh anvil at fixed timestamps and writes its state as the genesis. */
-export async function buildGenesis(fixtures: CompiledFixtures, levels: number): Promise<Genesis> {
+export async function buildGenesis(fixtures: CompiledFixtures, levels: number, proofs: ProofSystemName = "groth16"): Promise<Genesis> {
+  const files = genesisFiles(proofs);
   const stateDir = await mkdtemp(path.join(tmpdir(), "queue-devstack-genesis-"));
   let chain: Chain | undefined;
   try {
@@ -81,19 +91,20 @@ export async function buildGenesis(fixtures: CompiledFixtures, levels: number): 
       holders: chain.accounts.map((a) => a.address),
       levels,
       mineFrom: GENESIS_TIMESTAMP + 12n,
+      proofs,
     });
     // With the historical states: a fork of a stack at an earlier block, or a Pool's deployment block
     // found by bisection, reads state as of blocks before the head.
     const dump = (await client.request({ method: "anvil_dumpState", params: [true] } as never)) as string;
-    await writeFile(GENESIS_STATE_PATH, canonicalState(gunzipSync(Buffer.from(dump.slice(2), "hex"))));
+    await writeFile(files.state, canonicalState(gunzipSync(Buffer.from(dump.slice(2), "hex"))));
     const block = await client.getBlock({ blockNumber: deployment.deploymentBlock });
     const genesis: Genesis = {
-      inputsHash: await genesisInputsHash(fixtures, levels),
+      inputsHash: await genesisInputsHash(fixtures, levels, GENESIS_CODE, proofs),
       pool: deployment.pool,
       deploymentBlock: Number(deployment.deploymentBlock),
       timestamp: Number(block.timestamp),
     };
-    await writeFile(GENESIS_PATH, `${JSON.stringify(genesis, null, 2)}\n`);
+    await writeFile(files.info, `${JSON.stringify(genesis, null, 2)}\n`);
     return genesis;
   } finally {
     await chain?.stop();

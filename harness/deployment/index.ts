@@ -3,7 +3,7 @@
 export { contractsPart, deploymentPart, PersistedStateError, type Contracts } from "./parts.ts";
 export { loadFixtures, inspectFixtures, buildFixtures, COMPILED_PATH, FIXTURES_DIR, type CompiledFixtures } from "./fixtures.ts";
 export { CIRCUIT_BUILD_DIR, loadCircuitManifest, renderSolidityVerifier } from "./circuit.ts";
-export { buildGenesis, canonicalState, genesisInputsHash, loadGenesis, GENESIS_CODE, GENESIS_PATH, GENESIS_STATE_PATH, GENESIS_TIMESTAMP } from "./genesis.ts";
+export { buildGenesis, canonicalState, genesisFiles, genesisInputsHash, loadGenesis, GENESIS_CODE, GENESIS_PATH, GENESIS_STATE_PATH, GENESIS_TIMESTAMP } from "./genesis.ts";
 export { deployFixtures, ACTION_ROUTES, ROUTE_KIND, DEFAULT_SWAP_PRICES, DEV_ASSETS, DEV_TOKEN_GRANT } from "./deploy.ts";
 export { PinError } from "./pin.ts";
 export { describeDeployment, manifestBytes, proofSection, writeFileAtomic } from "./manifest.ts";

@@ -2,6 +2,8 @@ import { mkdir, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { erc20Abi, hexToString, keccak256, numberToHex, parseUnits, type Address, type Hex, type PublicClient } from "viem";
 import { actionReadAbi, poolReadAbi, ROUTE_KINDS } from "../../src/chain/abi.ts";
+import type { ProofSystemName } from "../../src/chain/dev-proof.ts";
+import { readProofSystem } from "../../src/chain/verify-deployment.ts";
 import { ACTION_PARAMETERS, DeploymentConfig, type ExternalActionRoute } from "../../src/config/deployment-config.ts";
 import { QUEUE_PATHS } from "../../src/paths.ts";
 import type { CircuitManifest } from "./circuit.ts";
@@ -56,6 +58,7 @@ export async function describeDeployment(args: {
   }
   const verifierCode = await client.getCode({ address: verifier });
   if (verifierCode === undefined || verifierCode === "0x") throw new Error(`no verifier code at ${verifier}`);
+  const proofSystem = await readProofSystem(client, verifier, chainId);
 
   const assets = await Promise.all(
     assetAddresses.map(async (address) => {
@@ -96,7 +99,7 @@ export async function describeDeployment(args: {
         assets.map((a) => ({ route: route.id, asset: a.address, action: defaultRelayFee(a.decimals).toString(), finalize: defaultFinalizeFee(a.decimals).toString() })),
       ),
     },
-    queue: { endpoints: QUEUE_PATHS, proof: proofSection(args.circuit, verifier, keccak256(verifierCode)) },
+    queue: { endpoints: QUEUE_PATHS, proof: proofSection(args.circuit, verifier, keccak256(verifierCode), proofSystem) },
   });
 }
 
@@ -141,8 +144,12 @@ const ARTIFACT_KINDS: Record<string, { role: "wasm" | "zkey" | "verificationKey"
   ".json": { role: "verificationKey", contentType: "application/json" },
 };
 
-/** The manifest's proof section: the circuit's files (the runtime's own, served under its artifacts prefix) and the Pool's verifier. */
-export function proofSection(circuit: CircuitManifest, verifier: Address, verifierCodeHash: `0x${string}`) {
+/**
+ * The manifest's proof section: the circuit's files (the runtime's own, served under its artifacts
+ * prefix), the Pool's verifier and what it expects. A dev-proof stack serves the same files: its
+ * clients still compute the full witness with the wasm.
+ */
+export function proofSection(circuit: CircuitManifest, verifier: Address, verifierCodeHash: `0x${string}`, system: ProofSystemName) {
   const artifacts = circuit.files.map((f) => {
     const kind = ARTIFACT_KINDS[path.extname(f.file)];
     if (!kind) throw new Error(`unknown proof artifact type: ${f.file}`);
@@ -151,7 +158,7 @@ export function proofSection(circuit: CircuitManifest, verifier: Address, verifi
   const vk = artifacts.find((a) => a.role === "verificationKey");
   if (!vk) throw new Error("the circuit build has no verification key");
   return {
-    system: "groth16",
+    system,
     curve: "bn128",
     circuit: `${circuit.circuit}-2x2`,
     treeDepth: circuit.levels,

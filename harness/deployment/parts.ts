@@ -8,7 +8,8 @@ import { definePart, timed, type ProgressListener, type StackPart } from "../par
 import { loadCircuitManifest, type CircuitManifest } from "./circuit.ts";
 import { deployFixtures } from "./deploy.ts";
 import { loadFixtures, type CompiledFixtures } from "./fixtures.ts";
-import { GENESIS_STATE_PATH, loadGenesis, type Genesis } from "./genesis.ts";
+import { genesisFiles, loadGenesis, type Genesis } from "./genesis.ts";
+import { describeProofSystem, type ProofSystemName } from "../../src/chain/dev-proof.ts";
 import { describeDeployment, manifestBytes, writeFileAtomic } from "./manifest.ts";
 import { pinPool } from "./pin.ts";
 
@@ -30,7 +31,7 @@ export interface Contracts {
 }
 
 /** The compiled fixtures and proof files, and the prepared genesis for a new local chain. */
-export function contractsPart(options: { onProgress?: ProgressListener }, args: { newLocalChain: boolean }): StackPart<Contracts> {
+export function contractsPart(options: { onProgress?: ProgressListener }, args: { newLocalChain: boolean; proofs: ProofSystemName | undefined }): StackPart<Contracts> {
   return definePart("contracts", async () => {
     const progress = options.onProgress;
     const [fixtures, circuit] = await timed(progress, "load contracts", () =>
@@ -38,8 +39,8 @@ export function contractsPart(options: { onProgress?: ProgressListener }, args: 
     );
     // A new local chain starts from the prepared genesis (fixtures deployed at fixed timestamps): the same
     // blocks and manifest on every run. In the repository, a genesis older than the contracts is not used.
-    const genesis = args.newLocalChain ? await loadGenesis(fixtures, circuit.levels) : undefined;
-    return { fixtures, circuit, genesis, genesisState: genesis ? GENESIS_STATE_PATH : undefined };
+    const genesis = args.newLocalChain ? await loadGenesis(fixtures, circuit.levels, args.proofs) : undefined;
+    return { fixtures, circuit, genesis, genesisState: genesis ? genesisFiles(args.proofs).state : undefined };
   });
 }
 
@@ -48,13 +49,15 @@ export function contractsPart(options: { onProgress?: ProgressListener }, args: 
  * it, written (or, resumed, checked against the saved one).
  */
 export function deploymentPart(
-  options: { pool?: string; deploymentBlock?: bigint | number; persist?: boolean; onProgress?: ProgressListener },
+  options: { pool?: string; deploymentBlock?: bigint | number; persist?: boolean; proofs?: ProofSystemName; onProgress?: ProgressListener },
   args: {
     dir: { stateDir: string; manifestPath: string; chainStateFile: string; resume: boolean; loadedFork: boolean };
     upstream: { fork: ForkPoint | null };
     contracts: Contracts;
     chain: StackChain;
     saver: { keepSaved(): Promise<void> };
+    /** The proofs of a new deployment: the option's, or the process's default (options.proofs alone is a demand a saved stack must meet). */
+    proofs: ProofSystemName | undefined;
   },
 ): StackPart<{ manifest: DeploymentConfig }> {
   return definePart("deployment", async (onStop) => {
@@ -81,6 +84,7 @@ export function deploymentPart(
               deployerKey: deployer.privateKey,
               holders: chain.accounts.map((a) => a.address),
               levels: circuit.levels,
+              proofs: args.proofs,
             });
             // On disk before the manifest: a manifest is never without the chain it describes.
             await keepSaved();
@@ -106,6 +110,10 @@ export function deploymentPart(
         await writeFileAtomic(manifestPath, bytes);
         // A failed start must not leave a manifest that describes a chain nobody runs (a persisted one stays).
         if (!options.persist) onStop(() => rm(manifestPath, { force: true }));
+      }
+      // A saved or loaded stack keeps the proofs it was made with: asking for others is refused, not ignored.
+      if (options.proofs !== undefined && options.proofs !== config.queue.proof.system) {
+        throw new PersistedStateError(`this stack was saved with ${describeProofSystem(config.queue.proof.system)}; it cannot start with ${describeProofSystem(options.proofs)}: leave the proofs option out, or start afresh`);
       }
       return config;
     });

@@ -9,6 +9,9 @@ import type { DeploymentSwitch } from "./deployment-switch.ts";
 import type { Trace } from "../trace/index.ts";
 import { hostAllowed, hostnameOf, type AllowedHosts } from "./allowed-hosts.ts";
 import { registerDashboard } from "../dashboard/index.ts";
+import { refuseCrossOrigin, type AllowedOrigins } from "./cross-origin.ts";
+import type { ControlLock } from "./control-lock.ts";
+import { SnapshotError } from "./snapshot.ts";
 
 /** The dev controls' prefix: present in a dev stack only, never in an operator's runtime (src/ has none). */
 export const DEV_PREFIX = "/api/dev";
@@ -16,6 +19,8 @@ export const DEV_PREFIX = "/api/dev";
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|::ffff:127\.\d+\.\d+\.\d+)$/;
 
 interface DevDeps {
+  /** The dev controls one at a time (with the stack's own snapshot, revert, reset, save and serve). */
+  lock: ControlLock;
   rpcUrl: string;
   relayer: `0x${string}`;
   control: RelayControl | null;
@@ -27,6 +32,8 @@ interface DevDeps {
   deployments: DeploymentSwitch;
   /** The stack's repro bundle, taken now (stack.save's bytes). */
   bundle: () => Promise<Uint8Array>;
+  /** The dev accounts (stack.accounts), for the dashboard's balances. */
+  accounts: ReadonlyArray<{ address: `0x${string}`; anvilIndex: number }>;
   /** Back to the stack's clean state (stack.reset); undefined until the stack's snapshots are ready. */
   reset: () => (() => Promise<void>) | undefined;
 }
@@ -42,7 +49,7 @@ const head = async (url: string) => {
   return { number: Number(block.number), timestamp: Number(block.timestamp) };
 };
 const Head = z.strictObject({ number: z.int(), timestamp: z.int() }).meta({ description: "the chain's head after the control" });
-const dev = (summary: string, description: string) => ({ tags: ["development only"], summary: `Development only: ${summary}`, description: `${description} Present in a dev stack only (never in an operator's runtime), and only for loopback clients under a loopback or allowed Host name (403 host_not_allowed otherwise).` });
+const dev = (summary: string, description: string) => ({ tags: ["development only"], summary: `Development only: ${summary}`, description: `${description} Present in a dev stack only (never in an operator's runtime), and only for loopback clients under a loopback or allowed Host name (403 host_not_allowed otherwise); a change asked from another site's page is refused (403 cross_origin_refused).` });
 
 /**
  * Dev controls over HTTP, for client developers testing what their code does when the chain or the
@@ -51,19 +58,21 @@ const dev = (summary: string, description: string) => ({ tags: ["development onl
 const devRoutes: FastifyPluginAsyncZod<DevDeps> = async (app, deps) => {
   app.post(`${DEV_PREFIX}/mine`, {
     schema: { ...dev("mine blocks", "Mines `blocks` empty blocks at once (default 1)."), body: z.strictObject({ blocks: z.int().min(1).max(10_000).default(1) }).default({ blocks: 1 }), response: { 200: Head, default: Problem } },
-    handler: async (request) => {
-      await rpc(deps.rpcUrl, "anvil_mine", [`0x${request.body.blocks.toString(16)}`]);
-      return head(deps.rpcUrl);
-    },
+    handler: async (request) =>
+      deps.lock.run(async () => {
+        await rpc(deps.rpcUrl, "anvil_mine", [`0x${request.body.blocks.toString(16)}`]);
+        return head(deps.rpcUrl);
+      }),
   });
 
   app.post(`${DEV_PREFIX}/time`, {
     schema: { ...dev("move time", "Moves chain time forward by `seconds` and mines a block with it (deadlines and quotes lapse)."), body: z.strictObject({ seconds: z.int().min(1).max(10 * 365 * 86_400) }), response: { 200: Head, default: Problem } },
-    handler: async (request) => {
-      await rpc(deps.rpcUrl, "evm_increaseTime", [request.body.seconds]);
-      await rpc(deps.rpcUrl, "evm_mine");
-      return head(deps.rpcUrl);
-    },
+    handler: async (request) =>
+      deps.lock.run(async () => {
+        await rpc(deps.rpcUrl, "evm_increaseTime", [request.body.seconds]);
+        await rpc(deps.rpcUrl, "evm_mine");
+        return head(deps.rpcUrl);
+      }),
   });
 
   app.post(`${DEV_PREFIX}/mining`, {
@@ -72,11 +81,12 @@ const devRoutes: FastifyPluginAsyncZod<DevDeps> = async (app, deps) => {
       body: z.strictObject({ mode: z.enum(["hold", "auto"]) }),
       response: { 200: z.strictObject({ mode: z.enum(["hold", "auto"]), head: Head }), default: Problem },
     },
-    handler: async (request) => {
-      await rpc(deps.rpcUrl, "evm_setAutomine", [request.body.mode === "auto"]);
-      if (request.body.mode === "auto") await rpc(deps.rpcUrl, "evm_mine");
-      return { mode: request.body.mode, head: await head(deps.rpcUrl) };
-    },
+    handler: async (request) =>
+      deps.lock.run(async () => {
+        await rpc(deps.rpcUrl, "evm_setAutomine", [request.body.mode === "auto"]);
+        if (request.body.mode === "auto") await rpc(deps.rpcUrl, "evm_mine");
+        return { mode: request.body.mode, head: await head(deps.rpcUrl) };
+      }),
   });
 
   app.post(`${DEV_PREFIX}/drop`, {
@@ -85,14 +95,15 @@ const devRoutes: FastifyPluginAsyncZod<DevDeps> = async (app, deps) => {
       body: z.strictObject({ operationId: z.string().min(1).max(100) }),
       response: { 200: z.strictObject({ dropped: z.string().regex(/^0x[0-9a-f]{64}$/) }), default: Problem },
     },
-    handler: async (request) => {
-      const op = deps.control?.operation(request.body.operationId);
-      if (!op) throw new ProblemError("operation_not_found", `no operation ${request.body.operationId}`);
-      const attempt = op.attempts.at(-1);
-      if (!attempt || op.minedHash) throw new ProblemError("wrong_route", `operation ${op.id} has no transaction waiting in the mempool (${op.state})`);
-      await rpc(deps.rpcUrl, "anvil_dropTransaction", [attempt.hash]);
-      return { dropped: attempt.hash };
-    },
+    handler: async (request) =>
+      deps.lock.run(async () => {
+        const op = deps.control?.operation(request.body.operationId);
+        if (!op) throw new ProblemError("operation_not_found", `no operation ${request.body.operationId}`);
+        const attempt = op.attempts.at(-1);
+        if (!attempt || op.minedHash) throw new ProblemError("wrong_route", `operation ${op.id} has no transaction waiting in the mempool (${op.state})`);
+        await rpc(deps.rpcUrl, "anvil_dropTransaction", [attempt.hash]);
+        return { dropped: attempt.hash };
+      }),
   });
 
   app.post(`${DEV_PREFIX}/reorg`, {
@@ -107,27 +118,28 @@ const devRoutes: FastifyPluginAsyncZod<DevDeps> = async (app, deps) => {
         default: Problem,
       },
     },
-    handler: async (request) => {
-      const { depth } = request.body;
-      const top = (await head(deps.rpcUrl)).number;
-      if (depth > top) throw new ProblemError("wrong_route", `the chain has only ${top} blocks`);
-      const raws: Array<{ hash: string; raw: string }> = [];
-      for (let n = top - depth + 1; n <= top; n++) {
-        const block = await rpc<{ transactions: string[] }>(deps.rpcUrl, "eth_getBlockByNumber", [`0x${n.toString(16)}`, false]);
-        for (const hash of block.transactions) raws.push({ hash, raw: await rpc<string>(deps.rpcUrl, "eth_getRawTransactionByHash", [hash]) });
-      }
-      // anvil_reorg drops the transactions of the blocks it replaces; a real node puts them back in its pool.
-      await jsonRpc(deps.rpcUrl, "anvil_reorg", [depth, []]).catch((error: unknown) => {
-        throw error instanceof JsonRpcError
-          ? new ProblemError("wrong_route", `anvil cannot reorg ${depth} block(s) here (${error.message}): it keeps no state below the block its chain was loaded at`)
-          : error;
-      });
-      for (const { raw } of raws) {
-        // The relayer may have re-broadcast its own bytes already: "already known" is the same transaction.
-        await jsonRpc(deps.rpcUrl, "eth_sendRawTransaction", [raw]).catch(() => {});
-      }
-      return { depth, head: await head(deps.rpcUrl), resent: raws.map((r) => r.hash), mined: await rpc<boolean>(deps.rpcUrl, "anvil_getAutomine") };
-    },
+    handler: async (request) =>
+      deps.lock.run(async () => {
+        const { depth } = request.body;
+        const top = (await head(deps.rpcUrl)).number;
+        if (depth > top) throw new ProblemError("wrong_route", `the chain has only ${top} blocks`);
+        const raws: Array<{ hash: string; raw: string }> = [];
+        for (let n = top - depth + 1; n <= top; n++) {
+          const block = await rpc<{ transactions: string[] }>(deps.rpcUrl, "eth_getBlockByNumber", [`0x${n.toString(16)}`, false]);
+          for (const hash of block.transactions) raws.push({ hash, raw: await rpc<string>(deps.rpcUrl, "eth_getRawTransactionByHash", [hash]) });
+        }
+        // anvil_reorg drops the transactions of the blocks it replaces; a real node puts them back in its pool.
+        await jsonRpc(deps.rpcUrl, "anvil_reorg", [depth, []]).catch((error: unknown) => {
+          throw error instanceof JsonRpcError
+            ? new ProblemError("wrong_route", `anvil cannot reorg ${depth} block(s) here (${error.message}): it keeps no state below the block its chain was loaded at`)
+            : error;
+        });
+        for (const { raw } of raws) {
+          // The relayer may have re-broadcast its own bytes already: "already known" is the same transaction.
+          await jsonRpc(deps.rpcUrl, "eth_sendRawTransaction", [raw]).catch(() => {});
+        }
+        return { depth, head: await head(deps.rpcUrl), resent: raws.map((r) => r.hash), mined: await rpc<boolean>(deps.rpcUrl, "anvil_getAutomine") };
+      }),
   });
 
   app.get(`${DEV_PREFIX}/trace`, {
@@ -159,15 +171,16 @@ const devRoutes: FastifyPluginAsyncZod<DevDeps> = async (app, deps) => {
       ...dev("a repro bundle of the stack", "The stack's repro bundle as it is now (`application/gzip`): chain, manifest and operations, no key or credential. `queue-devstack save <file>` writes it; `--load <file>` starts from it. A fork stack's bundle carries the forked state it touched and loads without the upstream."),
       response: { 200: z.any().meta({ description: "the bundle (application/gzip)" }), default: Problem },
     },
-    handler: async (_request, reply) => {
-      let bytes: Uint8Array;
-      try {
-        bytes = await deps.bundle();
-      } catch (error) {
-        throw new ProblemError("not_implemented", (error as Error).message);
-      }
-      return reply.type("application/gzip").send(bytes);
-    },
+    handler: async (_request, reply) =>
+      deps.lock.run(async () => {
+        let bytes: Uint8Array;
+        try {
+          bytes = await deps.bundle();
+        } catch (error) {
+          throw new ProblemError("not_implemented", (error as Error).message);
+        }
+        return reply.type("application/gzip").send(bytes);
+      }),
   });
 
   app.post(`${DEV_PREFIX}/relayer`, {
@@ -176,15 +189,16 @@ const devRoutes: FastifyPluginAsyncZod<DevDeps> = async (app, deps) => {
       body: z.strictObject({ engine: z.enum(["paused", "running"]).optional(), balanceWei: z.string().regex(/^(0|[1-9][0-9]{0,40})$/).optional() }),
       response: { 200: z.strictObject({ engine: z.enum(["paused", "running"]), balanceWei: z.string() }), default: Problem },
     },
-    handler: async (request) => {
-      const { control } = deps;
-      if (!control) throw new ProblemError("not_implemented", "this stack's runtime has no relayer");
-      if (request.body.engine === "paused") await control.pause("dev");
-      if (request.body.engine === "running") control.resume("dev");
-      if (request.body.balanceWei !== undefined) await rpc(deps.rpcUrl, "anvil_setBalance", [deps.relayer, `0x${BigInt(request.body.balanceWei).toString(16)}`]);
-      const balance = await rpc<string>(deps.rpcUrl, "eth_getBalance", [deps.relayer, "latest"]);
-      return { engine: control.paused() ? ("paused" as const) : ("running" as const), balanceWei: BigInt(balance).toString() };
-    },
+    handler: async (request) =>
+      deps.lock.run(async () => {
+        const { control } = deps;
+        if (!control) throw new ProblemError("not_implemented", "this stack's runtime has no relayer");
+        if (request.body.engine === "paused") await control.pause("dev");
+        if (request.body.engine === "running") control.resume("dev");
+        if (request.body.balanceWei !== undefined) await rpc(deps.rpcUrl, "anvil_setBalance", [deps.relayer, `0x${BigInt(request.body.balanceWei).toString(16)}`]);
+        const balance = await rpc<string>(deps.rpcUrl, "eth_getBalance", [deps.relayer, "latest"]);
+        return { engine: control.paused() ? ("paused" as const) : ("running" as const), balanceWei: BigInt(balance).toString() };
+      }),
   });
 };
 
@@ -195,10 +209,18 @@ const resetRoutes: FastifyPluginAsyncZod<DevDeps> = async (app, deps) => {
       ...dev("reset the stack", "Back to the clean state the stack started in, as `stack.reset()`: the chain and the operation store reverted together, the faults off, the original deployment served."),
       response: { 200: z.strictObject({ reset: z.literal(true) }), default: Problem },
     },
+    // The reset takes the dev controls' lock itself (as stack.reset() does).
     handler: async () => {
       const reset = deps.reset();
       if (!reset) throw new ProblemError("not_implemented", "this stack is still starting: no clean state to go back to yet");
-      await reset();
+      try {
+        await reset();
+      } catch (error) {
+        if (error instanceof ProblemError) throw error;
+        // Why, in words: the chain's refusal, or a revert that did not take (the stack stays resettable unless this says its snapshot is lost).
+        const why = error instanceof SnapshotError || error instanceof JsonRpcError ? error.message : `${(error as Error).name}: ${(error as Error).message}`;
+        throw new ProblemError("reset_failed", `the reset did not complete: ${why}`, { headers: { "retry-after": "1" } });
+      }
       return { reset: true as const };
     },
   });
@@ -235,11 +257,12 @@ const faultRoutes: FastifyPluginAsyncZod<DevDeps> = async (app, deps) => {
       }),
       response: { 200: FaultState, default: Problem },
     },
-    handler: async (request) => {
-      const { fault, ...rest } = request.body;
-      if (rest.delayMs !== undefined && fault !== "delay") throw new ProblemError("invalid_request", "delayMs is for the delay fault");
-      return deps.faults.set(fault === "none" ? null : { kind: fault, ...rest });
-    },
+    handler: async (request) =>
+      deps.lock.run(async () => {
+        const { fault, ...rest } = request.body;
+        if (rest.delayMs !== undefined && fault !== "delay") throw new ProblemError("invalid_request", "delayMs is for the delay fault");
+        return deps.faults.set(fault === "none" ? null : { kind: fault, ...rest });
+      }),
   });
 
   app.post(`${DEV_PREFIX}/revert-next`, {
@@ -251,7 +274,7 @@ const faultRoutes: FastifyPluginAsyncZod<DevDeps> = async (app, deps) => {
       body: z.strictObject({ armed: z.boolean().default(true) }).default({ armed: true }),
       response: { 200: FaultState, default: Problem },
     },
-    handler: async (request) => deps.faults.revertNextRelay(request.body.armed),
+    handler: async (request) => deps.lock.run(async () => deps.faults.revertNextRelay(request.body.armed)),
   });
 };
 
@@ -267,7 +290,7 @@ const configRoutes: FastifyPluginAsyncZod<DevDeps> = async (app, deps) => {
       body: z.strictObject({ serve: z.enum(["original", "alternate"]) }),
       response: { 200: Served, default: Problem },
     },
-    handler: async (request) => deps.deployments.serve(request.body.serve),
+    handler: async (request) => deps.lock.run(async () => deps.deployments.serve(request.body.serve)),
   });
 };
 
@@ -276,7 +299,7 @@ const configRoutes: FastifyPluginAsyncZod<DevDeps> = async (app, deps) => {
  * clients only, and only under an allowed Host name. Hooks of an encapsulated plugin run for the
  * routes registered inside it, whatever their path.
  */
-export async function registerDevOnly(app: FastifyInstance, hosts: AllowedHosts, routes: (dev: FastifyInstance) => Promise<void>): Promise<void> {
+export async function registerDevOnly(app: FastifyInstance, hosts: AllowedHosts, origins: AllowedOrigins, routes: (dev: FastifyInstance) => Promise<void>): Promise<void> {
   await app.register(async (dev: FastifyInstance) => {
     dev.addHook("onRequest", async (request) => {
       // Not for anyone who can reach a non-loopback bind: they see no such routes.
@@ -290,17 +313,19 @@ export async function registerDevOnly(app: FastifyInstance, hosts: AllowedHosts,
         );
       }
     });
+    // A change asked by another site's page (a no-cors POST needs no preflight): 403 cross_origin_refused.
+    refuseCrossOrigin(dev, origins);
     await routes(dev);
   });
 }
 
-export async function registerDevRoutes(app: FastifyInstance, deps: DevDeps & { allowedHosts: AllowedHosts }): Promise<void> {
-  await registerDevOnly(app, deps.allowedHosts, async (dev) => {
+export async function registerDevRoutes(app: FastifyInstance, deps: DevDeps & { allowedHosts: AllowedHosts; allowedOrigins: AllowedOrigins }): Promise<void> {
+  await registerDevOnly(app, deps.allowedHosts, deps.allowedOrigins, async (dev) => {
     await dev.register(devRoutes as never, deps);
     await dev.register(faultRoutes as never, deps);
     await dev.register(configRoutes as never, deps);
     await dev.register(resetRoutes as never, deps);
     // The page is in this scope too: loopback clients and Host names only, like every control it calls.
-    await registerDashboard(dev, { prefix: DEV_PREFIX, rpcUrl: deps.rpcUrl, relayer: deps.relayer, control: deps.control, faults: deps.faults, deployments: deps.deployments, trace: deps.trace });
+    await registerDashboard(dev, { prefix: DEV_PREFIX, rpcUrl: deps.rpcUrl, relayer: deps.relayer, control: deps.control, faults: deps.faults, deployments: deps.deployments, trace: deps.trace, accounts: deps.accounts });
   });
 }

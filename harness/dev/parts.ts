@@ -10,8 +10,10 @@ import type { StackRuntime } from "../runtime/index.ts";
 import { bundleBytes } from "../bundle/index.ts";
 import { deploymentSwitch, type DeploymentSwitch } from "./deployment-switch.ts";
 import type { AllowedHosts } from "./allowed-hosts.ts";
+import type { AllowedOrigins } from "./cross-origin.ts";
 import { DEV_PREFIX, registerDevRoutes } from "./dev-routes.ts";
 import { createSnapshots, type StackSnapshot } from "./snapshot.ts";
+import { controlLock, type ControlLock } from "./control-lock.ts";
 import { traceOf, type Trace } from "../trace/index.ts";
 
 /** anvil's dev mnemonic: its account 10 relays for the alternate deployment (anvil funds 0 to 9). */
@@ -24,6 +26,8 @@ function alternateRelayerKey(): Hex {
 
 export interface DevRoutes {
   deployments: DeploymentSwitch;
+  /** The dev controls one at a time: the routes take it, and so must the stack's own controls. */
+  lock: ControlLock;
   /** An operation's trace; undefined when the store has no such operation. */
   traceOperation(operationId: string): Promise<Trace | undefined>;
   /** What POST /api/dev/reset does, once the stack's snapshots exist (they start after the runtime listens). */
@@ -44,6 +48,8 @@ export function devRoutesPart(args: {
   fork: ForkCapture | null;
   /** The Host names the dev routes answer to, besides loopback ones (DNS rebinding protection). */
   allowedHosts: AllowedHosts;
+  /** The pages whose requests may change something (cross-site request protection). */
+  allowedOrigins: AllowedOrigins;
 }): StackPart<DevRoutes> {
   return definePart("dev routes", async (onStop) => {
     const { chain, manifest, manifestPath, faults } = args;
@@ -58,7 +64,7 @@ export function devRoutesPart(args: {
       buildAlternate: async () => {
         const key = alternateRelayerKey();
         const alternateRelayer = privateKeyToAccount(key).address;
-        const deployment = await deployFixtures({ client, fixtures, deployerKey: deployer.privateKey, holders: chain.accounts.map((a) => a.address), levels: circuit.levels });
+        const deployment = await deployFixtures({ client, fixtures, deployerKey: deployer.privateKey, holders: chain.accounts.map((a) => a.address), levels: circuit.levels, proofs: manifest.queue.proof.system });
         await jsonRpc(chain.rpcUrl, "anvil_setBalance", [alternateRelayer, `0x${(10_000n * 10n ** 18n).toString(16)}`]);
         const config = await describeDeployment({ client, pool: deployment.pool, deploymentBlock: deployment.deploymentBlock, fixtures, circuit, relayer: alternateRelayer });
         faults.addDeployment(deployment.pool, config.queue.proof.verifier.address as Address);
@@ -80,9 +86,13 @@ export function devRoutesPart(args: {
       });
     };
     let reset: (() => Promise<void>) | undefined;
+    const lock = controlLock();
     await registerDevRoutes(runtime, {
+      lock,
       reset: () => reset,
       allowedHosts: args.allowedHosts,
+      allowedOrigins: args.allowedOrigins,
+      accounts: chain.devAccounts.map((a) => ({ address: a.address, anvilIndex: chain.accounts.findIndex((b) => b.address === a.address) })),
       rpcUrl: chain.rpcUrl,
       relayer: relayer.address,
       control: relayControl(runtime),
@@ -93,6 +103,7 @@ export function devRoutesPart(args: {
     });
     return {
       deployments,
+      lock,
       traceOperation,
       setReset: (fn) => {
         reset = fn;
@@ -112,24 +123,27 @@ export interface SnapshotControls<S> {
 
 /**
  * Snapshots of the whole stack, chain and operation store together, the clean one taken as the stack is
- * ready; a revert also clears the faults and goes back to the original deployment.
+ * ready; a revert also clears the faults and goes back to the original deployment. Each takes the dev
+ * controls' lock (a fixture's setup runs outside it: it may use the controls).
  */
-export function snapshotsPart<S>(args: { chain: { rpcUrl: string }; runtime: StackRuntime; faults: RpcFaultProxy; deployments: DeploymentSwitch }): StackPart<SnapshotControls<S>> {
+export function snapshotsPart<S>(args: { chain: { rpcUrl: string }; runtime: StackRuntime; faults: RpcFaultProxy; deployments: DeploymentSwitch; lock: ControlLock }): StackPart<SnapshotControls<S>> {
   return definePart("snapshots", async () => {
-    const { faults, deployments } = args;
+    const { faults, deployments, lock } = args;
     // The clean state, taken now: reset() goes back to it.
     const snapshots = createSnapshots({ rpcUrl: args.chain.rpcUrl, control: relayControl(args.runtime.app) });
     const clean = await snapshots.take();
     const loaded = new Map<(stack: S) => Promise<unknown>, { snapshot: StackSnapshot; value: unknown }>();
-    const revert = async (snapshot: StackSnapshot) => {
-      // A fault belongs to the moment it was switched on; the alternate deployment may be reverted away.
-      faults.clear();
-      await deployments.discard();
-      await snapshots.revert(snapshot);
-      for (const [setup, fixture] of loaded) if (!snapshots.has(fixture.snapshot)) loaded.delete(setup);
-    };
+    const take = () => lock.run(() => snapshots.take());
+    const revert = (snapshot: StackSnapshot) =>
+      lock.run(async () => {
+        // A fault belongs to the moment it was switched on; the alternate deployment may be reverted away.
+        faults.clear();
+        await deployments.discard();
+        await snapshots.revert(snapshot);
+        for (const [setup, fixture] of loaded) if (!snapshots.has(fixture.snapshot)) loaded.delete(setup);
+      });
     return {
-      take: () => snapshots.take(),
+      take,
       revert,
       reset: () => revert(clean),
       async loadFixture<T>(stack: S, setup: (stack: S) => Promise<T>): Promise<T> {
@@ -140,7 +154,7 @@ export function snapshotsPart<S>(args: { chain: { rpcUrl: string }; runtime: Sta
         }
         await revert(clean);
         const value = await setup(stack);
-        loaded.set(setup, { snapshot: await snapshots.take(), value });
+        loaded.set(setup, { snapshot: await take(), value });
         return value;
       },
     };

@@ -2,6 +2,7 @@ import type { Hex } from "viem";
 import type { RelayControl } from "../../src/relay/control.ts";
 import { JsonRpcError, jsonRpc, jsonRpcBatch } from "../chain/index.ts";
 import type { StoreCheckpoint } from "../../src/relay/store.ts";
+import { controlLock } from "./control-lock.ts";
 
 /** A moment of a whole stack, chain and operation store together, that it can be reverted to. */
 export interface StackSnapshot {
@@ -15,21 +16,48 @@ export class SnapshotError extends Error {
 }
 
 interface Held {
-  /** anvil's snapshot id: single-use, so a new one is taken after every revert. */
-  chainId: Hex;
-  /** When anvil took chainId: reverting to a snapshot drops the ones taken after it. */
+  /**
+   * anvil's ids of this moment, each single-use: `spare` was taken just before `primary`, so a revert
+   * to `primary` keeps it (anvil drops the id reverted to and every later one). It is the fallback
+   * when a revert to `primary` does not take.
+   */
+  primary: Hex;
+  spare: Hex;
+  /** When taken (or last reverted to): reverting to a snapshot drops the ones taken after it. */
   seq: number;
   store: StoreCheckpoint | null;
   /** The mining mode: anvil's snapshots do not hold it. */
   automine: boolean;
   intervalSeconds: number | null;
+  /**
+   * The chain's clock against the wall clock (seconds ahead) when taken: anvil's revert sets its clock
+   * to the block's own timestamp, the genesis date for a reset, so the revert sets it back to this.
+   */
+  clockOffset: number;
+  blockTimestamp: number;
 }
+
+type Block = { number: Hex; hash: Hex; timestamp: Hex };
 
 /** The call that puts the mining mode back: automine, interval mining, or neither (mined on demand). */
 function miningMode(entry: Held): [string, unknown[]] {
   if (!entry.automine && entry.intervalSeconds) return ["evm_setIntervalMining", [entry.intervalSeconds]];
   return ["evm_setAutomine", [entry.automine]];
 }
+
+/** The call that puts the chain's clock where it was against the wall clock when the snapshot was taken. */
+function clockBack(entry: Held): [string, unknown[]] {
+  return ["evm_setTime", [Math.max(Math.floor(Date.now() / 1000) + entry.clockOffset, entry.blockTimestamp)]];
+}
+
+/** anvil's ids are numbers: the one taken first is the smaller. */
+const inOrder = (ids: Hex[]) => ids.sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1));
+
+/**
+ * Tests only: awaited, when set, right after each evm_revert (a test mines a block there, as anvil's
+ * race does, to see the fallback). Never set by the harness itself.
+ */
+export const snapshotHooks: { afterRevert?: () => Promise<void> } = {};
 
 export interface StackSnapshots {
   take(): Promise<StackSnapshot>;
@@ -48,12 +76,9 @@ export interface StackSnapshots {
 export function createSnapshots(args: { rpcUrl: string; control: RelayControl | null }): StackSnapshots {
   const { control } = args;
   const held = new Map<StackSnapshot, Held>();
-  let queue: Promise<unknown> = Promise.resolve();
-  const serial = <T>(work: () => Promise<T>): Promise<T> => {
-    const run = queue.then(work);
-    queue = run.catch(() => {});
-    return run;
-  };
+  /** Snapshots a revert could not go back to, twice (their ids spent): named as such, not as released. */
+  const lost = new WeakSet<StackSnapshot>();
+  const serial = controlLock().run;
   let nextSeq = 1;
   // The chain's refusals (an unknown snapshot id, say) are this module's errors.
   const asSnapshotError = (error: unknown) => {
@@ -62,26 +87,78 @@ export function createSnapshots(args: { rpcUrl: string; control: RelayControl | 
   const rpc = <T>(method: string, params: unknown[] = []) => jsonRpc<T>(args.rpcUrl, method, params).catch(asSnapshotError);
   const batch = (calls: Array<[method: string, params?: unknown[]]>) => jsonRpcBatch(args.rpcUrl, calls).catch(asSnapshotError);
 
-  /** With the relayer paused: nothing it does lands between the chain's and the store's copies. */
-  const paused = async <T>(work: () => Promise<T>): Promise<T> => {
+  /** Forgets a snapshot and frees its store checkpoint (anvil's ids are dropped by the next revert to an earlier one). */
+  const forget = (snapshot: StackSnapshot) => {
+    const entry = held.get(snapshot);
+    if (!entry) return;
+    held.delete(snapshot);
+    if (entry.store) control?.release(entry.store);
+  };
+
+  /**
+   * With the relayer paused: nothing it does lands between the chain's and the store's copies. A revert
+   * also holds admissions (they answer 503 chain_reverting): one checked against the chain being
+   * reverted, or stored into the store being put back, would survive into the moment reverted to.
+   */
+  const paused = async <T>(work: () => Promise<T>, admissions: "admit" | "hold" = "admit"): Promise<T> => {
     await control?.pause();
+    const release = admissions === "hold" ? control?.holdAdmissions() : undefined;
     try {
       return await work();
     } finally {
+      release?.();
       control?.resume();
     }
+  };
+
+  const latest: [string, unknown[]] = ["eth_getBlockByNumber", ["latest", false]];
+  const matches = (block: Block, snapshot: StackSnapshot) => Number(block.number) === snapshot.blockNumber && block.hash === snapshot.blockHash;
+
+  /**
+   * No block is being mined, nor will be: mining off, the pool emptied, then one empty block mined. anvil
+   * 1.7.1 mines a transaction after answering eth_sendTransaction, and its evm_revert does not wait for a
+   * block being mined (it does not take the mining lock): a revert that meets one answers true and leaves
+   * that block on top of the reverted state, or the head ahead of it. evm_mine waits for that lock, so
+   * once it answers no block is under way. Fixed upstream after 1.7.1, where evm_revert takes the lock
+   * (foundry-rs/foundry 48a39edb5c, #15343; related: #6463); repro: scripts/anvil-revert-repro.mjs.
+   */
+  const quiesce = () => batch([["evm_setAutomine", [false]], ["evm_setIntervalMining", [0]], ["anvil_dropAllTransactions"], ["evm_mine"]]);
+
+  /**
+   * One revert to anvil's `id`, then, in one batch: the head (whether it took), anvil's new id(s) of the
+   * moment reverted to, the mining mode and the clock put back. Whether the head is the snapshot's.
+   */
+  const revertTo = async (id: Hex, entry: Held, snapshot: StackSnapshot, newIds: 1 | 2): Promise<{ took: boolean; ids: Hex[]; head: Block }> => {
+    const reverted = await rpc<boolean>("evm_revert", [id]);
+    if (snapshotHooks.afterRevert) await snapshotHooks.afterRevert();
+    const answers = await batch([latest, ...Array.from({ length: newIds }, (): [string] => ["evm_snapshot"]), miningMode(entry), clockBack(entry)]);
+    const head = answers[0] as Block;
+    return { took: reverted && matches(head, snapshot), ids: inOrder(answers.slice(1, 1 + newIds) as Hex[]), head };
   };
 
   return {
     take: () =>
       serial(() =>
         paused(async () => {
-          const [automine, interval, latest] = await batch([["anvil_getAutomine"], ["anvil_getIntervalMining"], ["eth_getBlockByNumber", ["latest", false]]]);
-          const block = latest as { number: Hex; hash: Hex };
-          const chainId = await rpc<Hex>("evm_snapshot");
-          const snapshot: StackSnapshot = Object.freeze({ blockNumber: Number(block.number), blockHash: block.hash });
-          held.set(snapshot, { chainId, seq: nextSeq++, store: control?.checkpoint() ?? null, automine: automine as boolean, intervalSeconds: (interval as number | null) ?? null });
-          return snapshot;
+          const [automine, interval, offset, before] = await batch([["anvil_getAutomine"], ["anvil_getIntervalMining"], ["evm_increaseTime", [0]], latest]);
+          // Two ids of one moment; a block mined in between (automine on) shows as another head: again.
+          for (let attempt = 1; ; attempt++) {
+            const [spare, primary, block] = (await batch([["evm_snapshot"], ["evm_snapshot"], latest])) as [Hex, Hex, Block];
+            if (block.hash !== (before as Block).hash && attempt < 3) continue;
+            const snapshot: StackSnapshot = Object.freeze({ blockNumber: Number(block.number), blockHash: block.hash });
+            const [first, second] = inOrder([spare, primary]) as [Hex, Hex];
+            held.set(snapshot, {
+              spare: first,
+              primary: second,
+              seq: nextSeq++,
+              store: control?.checkpoint() ?? null,
+              automine: automine as boolean,
+              intervalSeconds: (interval as number | null) ?? null,
+              clockOffset: Number(offset),
+              blockTimestamp: Number(block.timestamp),
+            });
+            return snapshot;
+          }
         }),
       ),
 
@@ -89,42 +166,41 @@ export function createSnapshots(args: { rpcUrl: string; control: RelayControl | 
       serial(() =>
         paused(async () => {
           const entry = held.get(snapshot);
-          if (!entry) throw new SnapshotError("this snapshot was released, or belongs to another stack");
-          // Quiesce the chain first: a revert while automine is still mining a block can leave that block
-          // on top of the reverted state. Three round trips, each a batch of calls independent of one another.
-          await batch([["evm_setAutomine", [false]], ["evm_setIntervalMining", [0]], ["anvil_dropAllTransactions"]]);
-          let block: { number: Hex; hash: Hex };
+          if (!entry) {
+            throw new SnapshotError(
+              lost.has(snapshot) ? "this snapshot is lost: twice a revert to it did not take (for the clean one, restart the stack)" : "this snapshot was released, or belongs to another stack",
+            );
+          }
           try {
-            const reverted = await rpc<boolean>("evm_revert", [entry.chainId]);
-            // Automine back on with the pool empty mines nothing: the snapshot and the head read agree.
-            const [chainId, latest] = await batch([["evm_snapshot"], ["eth_getBlockByNumber", ["latest", false]], miningMode(entry)]);
-            block = latest as typeof block;
-            if (!reverted || Number(block.number) !== snapshot.blockNumber || block.hash !== snapshot.blockHash) {
-              throw new SnapshotError(`the chain did not go back to block ${snapshot.blockNumber} (${snapshot.blockHash}): it is at ${Number(block.number)} (${block.hash})`);
+            await quiesce();
+            const first = await revertTo(entry.primary, entry, snapshot, 1);
+            if (first.took) entry.primary = first.ids[0] as Hex;
+            else {
+              // It did not take: back to the spare (which drops the id just taken of the wrong state), and two new ids.
+              await quiesce();
+              const second = await revertTo(entry.spare, entry, snapshot, 2);
+              if (!second.took) {
+                forget(snapshot);
+                lost.add(snapshot);
+                throw new SnapshotError(
+                  `the chain did not go back to block ${snapshot.blockNumber} (${snapshot.blockHash}), twice: it is at ${Number(second.head.number)} (${second.head.hash}); this snapshot is lost`,
+                );
+              }
+              [entry.spare, entry.primary] = second.ids as [Hex, Hex];
             }
-            entry.chainId = chainId as Hex; // anvil's snapshots are single-use: this one replaces it
           } catch (error) {
+            // Mining as it was (the quiesce turned it off); a later revert falls back to the spare if this one spent its id.
             await batch([miningMode(entry)]).catch(() => {});
             throw error;
           }
-          for (const [other, later] of held) {
-            if (later.seq > entry.seq) {
-              held.delete(other);
-              if (later.store) control?.release(later.store);
-            }
-          }
+          for (const [other, later] of held) if (later.seq > entry.seq) forget(other);
           entry.seq = nextSeq++;
           if (entry.store) control?.restore(entry.store);
-        }),
+        }, "hold"),
       ),
 
     has: (snapshot) => held.has(snapshot),
 
-    release(snapshot) {
-      const entry = held.get(snapshot);
-      if (!entry) return;
-      held.delete(snapshot);
-      if (entry.store) control?.release(entry.store);
-    },
+    release: forget,
   };
 }

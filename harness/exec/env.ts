@@ -1,4 +1,5 @@
 import type { DevStack } from "../stack.ts";
+import { STACK_URLS } from "../state-dir/index.ts";
 
 /** Every variable `queue-devstack exec` sets starts with this: the interface a command in any language reads. */
 export const ENV_PREFIX = "QUEUE_DEVSTACK_";
@@ -14,10 +15,12 @@ const symbolPart = (symbol: string) => symbol.toUpperCase().replace(/[^A-Z0-9]/g
 export function stackEnvironment(stack: DevStack, run: { index: number; count: number } = { index: 1, count: 1 }): Record<string, string> {
   const { manifest, info } = stack;
   const env: Record<string, string> = {
-    RPC_URL: stack.rpcUrl,
-    QUEUE_URL: stack.queueUrl,
+    // RPC_URL, QUEUE_URL, CONFIG_URL, DOCS_URL, DASHBOARD_URL: every URL the summary prints, as stack.json names it.
+    ...Object.fromEntries(STACK_URLS.map(({ key, env }) => [env, info[key]])),
     CHAIN_ID: String(manifest.chainId),
     MODE: stack.mode,
+    // "dev": dev proofs (DevVerifier; set the client's proofSystem to "dev"); "groth16": real proofs.
+    PROOFS: stack.proofs,
     POOL_ADDRESS: manifest.poolAddress,
     DEPLOYMENT_BLOCK: String(manifest.deploymentBlock),
     DEPLOYMENT_BLOCK_HASH: manifest.deploymentBlockHash,

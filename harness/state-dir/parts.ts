@@ -18,6 +18,7 @@ import {
   type ProcessRecord,
 } from "./leftovers.ts";
 import { StackInfo } from "./stack-info.ts";
+import { stackUrls } from "./stack-urls.ts";
 import { stateDirUndo } from "./state-dir-undo.ts";
 
 /** State dirs of the stacks running in this process (stack.json alone cannot tell them apart: same PID). */
@@ -157,10 +158,10 @@ export function stackInfoPart(
       version: 1,
       mode: fork ? "fork" : "local",
       pool: options.pool === undefined ? "deployed" : "pinned",
+      proofs: manifest.queue.proof.system,
       chainId: manifest.chainId,
-      rpcUrl: chain.rpcUrl,
+      ...stackUrls(chain.rpcUrl, queueUrl),
       faultRpcUrl: faults.url,
-      queueUrl,
       fork: fork ? { url: fork.displayUrl, blockNumber: Number(fork.blockNumber), blockHash: fork.blockHash } : null,
       stateDir,
       manifestPath,

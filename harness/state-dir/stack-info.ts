@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { STACK_URLS, type StackUrlKey } from "./stack-urls.ts";
 
 const Hex = z.string().regex(/^0x[0-9a-fA-F]*$/);
 
@@ -9,15 +10,20 @@ export const StackAccount = z.strictObject({
 });
 
 /** `<state-dir>/stack.json`: the facts about a running stack that are not deployment configuration. */
+/** The URLs the summary prints (STACK_URLS), each a field of its own. */
+const urlFields = Object.fromEntries(STACK_URLS.map(({ key }) => [key, z.string()])) as Record<StackUrlKey, z.ZodString>;
+
 export const StackInfo = z.strictObject({
   version: z.literal(1),
   mode: z.enum(["local", "fork"]),
   pool: z.enum(["deployed", "pinned"]),
+  /** What the Pool's verifier expects: "dev" is dev proofs (DevVerifier, nothing proved). */
+  proofs: z.enum(["groth16", "dev"]),
   chainId: z.number(),
-  rpcUrl: z.string(),
+  /** rpcUrl (anvil), queueUrl (the {base_url}), configUrl, docsUrl, dashboardUrl. */
+  ...urlFields,
   /** The RPC as the runtime sees it: through the fault proxy (dev controls' RPC faults apply). */
   faultRpcUrl: z.string(),
-  queueUrl: z.string(),
   /** Fork point; the URL is stored redacted. */
   fork: z.strictObject({ url: z.string(), blockNumber: z.number(), blockHash: Hex }).nullable(),
   stateDir: z.string(),

@@ -44,7 +44,7 @@ interface RawFrame {
 function namer(config: DeploymentConfig, fixtures: CompiledFixtures) {
   const names = new Map<string, string>([
     [config.poolAddress.toLowerCase(), "Pool"],
-    [config.queue.proof.verifier.address.toLowerCase(), "JoinSplitVerifier"],
+    [config.queue.proof.verifier.address.toLowerCase(), config.queue.proof.system === "dev" ? "DevVerifier" : "JoinSplitVerifier"],
     [config.accountRegistry.address.toLowerCase(), "AccountRegistry"],
     [config.receiveDirectory.address.toLowerCase(), "ReceiveDirectory"],
     ...config.assets.map((a) => [a.address.toLowerCase(), a.symbol] as [string, string]),

@@ -20,6 +20,11 @@ export const actionReadAbi = parseAbi([
   "event RouteRevoked(bytes32 indexed routeId)",
 ]);
 
+/** The Pool's verifier: JoinSplitVerifier (Groth16) or DevVerifier (dev proofs), the same call. */
+export const verifierAbi = parseAbi([
+  "function verifyProof(uint256[2] a, uint256[2][2] b, uint256[2] c, uint256[9] publicSignals) view returns (bool)",
+]);
+
 /** Pool.RouteKind, as the Pool registered each route when it approved it. */
 export const ROUTE_KINDS = ["sync", "async"] as const;
 

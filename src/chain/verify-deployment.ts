@@ -1,5 +1,6 @@
-import { keccak256, type PublicClient } from "viem";
-import { actionReadAbi, ROUTE_KINDS } from "./abi.ts";
+import { keccak256, type Address, type PublicClient } from "viem";
+import { actionReadAbi, poolReadAbi, ROUTE_KINDS, verifierAbi } from "./abi.ts";
+import { describeProofSystem, devProof, type ProofSystemName } from "./dev-proof.ts";
 import type { DeploymentConfig } from "../config/deployment-config.ts";
 
 export class DeploymentMismatchError extends Error {
@@ -30,6 +31,7 @@ export async function verifyDeployment(client: PublicClient, config: DeploymentC
       `block ${config.deploymentBlock} is ${block?.hash ?? "missing"} on this chain, the manifest says ${config.deploymentBlockHash}`,
     );
   }
+  await verifyProofSystem(client, config);
   // Every external route the manifest offers is approved in the Pool, for the adapter and code it names.
   for (const route of config.routes) {
     if (route.action !== "external") continue;
@@ -39,4 +41,29 @@ export async function verifyDeployment(client: PublicClient, config: DeploymentC
       throw new DeploymentMismatchError(`route ${route.name} (${route.id}) is not approved in the Pool as a ${route.kind} route for adapter ${route.adapter.address} with code ${route.adapter.runtimeCodeHash}`);
     }
   }
+}
+
+/**
+ * The Pool's verifier is the manifest's, with its code, and expects the manifest's proof system: it
+ * accepts a dev proof exactly when the manifest says "dev" (a Groth16 verifier refuses every one).
+ */
+async function verifyProofSystem(client: PublicClient, config: DeploymentConfig): Promise<void> {
+  const { verifier, system } = config.queue.proof;
+  const address = await client.readContract({ address: config.poolAddress, abi: poolReadAbi, functionName: "verifier" });
+  const code = await client.getCode({ address });
+  if (address.toLowerCase() !== verifier.address.toLowerCase() || code === undefined || keccak256(code) !== verifier.runtimeCodeHash) {
+    throw new DeploymentMismatchError(`the Pool's verifier is ${address} with code ${code === undefined ? "none" : keccak256(code)}, the manifest says ${verifier.address} with code ${verifier.runtimeCodeHash}`);
+  }
+  const onChain = await readProofSystem(client, address, config.chainId);
+  if (onChain !== system) {
+    throw new DeploymentMismatchError(`the Pool's verifier expects ${describeProofSystem(onChain)}, the manifest says ${describeProofSystem(system)}`);
+  }
+}
+
+/** What a verifier expects, asked of the chain: it accepts a dev proof (DevVerifier), or it does not (a Groth16 verifier refuses every one). */
+export async function readProofSystem(client: PublicClient, verifier: Address, chainId: number): Promise<ProofSystemName> {
+  const publicSignals = Array<bigint>(9).fill(0n);
+  const { a, b, c } = devProof({ verifier, chainId, publicSignals });
+  const accepts = await client.readContract({ address: verifier, abi: verifierAbi, functionName: "verifyProof", args: [a, b, c, publicSignals as never] }).catch(() => false);
+  return accepts ? "dev" : "groth16";
 }

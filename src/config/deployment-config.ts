@@ -103,7 +103,7 @@ export const ProofArtifact = z
 
 export const ProofSystem = z
   .strictObject({
-    system: z.literal("groth16"),
+    system: z.enum(["groth16", "dev"]).meta({ description: "what the Pool's verifier expects: groth16, or dev (DEVELOPMENT ONLY: a dev proof binds the public inputs and proves nothing)" }),
     curve: z.literal("bn128"),
     circuit: z.string().meta({ description: "circuit name; one proof spends 2 notes and creates 2" }),
     treeDepth: z.int().positive().meta({ description: "the Pool's Merkle tree depth (Pool.levels())" }),

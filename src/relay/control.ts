@@ -16,6 +16,11 @@ export interface RelayControl {
   /** Releases a holder's pause; the last one out restarts the engine from the store, as after a restart. */
   resume(holder?: string): void;
   paused(): boolean;
+  /**
+   * Until the returned function is called, admissions answer 503 chain_reverting (Retry-After), and one
+   * that began before answers so too instead of being stored: the harness is reverting chain and store.
+   */
+  holdAdmissions(): () => void;
   checkpoint(): StoreCheckpoint;
   /** Puts the store back as it was at the checkpoint. Only while paused. */
   restore(checkpoint: StoreCheckpoint): void;
@@ -32,6 +37,8 @@ export interface RelayControl {
   minedActions(outputPrecommitment: string): OperationRecord[];
   /** Blocks a mined transaction needs before its operation is confirmed. */
   requiredConfirmations(): number;
+  /** How many operations are in each kind and state (a dev page's counts; one GROUP BY). */
+  stateCounts(): Array<{ kind: string; state: string; count: number }>;
   /** Told after every stored change: an operation's id, or null when many may have changed (a restore). Returns its removal. */
   onChange(listener: (operationId: string | null) => void): () => void;
 }
@@ -53,6 +60,7 @@ export function attachRelayControl(app: FastifyInstance, relayer: Relayer): void
       if (!paused()) relayer.engine.resume();
     },
     paused,
+    holdAdmissions: () => relayer.holdAdmissions(),
     checkpoint: () => relayer.store.checkpoint(),
     restore(checkpoint) {
       if (!paused()) throw new Error("restore the operation store only while the relayer is paused");
@@ -63,6 +71,7 @@ export function attachRelayControl(app: FastifyInstance, relayer: Relayer): void
     newestFirst: (page) => relayer.store.newestFirst(page),
     minedActions: (precommitment) => relayer.store.minedActions(precommitment),
     requiredConfirmations: () => relayer.settings.requiredConfirmations,
+    stateCounts: () => relayer.store.stateCounts(),
     operation: (id) => relayer.store.get(id),
     onChange: (listener) => relayer.store.onChange(listener),
     backupStore(file) {

@@ -40,6 +40,8 @@ export class Relayer {
   readonly reservations: ReservationTracker;
   private readonly chainTimeoutMs: number;
   private readonly log: FastifyBaseLogger;
+  /** Holds of admissions (see holdAdmissions), and how many were ever taken: an admission that saw one begin is refused. */
+  private admissionHolds = { held: 0, taken: 0 };
 
   constructor(args: {
     store: OperationStore;
@@ -126,6 +128,19 @@ export class Relayer {
     });
   }
 
+  /** See RelayControl.holdAdmissions. */
+  holdAdmissions(): () => void {
+    const holds = this.admissionHolds;
+    holds.held++;
+    holds.taken++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      holds.held--;
+    };
+  }
+
   private async admit(
     kind: OperationKind,
     request: RelayRequest | FinalizeRequest,
@@ -140,6 +155,14 @@ export class Relayer {
       spentBy: (claim: string, operationId: string) => ProblemError;
     },
   ): Promise<OperationRecord> {
+    const holds = this.admissionHolds;
+    const holdsBefore = holds.taken;
+    // Retryable: the chain and store are being put back, and will take this request in a moment.
+    const reverting = () => holds.held > 0 || holds.taken !== holdsBefore;
+    const refuseWhileReverting = () => {
+      if (reverting()) throw new ProblemError("chain_reverting", `the chain and the operation store are being reverted (a dev stack's reset or revert); nothing was accepted: send this ${kind} request again`, { headers: { "retry-after": "1" } });
+    };
+    refuseWhileReverting();
     const requestHash = createHash("sha256").update(canonicalJson({ kind, request })).digest("hex");
     const stored = () => (idempotencyKey === undefined ? undefined : this.storedFor(idempotencyKey, requestHash));
     const before = stored();
@@ -149,6 +172,8 @@ export class Relayer {
     try {
       await steps.decide();
     } catch (error) {
+      // Checked against a chain being reverted: its answer says nothing of the chain to come.
+      refuseWhileReverting();
       // An identical request may have been stored while we checked (the checks then found its nullifiers
       // in flight or spent): a keyed request answers it.
       const meanwhile = stored();
@@ -160,6 +185,7 @@ export class Relayer {
       throw new ProblemError("internal_error", `the runtime failed to check this ${kind} request; nothing was accepted`);
     }
     if (admissionHooks.afterChecks) await admissionHooks.afterChecks();
+    refuseWhileReverting(); // the insert below is synchronous: no revert begins between this and it
 
     const now = new Date().toISOString();
     const op: OperationRecord = {

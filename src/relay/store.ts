@@ -183,6 +183,10 @@ export interface OperationPage {
   since?: string;
   /** A finalize's reservation (any case). */
   reservationId?: string;
+  /** This operation only. */
+  id?: string;
+  /** The operation that signed this transaction (any of its attempts; any case). */
+  transactionHash?: string;
   /** Older than this one. */
   before?: { createdAt: string; id: string };
 }
@@ -781,6 +785,8 @@ export class SqliteOperationStore implements OperationStore {
     if (page.state) add("state = ?", page.state);
     if (page.since) add("created_at >= ?", page.since);
     if (page.reservationId) add("lower(json_extract(request, '$.reservationId')) = lower(?)", page.reservationId);
+    if (page.id) add("id = ?", page.id);
+    if (page.transactionHash) add("id IN (SELECT operation_id FROM attempts WHERE lower(hash) = lower(?))", page.transactionHash);
     if (page.before) add("(created_at < ? OR (created_at = ? AND id < ?))", page.before.createdAt, page.before.createdAt, page.before.id);
     const sql = `SELECT * FROM operations${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY created_at DESC, id DESC LIMIT ${Math.max(0, Math.floor(page.limit))}`;
     return (this.prepare(sql).all(...args) as Row[]).map((row) => this.hydrate(row));

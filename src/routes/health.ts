@@ -5,6 +5,7 @@ import { withinDeadline } from "../chain/deadline.ts";
 import { HEALTH_PATH } from "../paths.ts";
 import { Problem, ProblemError } from "../problem.ts";
 import { checkRelayerReady } from "../relay/checks.ts";
+import type { ProofSystemName } from "../chain/dev-proof.ts";
 
 /** The engine is behind when its watcher has not finished a tick for this many poll intervals (at least 10 s). */
 const STALL_POLLS = 20;
@@ -30,10 +31,18 @@ export const HealthChecks = z
       .nullable()
       .meta({ description: "the operation store: not writable since a write failed, until one succeeds" }),
     engine: z.strictObject({ state: z.enum(["running", "paused", "stopped"]), lagMs: z.int().meta({ description: "since the watcher's last good tick" }) }).nullable(),
+    proofs: z
+      .strictObject({ system: z.enum(["groth16", "dev"]), detail: z.string() })
+      .meta({ description: "what the Pool's verifier expects (the manifest's queue.proof.system): dev proofs prove nothing, a development stack only" }),
   })
   .meta({ id: "HealthChecks" });
 
 const storeCheck = (error: string | null) => ({ writable: error === null, detail: error });
+
+const proofsCheck = (system: ProofSystemName) => ({
+  system,
+  detail: system === "dev" ? "dev proofs: the Pool's verifier is DevVerifier, which checks no proof (development only)" : "real Groth16 proofs",
+});
 
 const Health = z.strictObject({ status: z.literal("ready"), checks: HealthChecks });
 
@@ -69,11 +78,13 @@ export const healthRoutes: FastifyPluginAsyncZod<{ context: RuntimeContext }> = 
         queue: relayer ? { depth: relayer.store.countLive(), capacity: relayer.settings.maxLiveOperations } : null,
         store: relayer ? storeCheck(relayer.store.checkWritable()) : null,
         engine,
+        proofs: proofsCheck(context.config.queue.proof.system),
       };
       const stallMs = Math.max(10_000, STALL_POLLS * (relayer?.settings.pollIntervalMs ?? 0));
       const problems = [
         !checks.chain.reachable && "the chain did not answer",
-        checks.relayer && !checks.relayer.ready && `the relayer is not ready: ${checks.relayer.detail}`,
+        // Its detail when the chain did not answer says that again: said once.
+        checks.relayer && !checks.relayer.ready && checks.chain.reachable && `the relayer is not ready: ${checks.relayer.detail}`,
         checks.queue && checks.queue.depth >= checks.queue.capacity && "the queue is full",
         checks.store && !checks.store.writable && checks.store.detail,
         engine && engine.state !== "running" && `the relay engine is ${engine.state}`,

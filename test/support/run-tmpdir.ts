@@ -1,3 +1,4 @@
+import { rmSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -29,9 +30,20 @@ let runDir: string | undefined;
 let outerTmpdir: string | undefined;
 let outerCache: string | undefined;
 
+/**
+ * An interrupted run (SIGINT, SIGTERM: vitest exits without tearing its global setup down) removes its
+ * folder as it exits; a killed one (SIGKILL) has it removed by the next run, which knows the folder by
+ * the PID in its name.
+ */
+const removeOnExit = () => {
+  if (runDir !== undefined) rmSync(runDir, { recursive: true, force: true });
+};
+
 export async function setup(): Promise<void> {
   outerTmpdir = process.env.TMPDIR;
-  runDir = await mkdtemp(path.join(tmpdir(), RUN_TMPDIR_PREFIX));
+  await sweepDeadRuns(tmpdir());
+  runDir = await mkdtemp(path.join(tmpdir(), `${RUN_TMPDIR_PREFIX}${process.pid}-`));
+  process.once("exit", removeOnExit);
   process.env.TMPDIR = runDir;
   outerCache = process.env.XDG_CACHE_HOME;
   process.env.XDG_CACHE_HOME = path.join(runDir, RUN_CACHE);
@@ -41,6 +53,7 @@ export async function teardown(): Promise<void> {
   if (runDir === undefined) return;
   const dir = runDir;
   runDir = undefined;
+  process.off("exit", removeOnExit);
   for (const [name, value] of [["TMPDIR", outerTmpdir], ["XDG_CACHE_HOME", outerCache]] as const) {
     if (value === undefined) delete process.env[name];
     else process.env[name] = value;
@@ -54,6 +67,16 @@ export async function teardown(): Promise<void> {
   if (left.length > 0) {
     throw new Error(`the tests left ${left.length} temp folder(s) or file(s) behind (now removed): ${described.join("; ")}. Each test must remove what it made, whether it passes or fails.`);
   }
+}
+
+/** Removes the folders of runs whose process is gone (killed: no exit of theirs removed them); their names. */
+export async function sweepDeadRuns(dir: string): Promise<string[]> {
+  const dead = (await readdir(dir).catch(() => [] as string[])).filter((entry) => {
+    const pid = new RegExp(`^${RUN_TMPDIR_PREFIX}(\\d+)-`).exec(entry)?.[1];
+    return pid !== undefined && !isAlive(Number(pid));
+  });
+  await Promise.all(dead.map((entry) => rm(path.join(dir, entry), { recursive: true, force: true })));
+  return dead;
 }
 
 /** What a test left in a run's TMPDIR. */

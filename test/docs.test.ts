@@ -1,0 +1,131 @@
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import path from "node:path";
+import { execa } from "execa";
+import { describe, expect, it } from "vitest";
+
+// The documentation as a reader meets it, in the repository and in the packed tarball: README.md and
+// docs/*.md link to each other and to a few files; every relative link must reach a file (and, with
+// #anchor, a heading of it) that is there, in the tarball too; and no paragraph runs over 120 words
+// (issue 30, items 10 and 22).
+const repo = path.resolve(import.meta.dirname, "..");
+const PAGES = ["README.md", ...readdirSync(path.join(repo, "docs")).filter((f) => f.endsWith(".md")).sort().map((f) => `docs/${f}`)];
+const MAX_WORDS = 120;
+
+/** The page's lines outside fenced code blocks, with their line numbers. */
+function prose(text: string): Array<{ line: number; text: string }> {
+  const out: Array<{ line: number; text: string }> = [];
+  let fenced = false;
+  text.split("\n").forEach((line, i) => {
+    if (line.startsWith("```")) fenced = !fenced;
+    else if (!fenced) out.push({ line: i + 1, text: line });
+  });
+  return out;
+}
+
+/** GitHub's anchor for a heading: markup dropped, lower case, punctuation gone, spaces as hyphens. */
+function slug(heading: string): string {
+  const plain = heading.replace(/\[([^\]]*)\]\([^)]*\)/g, "$1").replace(/`/g, "");
+  return plain.toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, "").replace(/\s/g, "-");
+}
+
+/** The anchors of a page's headings (a repeated heading gets -1, -2, … as on GitHub). */
+function anchors(text: string): Set<string> {
+  const seen = new Map<string, number>();
+  const out = new Set<string>();
+  for (const { text: line } of prose(text)) {
+    const heading = /^#{1,6} (.*)$/.exec(line)?.[1];
+    if (heading === undefined) continue;
+    const base = slug(heading);
+    const n = seen.get(base) ?? 0;
+    seen.set(base, n + 1);
+    out.add(n === 0 ? base : `${base}-${n}`);
+  }
+  return out;
+}
+
+/** The page's relative link targets (inline code and URLs with a scheme left out), with their lines. */
+function relativeLinks(text: string): Array<{ line: number; target: string }> {
+  const out: Array<{ line: number; target: string }> = [];
+  for (const { line, text: raw } of prose(text)) {
+    const bare = raw.replace(/`[^`]*`/g, "");
+    for (const match of bare.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)) {
+      const target = match[1] as string;
+      if (!/^[a-z][a-z0-9+.-]*:/i.test(target)) out.push({ line, target });
+    }
+  }
+  return out;
+}
+
+/** Every broken relative link of the pages: a missing file, a missing heading, or (given `shipped`) a file not in it. */
+function brokenLinks(read: (file: string) => string | undefined, pages: string[], shipped?: Set<string>): string[] {
+  const broken: string[] = [];
+  for (const page of pages) {
+    for (const { line, target } of relativeLinks(read(page) ?? "")) {
+      const [file = "", anchor] = target.split("#");
+      const resolved = file === "" ? page : path.posix.normalize(path.posix.join(path.posix.dirname(page), decodeURIComponent(file)));
+      const where = `${page}:${line} links to ${target}`;
+      const content = read(resolved);
+      if (content === undefined) broken.push(`${where}: there is no ${resolved}`);
+      else if (shipped !== undefined && !shipped.has(resolved)) broken.push(`${where}: ${resolved} is not in the package (package.json "files")`);
+      else if (anchor !== undefined && resolved.endsWith(".md") && !anchors(content).has(anchor)) broken.push(`${where}: ${resolved} has no heading #${anchor}`);
+    }
+  }
+  return broken;
+}
+
+const readRepo = (file: string): string | undefined => {
+  const full = path.join(repo, file);
+  return existsSync(full) && statSync(full).isFile() ? readFileSync(full, "utf8") : undefined;
+};
+
+describe("the link check itself", () => {
+  const files: Record<string, string> = {
+    "README.md": "# Title\n\nSee [a](docs/a.md#two-words), [b](docs/b.md), [c](#nowhere), `[d](docs/d.md)` and [e](https://x.example/e.md).\n",
+    "docs/a.md": "# A\n\n## Two `words`\n\n```\n[f](missing.md)\n```\n![png](pic.png)\n",
+    "docs/pic.png": "",
+  };
+  const read = (file: string) => files[file];
+
+  it("finds a missing file and a missing heading, and passes code, inline code and absolute URLs", () => {
+    expect(brokenLinks(read, ["README.md", "docs/a.md"])).toEqual([
+      "README.md:3 links to docs/b.md: there is no docs/b.md",
+      "README.md:3 links to #nowhere: README.md has no heading #nowhere",
+    ]);
+  });
+
+  it("finds a link to a file the package does not ship", () => {
+    expect(brokenLinks(read, ["docs/a.md"], new Set(["docs/a.md"]))).toEqual(["docs/a.md:8 links to pic.png: docs/pic.png is not in the package (package.json \"files\")"]);
+  });
+});
+
+describe("README.md and docs/*.md", () => {
+  it("link only to files and headings that exist", () => {
+    expect(PAGES.length).toBeGreaterThan(10);
+    expect(brokenLinks(readRepo, PAGES)).toEqual([]);
+  });
+
+  it("link only to files the packed package holds, where the package ships the page", async () => {
+    const { stdout } = await execa("npm", ["pack", "--dry-run", "--ignore-scripts", "--json"], { cwd: repo });
+    const [packed] = JSON.parse(stdout) as Array<{ files: Array<{ path: string }> }>;
+    const shipped = new Set((packed?.files ?? []).map((f) => f.path));
+    const shippedPages = PAGES.filter((page) => shipped.has(page));
+    expect(shippedPages).toEqual(PAGES);
+    expect(brokenLinks(readRepo, shippedPages, shipped)).toEqual([]);
+  });
+
+  it(`have no paragraph over ${MAX_WORDS} words (tables and code aside)`, () => {
+    const long = PAGES.flatMap((page) =>
+      prose(readFileSync(path.join(repo, page), "utf8"))
+        .filter(({ text }) => !text.startsWith("|") && text.split(/\s+/).filter(Boolean).length > MAX_WORDS)
+        .map(({ line, text }) => `${page}:${line} (${text.split(/\s+/).filter(Boolean).length} words)`),
+    );
+    expect(long).toEqual([]);
+  });
+
+  it("the README shows both ways to start a stack and advises git-ignoring the state dir", () => {
+    const readme = readFileSync(path.join(repo, "README.md"), "utf8");
+    expect(readme).toContain("npm run dev-stack");
+    expect(readme).toContain("npx queue-devstack");
+    expect(readme).toMatch(/\.gitignore/);
+  });
+});
