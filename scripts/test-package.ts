@@ -192,7 +192,7 @@ try {
   const olderNode = await findOlderNode();
   const user = userNode("none" in olderNode ? undefined : olderNode, consumerTmp, inProject);
   const unsaid = user.commands.filter((command) => !readme.includes(command));
-  if (unsaid.length > 0) throw new Error(`README.md does not give the commands run here ${user.label}: ${unsaid.join("; ")}`);
+  if (unsaid.length > 0) throw new Error(`the docs (README.md, docs/*.md) do not give the commands run here ${user.label}: ${unsaid.join("; ")}`);
   await step(`npm init -y, then npm install the tarball (with vitest and typescript) into it ${user.label}`, async () => {
     // As the README's reader starts: npm's defaults (today "type": "commonjs"), nothing added.
     await inProject("npm", ["init", "-y"]);

@@ -91,7 +91,7 @@ export async function foundryConsumer({ work, tmp, tarball, readme, step, inProj
   await step(`the README's Foundry project ${user.label}: npm init -y, npm install the tarball, ${forge} and ${solc}`, async () => {
     const files = foundryFiles(readme);
     for (const name of ["foundry.toml", "test/DevStackPool.t.sol"]) if (!files.has(name)) throw new Error(`README.md has no code block for ${FOLDER}/${name}`);
-    for (const command of [README_COMMAND, README_OFFLINE, `forge-${PLATFORM}`]) if (!readme.includes(command)) throw new Error(`README.md does not give the command run here: ${command}`);
+    for (const command of [README_COMMAND, README_OFFLINE, `forge-${PLATFORM}`]) if (!readme.includes(command)) throw new Error(`the docs (README.md, docs/*.md) do not give the command run here: ${command}`);
     await mkdir(dir);
     await inProject("npm", ["init", "-y"], { cwd: dir, env: user.env, extendEnv: false });
     await user.install(dir, [tarball, forge, solc], ["@foundry-rs/forge"]);
