@@ -23,6 +23,7 @@ import { execConsumer } from "./consumer/exec.ts";
 import { foundryConsumer } from "./consumer/foundry.ts";
 import { hardhatConsumer } from "./consumer/hardhat.ts";
 import { threadsConsumer } from "./consumer/threads.ts";
+import { userNode } from "./consumer/user-node.ts";
 
 const repo = path.resolve(import.meta.dirname, "..");
 const work = await mkdtemp(path.join(tmpdir(), "queue-devstack-consumer-"));
@@ -186,11 +187,17 @@ try {
     return path.join(work, packed.filename);
   });
 
-  await step("npm init -y, then npm install the tarball (with vitest and typescript) into it", async () => {
+  // The README's installs and node:test command as a new user runs them: from the machine's older Node
+  // if it has one (issue 30, items 7-8: scripts/consumer/user-node.ts).
+  const olderNode = await findOlderNode();
+  const user = userNode("none" in olderNode ? undefined : olderNode, consumerTmp, inProject);
+  const unsaid = user.commands.filter((command) => !readme.includes(command));
+  if (unsaid.length > 0) throw new Error(`the docs (README.md, docs/*.md) do not give the commands run here ${user.label}: ${unsaid.join("; ")}`);
+  await step(`npm init -y, then npm install the tarball (with vitest and typescript) into it ${user.label}`, async () => {
     // As the README's reader starts: npm's defaults (today "type": "commonjs"), nothing added.
     await inProject("npm", ["init", "-y"]);
     const devDependencies = [tarball, `vitest@${await version("vitest")}`, `typescript@${await version("typescript")}`];
-    await inProject("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error", "-D", ...devDependencies]);
+    await user.install(project, devDependencies);
   });
   const entries = await entryPoints();
 
@@ -352,9 +359,9 @@ try {
       }
     });
   }
-  if (wanted("exec")) await execConsumer({ project, work, files, step, inProject });
-  if (wanted("hardhat")) await hardhatConsumer({ work, tmp: consumerTmp, tarball, readme, step, inProject, version });
-  if (wanted("foundry")) await foundryConsumer({ work, tmp: consumerTmp, tarball, readme, step, inProject, version });
+  if (wanted("exec")) await execConsumer({ project, work, files, step, inProject, user });
+  if (wanted("hardhat")) await hardhatConsumer({ work, tmp: consumerTmp, tarball, readme, step, inProject, version, user });
+  if (wanted("foundry")) await foundryConsumer({ work, tmp: consumerTmp, tarball, readme, step, inProject, version, user });
   if (wanted("threads")) await threadsConsumer({ project, step, inProject });
   await step("the repository's dist/ is as it was (built elsewhere, never written)", async () => {
     if ((await distState()) !== distBefore) throw new Error("dist/ changed during the run: this run must not write it (or someone else built meanwhile)");

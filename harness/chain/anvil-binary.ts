@@ -10,8 +10,11 @@ const PLATFORM_PACKAGES: Record<string, Record<string, string>> = {
 };
 
 /**
- * The anvil binary shipped by @foundry-rs/anvil's platform package. We run it directly rather than
- * through the package's bin.mjs wrapper, so the PID we track is anvil's own.
+ * The anvil binary of this platform's package. We run it directly rather than through a Node wrapper,
+ * so the PID we track is anvil's own. The package depends on these platform packages itself (optional
+ * dependencies: npm installs the one matching os and cpu), not on @foundry-rs/anvil (a dev dependency
+ * here, for the genesis's hash), whose postinstall only downloads the same binary when that package is
+ * missing, and which npm 11 lists on every install for it (issue 30, item 10).
  */
 export function anvilBinaryPath(): string {
   const override = process.env.DEVSTACK_ANVIL_BINARY;
@@ -22,7 +25,7 @@ export function anvilBinaryPath(): string {
   try {
     manifest = require.resolve(`${pkg}/package.json`);
   } catch {
-    throw new Error(`${pkg} is not installed: run npm install (it is an optional dependency of @foundry-rs/anvil)`);
+    throw new Error(`${pkg} is not installed: run npm install (it is an optional dependency of queue-devstack; not with --omit=optional)`);
   }
   return path.join(path.dirname(manifest), "bin", process.platform === "win32" ? "anvil.exe" : "anvil");
 }

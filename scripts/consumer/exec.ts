@@ -1,11 +1,13 @@
 // The consumer test's `exec` part (issue 20): in the consumer project made from the tarball, the README's
 // Python suite through `npx queue-devstack exec -- python3 -m unittest`, the README's node:test pattern
-// with `node --test` (and a Ctrl-C of a node:test file holding its stack), and a Ctrl-C of
+// with `node --test` as the README says to run it on the user's Node (`npx node --test` from an older
+// system Node: issue 30, item 8), and a Ctrl-C of a node:test file holding its stack, and a Ctrl-C of
 // `npx queue-devstack exec -- <long command>` leaving no process.
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Options, ResultPromise } from "execa";
 import { isAlive, listProcesses } from "../../harness/process/index.ts";
+import type { UserNode } from "./user-node.ts";
 
 /** What the consumer test (scripts/test-package.ts) hands over. */
 export interface ExecConsumer {
@@ -17,6 +19,8 @@ export interface ExecConsumer {
   step: <T>(name: string, run: () => Promise<T>) => Promise<T>;
   /** Runs a command in the project; detached runs are stopped if a step fails. */
   inProject: (file: string, args: string[], options?: Options) => ResultPromise;
+  /** The user's Node: how the README says to run `node --test` on it. */
+  user: UserNode;
 }
 
 /** Waits (up to 5 s: SIGTERM takes a moment) until none of these processes is left; throws naming those left. */
@@ -30,7 +34,11 @@ async function noneLeft(pids: number[], marks: string[]): Promise<void> {
   throw new Error(`left running: ${left.map((p) => `${p.pid} ${p.args}`).join("; ")}`);
 }
 
-export async function execConsumer({ project, work, files, step, inProject }: ExecConsumer): Promise<void> {
+export async function execConsumer({ project, work, files, step, inProject, user }: ExecConsumer): Promise<void> {
+  const node = (args: string[], options: Options = {}) => {
+    const [file, fileArgs] = user.node(args);
+    return inProject(file, fileArgs, { env: user.env, extendEnv: false, ...options });
+  };
   for (const name of ["test_queue_devstack.py", "node-test.mjs"]) {
     if (!files.has(name)) throw new Error(`README.md has no code block for ${name}`);
   }
@@ -43,14 +51,14 @@ export async function execConsumer({ project, work, files, step, inProject }: Ex
     await noneLeft([], [work]);
   });
 
-  await step("node --test node-test.mjs (the README's node:test pattern: before, beforeEach reset, after stop)", async () => {
-    const run = await inProject(process.execPath, ["--test", "node-test.mjs"], { reject: false });
+  await step(`${user.node(["--test", "node-test.mjs"]).flat().join(" ")} ${user.label} (the README's node:test pattern: before, beforeEach reset, after stop)`, async () => {
+    const run = await node(["--test", "node-test.mjs"], { reject: false });
     const all = String(run.all ?? "");
     if (run.exitCode !== 0 || !/^# pass 3$/m.test(all)) throw new Error(`node --test: exit ${run.exitCode}\n${all}`);
     await noneLeft([], [work]);
   });
 
-  await step("node --test of a test holding its stack, then Ctrl-C: no process left", async () => {
+  await step(`${user.node(["--test"]).flat().join(" ")} of a test holding its stack, then Ctrl-C: no process left`, async () => {
     // Not a README file: a node:test file that starts a stack as the README's pattern does, says where its
     // anvil is, and waits; Ctrl-C goes to the terminal's foreground group (node --test and its file's process).
     const said = path.join(project, "node-test-hold.json");
@@ -67,11 +75,11 @@ export async function execConsumer({ project, work, files, step, inProject }: Ex
         `});`,
       ].join("\n"),
     );
-    const run = inProject(process.execPath, ["--test", "node-test-hold.mjs"], { detached: true, reject: false, all: false });
+    const run = node(["--test", "node-test-hold.mjs"], { detached: true, reject: false, all: false });
     const deadline = Date.now() + 60_000;
     let held: { anvil: number; stateDir: string } | undefined;
     while (held === undefined) {
-      held = await readFile(said, "utf8").then((text) => JSON.parse(text) as typeof held, () => undefined);
+      held = await readFile(said, "utf8").then((text) => JSON.parse(text) as typeof held).catch(() => undefined); // absent, or not all written yet
       if (held === undefined && Date.now() > deadline) throw new Error("the test never started its stack");
       if (held === undefined) await new Promise((r) => setTimeout(r, 100));
     }
@@ -90,7 +98,7 @@ export async function execConsumer({ project, work, files, step, inProject }: Ex
     const deadline = Date.now() + 60_000;
     let held: { sh: number; sleep: number; stack: { stateDir: string; processes: { anvil: { pid: number } } } } | undefined;
     while (held === undefined) {
-      held = await readFile(said, "utf8").then((text) => JSON.parse(text) as typeof held, () => undefined);
+      held = await readFile(said, "utf8").then((text) => JSON.parse(text) as typeof held).catch(() => undefined); // absent, or not all written yet
       if (held === undefined && Date.now() > deadline) throw new Error("the command never started");
       if (held === undefined) await new Promise((r) => setTimeout(r, 100));
     }

@@ -3,9 +3,10 @@
 // README says: its tests pass, a failing test's exit code comes through, a Ctrl-C during a test leaves
 // no process; and the npm wrapper's known defect the README warns of is still there.
 //
-// Offline CI only: forge downloads a native solc on first use, and this machine has no internet (nor a
-// native solc in npm or Debian), so FOUNDRY_SOLC points forge at solc-shim.mjs (the npm `solc` package
-// behind a native solc's command line). The README's foundry.toml stays as a user online writes it.
+// Offline, as the README says (issue 30, item 9): forge downloads a native solc on first use, and this
+// machine has no internet, so FOUNDRY_SOLC points forge at the package's `queue-devstack-solc` (the npm
+// `solc` package, installed beside it, behind a native solc's command line). The project is installed
+// and run from the machine's older Node if it has one, as the README says (scripts/consumer/user-node.ts).
 // forge also writes its caches to ~/.foundry: its runs here get a HOME of their own, removed with the rest.
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -18,9 +19,12 @@ export type FoundryConsumer = HardhatConsumer;
 
 /** The README's Foundry files are named under this folder (```toml foundry-project/foundry.toml). */
 const FOLDER = "foundry-project";
-const SOLC_SHIM = path.join(import.meta.dirname, "solc-shim.mjs");
+/** The package's solc for forge offline, as the README names it (from the project's folder). */
+const SOLC = "node_modules/.bin/queue-devstack-solc";
 /** The README's command with forge's own binary from npm's platform package (the wrapper loses forge's exit code). */
 const README_COMMAND = "npx queue-devstack exec -- node_modules/@foundry-rs/forge-linux-amd64/bin/forge test --fork-url devstack";
+/** The README's offline form of it. */
+const README_OFFLINE = `FOUNDRY_SOLC=${SOLC} ${README_COMMAND}`;
 /** This machine's platform package (the README names the others). */
 const PLATFORM = `${process.platform}-${process.arch === "x64" ? "amd64" : process.arch}`;
 const FORGE = `node_modules/@foundry-rs/forge-${PLATFORM}/bin/forge`;
@@ -59,12 +63,14 @@ contract HangTest {
 }
 `;
 
-export async function foundryConsumer({ work, tmp, tarball, readme, step, inProject, version }: FoundryConsumer): Promise<void> {
+export async function foundryConsumer({ work, tmp, tarball, readme, step, inProject, version, user }: FoundryConsumer): Promise<void> {
   const dir = path.join(work, FOLDER);
   // In the project (npx finds the package there), a Foundry project of its own: the README's is not compiled with it.
   const checks = path.join(dir, "checks");
-  const env = { FOUNDRY_SOLC: SOLC_SHIM, HOME: path.join(work, "foundry-home") };
-  const exec = (cwd: string, forgeArgs: string[], options: Options = {}) => inProject("npx", ["queue-devstack", "exec", "--", ...forgeArgs], { cwd, env, reject: false, ...options });
+  // The README's relative FOUNDRY_SOLC in its project; the checks' project, a folder down, names the same file.
+  const env = (cwd: string) => ({ ...user.env, FOUNDRY_SOLC: cwd === dir ? SOLC : path.join(dir, SOLC), HOME: path.join(work, "foundry-home") });
+  const exec = (cwd: string, forgeArgs: string[], options: Options = {}) =>
+    inProject("npx", ["queue-devstack", "exec", "--", ...forgeArgs], { cwd, env: env(cwd), extendEnv: false, reject: false, ...options });
 
   /** Ours: whatever runs with the consumer's folder (a project, its TMPDIR, a stack's state dir) in its args. */
   async function noneLeft(): Promise<void> {
@@ -81,18 +87,19 @@ export async function foundryConsumer({ work, tmp, tarball, readme, step, inProj
     throw new Error(`left running: ${left.map((p) => `${p.pid} ${p.args}`).join("; ")}`);
   }
 
-  await step(`the README's Foundry project: npm init -y, npm install the tarball and @foundry-rs/forge@${await version("@foundry-rs/forge")}`, async () => {
+  const [forge, solc] = [`@foundry-rs/forge@${await version("@foundry-rs/forge")}`, `solc@${await version("solc")}`];
+  await step(`the README's Foundry project ${user.label}: npm init -y, npm install the tarball, ${forge} and ${solc}`, async () => {
     const files = foundryFiles(readme);
     for (const name of ["foundry.toml", "test/DevStackPool.t.sol"]) if (!files.has(name)) throw new Error(`README.md has no code block for ${FOLDER}/${name}`);
-    if (!readme.includes(README_COMMAND) || !readme.includes(`forge-${PLATFORM}`)) throw new Error(`README.md does not give the command run here: ${README_COMMAND} (forge-${PLATFORM})`);
+    for (const command of [README_COMMAND, README_OFFLINE, `forge-${PLATFORM}`]) if (!readme.includes(command)) throw new Error(`the docs (README.md, docs/*.md) do not give the command run here: ${command}`);
     await mkdir(dir);
-    await inProject("npm", ["init", "-y"], { cwd: dir });
-    await inProject("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error", "-D", tarball, `@foundry-rs/forge@${await version("@foundry-rs/forge")}`], { cwd: dir });
+    await inProject("npm", ["init", "-y"], { cwd: dir, env: user.env, extendEnv: false });
+    await user.install(dir, [tarball, forge, solc], ["@foundry-rs/forge"]);
     for (const [name, text] of files) {
       await mkdir(path.dirname(path.join(dir, name)), { recursive: true });
       await writeFile(path.join(dir, name), text);
     }
-    await mkdir(env.HOME);
+    await mkdir(env(dir).HOME);
     // The checks' project: the README's foundry.toml, and forge may write in it (the hang test's "started").
     await mkdir(path.join(checks, "test"), { recursive: true });
     const config = (files.get("foundry.toml") as string).replace("[profile.default]\n", '[profile.default]\nfs_permissions = [{ access = "write", path = "./" }]\n');
@@ -101,7 +108,7 @@ export async function foundryConsumer({ work, tmp, tarball, readme, step, inProj
     await writeFile(path.join(checks, "test", "Checks.t.sol"), CHECKS);
   });
 
-  await step(`npx queue-devstack exec -- ${FORGE_TEST.join(" ")} (solc-js for the offline compile): the README's tests pass, no process left`, async () => {
+  await step(`FOUNDRY_SOLC=${SOLC} npx queue-devstack exec -- ${FORGE_TEST.join(" ")} (offline): the README's tests pass, no process left`, async () => {
     const run = await exec(dir, FORGE_TEST);
     await noneLeft();
     // A run of no test would exit 0 too: the README's three must be the passes.
@@ -116,7 +123,7 @@ export async function foundryConsumer({ work, tmp, tarball, readme, step, inProj
 
   await step("npx forge (the npm wrapper) still exits 0 on a failing test, as the README warns (foundry-rs/foundry#14781)", async () => {
     // When this fails, @foundry-rs/forge passes forge's exit code through: the README can say `npx forge`.
-    const run = await inProject("npx", ["forge", "test", "--match-contract", "FailsTest"], { cwd: checks, env, reject: false });
+    const run = await inProject("npx", ["forge", "test", "--match-contract", "FailsTest"], { cwd: checks, env: env(checks), extendEnv: false, reject: false });
     if (!/FAIL: fails on purpose/.test(String(run.all))) throw new Error(`the failing test did not run:\n${String(run.all)}`);
     if (run.exitCode !== 0) throw new Error(`npx forge exited ${run.exitCode} on a failing test: the npm wrapper is fixed; update the README's Foundry section (and this step)`);
   });

@@ -1,7 +1,9 @@
 // The consumer test's Hardhat part (issue 20): the README's Hardhat 3 project, made from the packed
 // tarball in a folder of its own (outside the consumer project, whose tsc and vitest must not see it),
 // type-checked, then `npx hardhat test` (node:test runner) passing and leaving no process and no temp
-// folder, a `hardhat run` script ending by itself, and a Ctrl-C during a test leaving none either.
+// folder, a `hardhat run` script ending by itself, and a Ctrl-C during a test leaving none either. All of
+// it from the machine's older Node if it has one, as the README says to install and run there (issue 30,
+// item 7: npm run by Node 20 skipped Hardhat's native EDR package, and `npx hardhat test` failed HHE27).
 //
 // Offline CI only: Hardhat's build step fetches the solc release list even without contracts. The run
 // takes a config of its own (ci.hardhat.config.ts) that imports the README's and adds the npm `solc`
@@ -10,6 +12,7 @@ import { mkdir, readFile, readdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Options, ResultPromise } from "execa";
 import { listProcesses } from "../../harness/process/index.ts";
+import type { UserNode } from "./user-node.ts";
 
 /** What the consumer test (scripts/test-package.ts) hands over. */
 export interface HardhatConsumer {
@@ -25,6 +28,8 @@ export interface HardhatConsumer {
   inProject: (file: string, args: string[], options?: Options) => ResultPromise;
   /** This repository's installed version of a package. */
   version: (pkg: string) => Promise<string>;
+  /** The user's Node: how the README says to install on it; every command runs in its environment. */
+  user: UserNode;
 }
 
 /** The README's Hardhat files are named under this folder (```ts hardhat-project/hardhat.config.ts). */
@@ -40,9 +45,9 @@ function hardhatFiles(readme: string): Map<string, string> {
   return files;
 }
 
-export async function hardhatConsumer({ work, tmp, tarball, readme, step, inProject, version }: HardhatConsumer): Promise<void> {
+export async function hardhatConsumer({ work, tmp, tarball, readme, step, inProject, version, user }: HardhatConsumer): Promise<void> {
   const dir = path.join(work, FOLDER);
-  const inDir = (file: string, args: string[], options: Options = {}) => inProject(file, args, { cwd: dir, ...options });
+  const inDir = (file: string, args: string[], options: Options = {}) => inProject(file, args, { cwd: dir, env: user.env, extendEnv: false, ...options });
   // Everything the project runs has its folder in its command line (anvil's --load-state included).
   const leftRunning = async () => (await listProcesses()).filter((p) => p.args.includes(dir)).map((p) => `${p.pid} ${p.args}`);
   const stateDirs = async () => (await readdir(tmp)).filter((name) => name.startsWith("queue-devstack-"));
@@ -50,7 +55,7 @@ export async function hardhatConsumer({ work, tmp, tarball, readme, step, inProj
   const stateDirsLeft = async () => (await stateDirs()).filter((name) => !before.has(name));
   const hardhatTest = ["hardhat", "test", "--config", "ci.hardhat.config.ts"];
 
-  await step(`the README's Hardhat project in ${FOLDER}/: npm install the tarball, hardhat, hardhat-viem, the node:test runner; tsc`, async () => {
+  await step(`the README's Hardhat project in ${FOLDER}/, ${user.label}: npm install the tarball, hardhat, hardhat-viem, the node:test runner; tsc`, async () => {
     const files = hardhatFiles(readme);
     for (const name of ["hardhat.config.ts", "test/devstack.ts"]) if (!files.has(name)) throw new Error(`README.md has no code block for ${FOLDER}/${name}`);
     await mkdir(dir);
@@ -80,14 +85,14 @@ export async function hardhatConsumer({ work, tmp, tarball, readme, step, inProj
       `typescript@${await version("typescript")}`,
       `solc@${await version("solc")}`,
     ];
-    await inDir("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error", "-D", ...packages]);
+    await user.install(dir, packages, ["esbuild"]); // Hardhat's
     // The README's files as a reader's strict TypeScript sees them: the plugin's types on the connection.
     const tsconfig = { compilerOptions: { module: "nodenext", target: "es2022", strict: true, noEmit: true }, include: ["hardhat.config.ts", "test"] };
     await writeFile(path.join(dir, "tsconfig.json"), `${JSON.stringify(tsconfig, null, 2)}\n`);
     await inDir("npx", ["tsc", "-p", "."]);
   });
 
-  await step("npx hardhat test (the README's Hardhat test, node:test runner): passes, no process and no temp folder left", async () => {
+  await step(`npx hardhat test ${user.label} (the README's Hardhat test, node:test runner): passes, no process and no temp folder left`, async () => {
     // Bounded: a plugin that held the process open would hang here (node:test under Hardhat ends its run only when nothing does).
     const run = await inDir("npx", hardhatTest, { reject: false, timeout: 180_000 });
     const all = String(run.all ?? "");
