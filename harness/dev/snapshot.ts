@@ -115,14 +115,24 @@ export function createSnapshots(args: { rpcUrl: string; control: RelayControl | 
   const matches = (block: Block, snapshot: StackSnapshot) => Number(block.number) === snapshot.blockNumber && block.hash === snapshot.blockHash;
 
   /**
-   * No block is being mined, nor will be: mining off, the pool emptied, then one empty block mined. anvil
+   * No block is being mined, nor will be: mining off, the pool emptied, then two empty blocks mined. anvil
    * 1.7.1 mines a transaction after answering eth_sendTransaction, and its evm_revert does not wait for a
    * block being mined (it does not take the mining lock): a revert that meets one answers true and leaves
    * that block on top of the reverted state, or the head ahead of it. evm_mine waits for that lock, so
    * once it answers no block is under way. Fixed upstream after 1.7.1, where evm_revert takes the lock
    * (foundry-rs/foundry 48a39edb5c, #15343; related: #6463); repro: scripts/anvil-revert-repro.mjs.
    */
-  const quiesce = () => batch([["evm_setAutomine", [false]], ["evm_setIntervalMining", [0]], ["anvil_dropAllTransactions"], ["evm_mine"]]);
+  const quiesce = async () => {
+    // Sent one after another: anvil runs a batch's calls at once, so a batched evm_mine could come
+    // before the mining mode changed or the pool was emptied.
+    await batch([["evm_setAutomine", [false]], ["evm_setIntervalMining", [0]]]);
+    await rpc("anvil_dropAllTransactions");
+    // Twice: automine may have taken a transaction from the pool and not yet asked for the lock when
+    // the first evm_mine took it (its block then comes after that one); the lock is fair, so the second
+    // evm_mine waits for that block too. (A soak of 3,000 resets once met it with one evm_mine.)
+    await rpc("evm_mine");
+    await rpc("evm_mine");
+  };
 
   /**
    * One revert to anvil's `id`, then, in one batch: the head (whether it took), anvil's new id(s) of the
@@ -132,7 +142,8 @@ export function createSnapshots(args: { rpcUrl: string; control: RelayControl | 
     const reverted = await rpc<boolean>("evm_revert", [id]);
     if (snapshotHooks.afterRevert) await snapshotHooks.afterRevert();
     const answers = await batch([latest, ...Array.from({ length: newIds }, (): [string] => ["evm_snapshot"]), miningMode(entry), clockBack(entry)]);
-    const head = answers[0] as Block;
+    // The head read again, on its own: a block that was still being mined would show here, after the batch.
+    const head = reverted && matches(answers[0] as Block, snapshot) ? await rpc<Block>(...latest) : (answers[0] as Block);
     return { took: reverted && matches(head, snapshot), ids: inOrder(answers.slice(1, 1 + newIds) as Hex[]), head };
   };
 
