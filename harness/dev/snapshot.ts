@@ -51,6 +51,9 @@ function clockBack(entry: Held): [string, unknown[]] {
 }
 
 /** anvil's ids are numbers: the one taken first is the smaller. */
+/** How long a revert waits for automine to mine what the pool holds before it drops it. */
+const POOL_WAIT_MS = 2_000;
+
 const inOrder = (ids: Hex[]) => ids.sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1));
 
 /**
@@ -115,22 +118,29 @@ export function createSnapshots(args: { rpcUrl: string; control: RelayControl | 
   const matches = (block: Block, snapshot: StackSnapshot) => Number(block.number) === snapshot.blockNumber && block.hash === snapshot.blockHash;
 
   /**
-   * No block is being mined, nor will be: mining off, the pool emptied, then two empty blocks mined. anvil
-   * 1.7.1 mines a transaction after answering eth_sendTransaction, and its evm_revert does not wait for a
-   * block being mined (it does not take the mining lock): a revert that meets one answers true and leaves
-   * that block on top of the reverted state, or the head ahead of it. evm_mine waits for that lock, so
-   * once it answers no block is under way. Fixed upstream after 1.7.1, where evm_revert takes the lock
+   * No block is being mined, nor will be: automine's pending transactions mined, mining off, the pool
+   * emptied, then one empty block mined. anvil 1.7.1 mines a transaction after answering
+   * eth_sendTransaction, and its evm_revert does not wait for a block being mined (it does not take the
+   * mining lock): a revert that meets one answers true and leaves that block on top of the reverted
+   * state, or the head ahead of it. An empty pool says automine's blocks are done; evm_mine waits for
+   * the lock (an interval block). Fixed upstream after 1.7.1, where evm_revert takes the lock
    * (foundry-rs/foundry 48a39edb5c, #15343; related: #6463); repro: scripts/anvil-revert-repro.mjs.
    */
   const quiesce = async () => {
+    // Automine on: a transaction leaves the pool only once the block mining it is done (anvil's
+    // on_mined_block), so an empty pool means no automine block is under way. evm_mine alone could not
+    // say so: automine takes the transactions from the pool before it asks for the mining lock, so an
+    // evm_mine can come first and that block land after the revert (seen twice in soaks of 3,000 under load).
+    for (const started = performance.now(); performance.now() - started < POOL_WAIT_MS; ) {
+      const [automine, pool] = (await batch([["anvil_getAutomine"], ["txpool_status"]])) as [boolean, { pending: Hex }];
+      if (!automine || Number(pool.pending) === 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
     // Sent one after another: anvil runs a batch's calls at once, so a batched evm_mine could come
     // before the mining mode changed or the pool was emptied.
     await batch([["evm_setAutomine", [false]], ["evm_setIntervalMining", [0]]]);
     await rpc("anvil_dropAllTransactions");
-    // Twice: automine may have taken a transaction from the pool and not yet asked for the lock when
-    // the first evm_mine took it (its block then comes after that one); the lock is fair, so the second
-    // evm_mine waits for that block too. (A soak of 3,000 resets once met it with one evm_mine.)
-    await rpc("evm_mine");
+    // Waits for a block interval mining may have under way (mining takes a fair lock).
     await rpc("evm_mine");
   };
 
