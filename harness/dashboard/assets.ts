@@ -274,6 +274,8 @@ const SCRIPT = `
     if (serving) document.getElementById("ops-scope").hidden = serving.textContent !== "alternate";
     if (mining) document.getElementById("mining-held").hidden = mining.textContent !== "hold";
   }
+  // At the swap already, so a reloaded list never shows its ISO times until it settles.
+  document.addEventListener("htmx:afterSwap", function () { refreshTimes(document); });
   document.addEventListener("htmx:afterSettle", function () { refreshTimes(document); applyFilters(); showScope(); });
   document.addEventListener("htmx:sseOpen", function () { document.getElementById("connection").textContent = "live"; });
   document.addEventListener("htmx:sseError", function () { document.getElementById("connection").textContent = "reconnecting…"; });
