@@ -1,21 +1,12 @@
 import { createHash } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import type { PublicClient } from "viem";
-import { z } from "zod";
 import { DeploymentConfig } from "./config/deployment-config.ts";
 import { DeploymentMismatchError, verifyDeployment } from "./chain/verify-deployment.ts";
 import type { RuntimeContext } from "./context.ts";
+import { PatchedContract } from "./config/patched-contract.ts";
 
-/** A contract whose runtime code a development harness replaced in place, as the runtime was told of it. */
-export const PatchedContract = z
-  .strictObject({
-    name: z.string().meta({ description: "the contract, as the manifest knows it (Pool, verifier, an adapter's route, an asset's symbol)" }),
-    address: z.string(),
-    codeHash: z.string().meta({ description: "keccak256 of the runtime code it now has" }),
-    source: z.string().meta({ description: "what the code was built from (a file, and the contract in it)" }),
-  })
-  .meta({ id: "PatchedContract" });
-export type PatchedContract = z.output<typeof PatchedContract>;
+export { PatchedContract };
 
 /**
  * How a development harness tells the runtime that it replaced a contract's code (anvil_setCode): the
@@ -26,6 +17,8 @@ export type PatchedContract = z.output<typeof PatchedContract>;
  */
 export interface CodeChanges {
   accept(manifest: Uint8Array, patched: readonly PatchedContract[]): Promise<void>;
+  /** What the runtime was told is patched (its health's `patched`). */
+  patched(): readonly PatchedContract[];
 }
 
 const attached = new WeakMap<FastifyInstance, CodeChanges>();
@@ -58,6 +51,7 @@ export function attachCodeChanges(app: FastifyInstance, context: RuntimeContext,
       context.configEtag = `"${createHash("sha256").update(context.configBytes).digest("base64url")}"`;
       context.patched = [...patched];
     },
+    patched: () => context.patched,
   });
 }
 

@@ -27,7 +27,7 @@ const PATH_ITEM_FIELDS = ["$ref", "summary", "description", "servers", "paramete
 
 /** Every path the runtime serves, in OpenAPI's template syntax; artifacts is a prefix of /{name}. */
 // The spec's routes, and (this document is a dev stack's) the development-only controls.
-const DEV_PATHS = ["/api/dev/mine", "/api/dev/time", "/api/dev/mining", "/api/dev/drop", "/api/dev/reorg", "/api/dev/trace", "/api/dev/bundle", "/api/dev/relayer", "/api/dev/faults", "/api/dev/rpc", "/api/dev/revert-next", "/api/dev/config", "/api/dev/reset"];
+const DEV_PATHS = ["/api/dev/mine", "/api/dev/time", "/api/dev/mining", "/api/dev/drop", "/api/dev/reorg", "/api/dev/trace", "/api/dev/bundle", "/api/dev/relayer", "/api/dev/faults", "/api/dev/rpc", "/api/dev/revert-next", "/api/dev/config", "/api/dev/reset", "/api/dev/patch", "/api/dev/unpatch", "/api/dev/patches"];
 const expectedPaths = [...Object.entries(QUEUE_PATHS).map(([key, path]) => (key === "artifacts" ? `${path}/{name}` : path)), HEALTH_PATH, METRICS_PATH, ...DEV_PATHS];
 
 function operations(): [path: string, method: string, operation: Json][] {
