@@ -25,11 +25,11 @@ const CLI = ["--experimental-strip-types", "--no-warnings", "scripts/dev-stack.t
 
 const codeHash = async (stack: DevStack, address: string) => keccak256((await createChainClient(stack.rpcUrl).getCode({ address: address as Address })) ?? "0x");
 
-/** A copy of the fixtures' sources with one edit to the Pool: a variant a developer might try. */
-async function poolVariant(edit: (source: string) => string): Promise<string> {
+/** A copy of the fixtures' sources with one edit to a file (the Pool's by default): a variant a developer might try. */
+async function poolVariant(edit: (source: string) => string, name = "Pool.sol"): Promise<string> {
   const dir = await tempDir("devstack-patch-variant-");
   await cp(CONTRACTS, dir, { recursive: true });
-  const file = path.join(dir, "Pool.sol");
+  const file = path.join(dir, name);
   const source = await readFile(file, "utf8");
   const edited = edit(source);
   expect(edited).not.toBe(source);
@@ -127,6 +127,53 @@ describe("patching a deployed contract in place", () => {
     expect(await codeHash(stack, stack.manifest.poolAddress)).toBe(fixed.codeHash);
     expect(stack.patches()).toEqual([expect.objectContaining({ name: "Pool", codeHash: fixed.codeHash })]);
     expect((await send(stack, 3)).state).toBe("confirmed");
+  });
+
+  it("an adapter's patch moves the Pool's pin of its code hash with it (Pool.routes), and the runtime accepts both", async () => {
+    const swap = stack.manifest.routes.find((r) => r.action === "external" && r.name === "swap");
+    if (swap?.action !== "external") throw new Error("no swap route");
+    const variant = await poolVariant((s) => s.replace("    /// @notice Synchronous: execute returns the output.", "    function patchedVersion() external pure returns (uint256) {\n        return 2;\n    }\n\n    /// @notice Synchronous: execute returns the output."), "ActionAdapters.sol");
+    const patched = await stack.patch("swap", `${variant}:SwapAdapter`);
+    expect(patched).toMatchObject({ name: "swap", address: swap.adapter.address });
+    expect(patched.codeHash).not.toBe(patched.previousCodeHash);
+    const [, pinned] = (await createChainClient(stack.rpcUrl).readContract({
+      address: stack.manifest.poolAddress as Address,
+      abi: [{ type: "function", name: "routes", stateMutability: "view", inputs: [{ type: "bytes32" }], outputs: [{ type: "address" }, { type: "bytes32" }, { type: "uint8" }] }] as const,
+      functionName: "routes",
+      args: [swap.id as `0x${string}`],
+    })) as readonly [string, string, number];
+    expect(pinned).toBe(patched.codeHash);
+    expect(swap.adapter.runtimeCodeHash).toBe(patched.codeHash);
+    expect((await fetch(`${stack.queueUrl}/api/queue/health`)).status).toBe(200);
+    await stack.reset();
+    expect(await codeHash(stack, swap.adapter.address)).toBe(patched.codeHash);
+    await stack.unpatch("swap");
+    expect(await codeHash(stack, swap.adapter.address)).toBe(patched.previousCodeHash);
+  });
+
+  it("allows a patch that appends a storage variable, and checks the next one against the deployed layout, not the patch's", async () => {
+    const appended = await poolVariant((s) => s.replace("    mapping(bytes32 => Reservation) public reservations;\n", "    mapping(bytes32 => Reservation) public reservations;\n    uint256 public patchedCounter;\n"));
+    const patched = await stack.patch("Pool", appended);
+    expect(await codeHash(stack, stack.manifest.poolAddress)).toBe(patched.codeHash);
+    await stack.patch("Pool", FIXED);
+  });
+
+  it("--patch on the command line, on a fork pinning a Pool: the summary and stack.json say patched", async () => {
+    const stateDir = await tempDir("devstack-patch-fork-");
+    const cli = execa(process.execPath, [...CLI, "--fork-url", stack.rpcUrl, "--pool", stack.manifest.poolAddress, "--fork-cache", await tempDir("devstack-patch-fork-cache-"), "--patch", `Pool=${BUGGY}`, "--state-dir", stateDir, "--json", "--chain-port", "0", "--queue-port", "0"], { reject: false });
+    try {
+      const info = await new Promise<StackInfo>((resolve, reject) => {
+        let out = "";
+        cli.stdout?.on("data", (d: Buffer) => ((out += d.toString()), out.includes("\n") && resolve(StackInfo.parse(JSON.parse(out.split("\n")[0] as string)))));
+        void cli.then((r) => reject(new Error(`the CLI exited ${r.exitCode}: ${r.stderr}`)));
+      });
+      expect(info).toMatchObject({ mode: "fork", pool: "pinned", patches: [{ name: "Pool", source: `${BUGGY}:PoolFeeOffByOne` }] });
+      expect(await codeHash({ rpcUrl: info.rpcUrl } as DevStack, info.poolAddress)).toBe(info.patches?.[0]?.codeHash);
+    } finally {
+      cli.kill("SIGINT");
+      const ended = await cli;
+      expect(ended.stderr).toMatch(/PATCHED +Pool 0x[0-9a-fA-F]{40}: code 0x[0-9a-f]{64} from .*PoolFeeOffByOne/);
+    }
   });
 
   it("a loaded bundle keeps the patch; the CLI's patch fixes it and unpatch undoes it", async () => {

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import type { FastifyInstance } from "fastify";
-import { getAddress, isAddress, keccak256, type Address, type Hex, type PublicClient } from "viem";
+import { encodeAbiParameters, getAddress, hexToBigInt, isAddress, keccak256, numberToHex, type Address, type Hex, type PublicClient } from "viem";
 import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
 import { codeChanges, type PatchedContract } from "../../src/code-change.ts";
 import { jsonRpc } from "../chain/index.ts";
@@ -78,11 +78,45 @@ export function createPatcher(args: {
     return { name: found.name, address: found.address };
   };
 
-  /** The manifest with this contract's code hash, and what the manifest names for it (nothing for a registry, directory or asset). */
+  /** The manifest's code hashes, where it names them: the Pool's, the verifier's, each route's adapter's (none for a registry, directory or asset). */
+  const codeHashes = () => ({
+    pool: manifest.poolRuntimeCodeHash,
+    verifier: manifest.queue.proof.verifier.runtimeCodeHash,
+    adapters: manifest.routes.map((r) => (r.action === "external" ? r.adapter.runtimeCodeHash : null)),
+  });
+  const setCodeHashes = (hashes: ReturnType<typeof codeHashes>) => {
+    manifest.poolRuntimeCodeHash = hashes.pool;
+    manifest.queue.proof.verifier.runtimeCodeHash = hashes.verifier;
+    manifest.routes.forEach((r, i) => {
+      if (r.action === "external") r.adapter.runtimeCodeHash = hashes.adapters[i] ?? r.adapter.runtimeCodeHash;
+    });
+  };
   const rehash = (address: Address, codeHash: Hex): void => {
     const at = address.toLowerCase();
-    if (manifest.poolAddress.toLowerCase() === at) manifest.poolRuntimeCodeHash = codeHash;
-    if (manifest.queue.proof.verifier.address.toLowerCase() === at) manifest.queue.proof.verifier.runtimeCodeHash = codeHash;
+    const hashes = codeHashes();
+    if (manifest.poolAddress.toLowerCase() === at) hashes.pool = codeHash;
+    if (manifest.queue.proof.verifier.address.toLowerCase() === at) hashes.verifier = codeHash;
+    hashes.adapters = manifest.routes.map((r, i) => (r.action === "external" && r.adapter.address.toLowerCase() === at ? codeHash : (hashes.adapters[i] ?? null)));
+    setCodeHashes(hashes);
+  };
+
+  /**
+   * The Pool's storage slots that pin an adapter's code hash (Pool.routes[id].codeHash, one per route it
+   * serves): the Pool refuses an adapter whose code is not the one it approved, so a patched adapter's
+   * pin follows its code, as if the owner approved it again. Found from the Pool's storage layout.
+   */
+  const pinSlots = async (adapter: Address): Promise<Hex[]> => {
+    const ids = manifest.routes.flatMap((r) => (r.action === "external" && r.adapter.address.toLowerCase() === adapter.toLowerCase() ? [r.id as Hex] : []));
+    if (ids.length === 0) return [];
+    const pool = manifest.poolAddress as Address;
+    const layout = records.get(pool.toLowerCase())?.originalLayout ?? identifyCode(((await client.getCode({ address: pool })) ?? "0x") as Hex, known);
+    const routes = layout?.storage.find((v) => v.label === "routes");
+    const member = routes ? /bytes32 codeHash @(\d+)\+0/.exec(routes.type) : null;
+    if (!routes || !member) throw new PatchError("patch_base_unknown", `${adapter} is an action route's adapter, whose code hash the Pool pins (Pool.routes); the Pool's storage layout is unknown here, so the pin cannot follow its code`);
+    return ids.map((id) => numberToHex(hexToBigInt(keccak256(encodeAbiParameters([{ type: "bytes32" }, { type: "uint256" }], [id, BigInt(routes.slot)]))) + BigInt(member[1] as string), { size: 32 }));
+  };
+  const pin = async (slots: readonly Hex[], code: Hex) => {
+    for (const slot of slots) await jsonRpc(rpcUrl, "anvil_setStorageAt", [manifest.poolAddress, slot, keccak256(code)]);
   };
 
   const save = async () => {
@@ -94,9 +128,11 @@ export function createPatcher(args: {
   const install = async (address: Address, before: Hex, code: Hex, record: PatchRecord | null): Promise<void> => {
     const at = address.toLowerCase();
     const previous = records.get(at);
-    const hashes = { pool: manifest.poolRuntimeCodeHash, verifier: manifest.queue.proof.verifier.runtimeCodeHash };
+    const hashes = codeHashes();
+    const pins = await pinSlots(address);
     await jsonRpc(rpcUrl, "anvil_setCode", [address, code]);
     try {
+      await pin(pins, code);
       rehash(address, keccak256(code));
       if (record) records.set(at, record);
       else records.delete(at);
@@ -109,8 +145,8 @@ export function createPatcher(args: {
     } catch (error) {
       // Left as it was: the code, the manifest (in memory and on disk), the records.
       await jsonRpc(rpcUrl, "anvil_setCode", [address, before]);
-      manifest.poolRuntimeCodeHash = hashes.pool;
-      manifest.queue.proof.verifier.runtimeCodeHash = hashes.verifier;
+      await pin(pins, before);
+      setCodeHashes(hashes);
       if (previous) records.set(at, previous);
       else records.delete(at);
       await writeFileAtomic(manifestPath, manifestBytes(manifest));
@@ -124,17 +160,17 @@ export function createPatcher(args: {
   const patch = (target: string, source: string) =>
     locked(async (): Promise<PatchResult> => {
       const { name, address } = resolve(target);
-      if (manifest.routes.some((r) => r.action === "external" && r.adapter.address.toLowerCase() === address.toLowerCase())) {
-        throw new PatchError("patch_base_unknown", `${name} is an action route's adapter: the Pool pins its code hash at approval (Pool.routes), so patched code would be refused; approve a new adapter instead`);
-      }
       const deployed = ((await client.getCode({ address })) ?? "0x") as Hex;
       if (deployed === "0x") throw new PatchError("unknown_contract", `no contract at ${address}: nothing to patch`);
+      // Checked against the deployed contract's own layout and immutables, even when patched before: what a
+      // patch appended held data only since, and the deployed code holds the immutables' values.
       const previous = records.get(address.toLowerCase());
-      const base: ContractLayout | undefined = previous?.layout ?? identifyCode(deployed, known);
+      const original = (previous?.originalCode ?? deployed) as Hex;
+      const base: ContractLayout | undefined = previous?.originalLayout ?? identifyCode(deployed, known);
       if (!base) throw new PatchError("patch_base_unknown", `the code at ${name} (${address}) is none of the fixtures': its storage layout and immutables are unknown, so a patch cannot be checked`);
       const next = await readPatchSource(source, base.contractName);
       checkStorage(base.storage, next.storage);
-      const code = fillImmutables(base, deployed, next);
+      const code = fillImmutables(base, original, next);
       const codeHash = keccak256(code);
       const record: PatchRecord = {
         name,
@@ -142,9 +178,9 @@ export function createPatcher(args: {
         source: `${path.isAbsolute(source) || !existsSync(source) ? source : path.resolve(source)}${source.endsWith(`:${next.contractName}`) ? "" : `:${next.contractName}`}`,
         codeHash,
         code,
-        layout: next,
-        originalCodeHash: previous?.originalCodeHash ?? keccak256(deployed),
-        originalCode: previous?.originalCode ?? deployed,
+        originalCodeHash: keccak256(original),
+        originalCode: original,
+        originalLayout: base,
         patchedAt: new Date().toISOString(),
       };
       await install(address, deployed, code, record);
@@ -165,7 +201,10 @@ export function createPatcher(args: {
     unpatch,
     patches: () => [...records.values()].map(summary),
     async reapply() {
-      for (const { address, code } of intended.values()) await jsonRpc(rpcUrl, "anvil_setCode", [address, code]);
+      for (const { address, code } of intended.values()) {
+        await jsonRpc(rpcUrl, "anvil_setCode", [address, code]);
+        await pin(await pinSlots(address), code);
+      }
     },
     restore(saved) {
       for (const record of saved) {

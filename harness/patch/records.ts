@@ -12,7 +12,8 @@ const Layout = z.strictObject({
 
 /**
  * One patched contract, as `<state dir>/patches.json` keeps it (and a bundle carries it): what it is
- * now, and what it was before its first patch, so a reset puts the patch back and unpatch takes it away.
+ * now, and what it was before its first patch, so a reset puts the patch back, unpatch takes it away, and
+ * every later patch is checked against the deployed contract's own layout and immutables.
  */
 export const PatchRecord = z.strictObject({
   name: z.string(),
@@ -21,10 +22,10 @@ export const PatchRecord = z.strictObject({
   source: z.string(),
   codeHash: Hex,
   code: Hex,
-  /** The code's layout: the next patch of this contract is checked against it. */
-  layout: Layout,
   originalCodeHash: Hex,
   originalCode: Hex,
+  /** The deployed contract's own layout: every patch of it is checked against this one. */
+  originalLayout: Layout,
   patchedAt: z.string(),
 });
 export type PatchRecord = z.output<typeof PatchRecord>;

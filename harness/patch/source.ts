@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { Worker } from "node:worker_threads";
@@ -95,15 +96,33 @@ function projectRoot(file: string): string {
   return path.dirname(file);
 }
 
-async function compileSol(file: string, contract: string | undefined, prefer: string): Promise<ContractLayout> {
-  const base = projectRoot(file);
-  const unit = path.relative(base, file).split(path.sep).join("/");
-  const answer = await new Promise<{ output: string } | { missingSolc: true }>((resolve, reject) => {
+/** A compile's output, while the files it read are unchanged: patching the same source again (a bisect, a reset and retry) skips the compiler. */
+const compiled = new Map<string, { files: Map<string, string>; output: string }>();
+const digest = (file: string) => readFile(file, "utf8").then((text) => createHash("sha256").update(text).digest("hex"), () => "gone");
+const KEPT_COMPILES = 16;
+
+async function compileOnce(base: string, unit: string): Promise<{ output: string } | { missingSolc: true }> {
+  const key = path.join(base, unit);
+  const cached = compiled.get(key);
+  if (cached && (await Promise.all([...cached.files].map(async ([file, hash]) => (await digest(file)) === hash))).every(Boolean)) return { output: cached.output };
+  const answer = await new Promise<{ output: string; read: Array<[string, string]> } | { missingSolc: true }>((resolve, reject) => {
     const worker = new Worker(WORKER, { workerData: { base, unit, cwd: process.cwd(), settings: PATCH_SOLC_SETTINGS } });
     worker.once("message", resolve);
     worker.once("error", reject);
     worker.once("exit", (code) => reject(new Error(`the compiler's worker exited (${code})`)));
   });
+  if ("read" in answer) {
+    compiled.delete(key);
+    compiled.set(key, { output: answer.output, files: new Map(answer.read) });
+    if (compiled.size > KEPT_COMPILES) compiled.delete(compiled.keys().next().value as string);
+  }
+  return answer;
+}
+
+async function compileSol(file: string, contract: string | undefined, prefer: string): Promise<ContractLayout> {
+  const base = projectRoot(file);
+  const unit = path.relative(base, file).split(path.sep).join("/");
+  const answer = await compileOnce(base, unit);
   if ("missingSolc" in answer) throw new PatchError("compile_failed", `${unit}: compiling a .sol file needs the npm solc package (npm install -D solc@0.8.30), or patch with a Hardhat artifact`);
   const output = JSON.parse(answer.output) as SolcOutput & { errors?: Array<{ severity: string; type: string; message: string; formattedMessage?: string }> };
   const error = output.errors?.find((e) => e.severity === "error");
