@@ -1,9 +1,11 @@
-import { cp, readFile, writeFile } from "node:fs/promises";
+import { readFileSync } from "node:fs";
+import { cp, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { execa } from "execa";
 import { keccak256, type Address } from "viem";
 import { afterAll, describe, expect, it } from "vitest";
 import { PatchError, type DevStack } from "../harness/index.ts";
+import { PATCH_SOLC_SETTINGS } from "../harness/patch/index.ts";
 import { closeProvers, createQueueClient, reviewedFrom } from "../harness/client/index.ts";
 import { StackInfo } from "../harness/state-dir/index.ts";
 import { createChainClient } from "../src/chain/client.ts";
@@ -174,6 +176,34 @@ describe("patching a deployed contract in place", () => {
       const ended = await cli;
       expect(ended.stderr).toMatch(/PATCHED +Pool 0x[0-9a-fA-F]{40}: code 0x[0-9a-f]{64} from .*PoolFeeOffByOne/);
     }
+  });
+
+  it("takes a Hardhat 3 artifact (its build-info found beside it) and solc's standard-JSON output, as the .sol gives", async () => {
+    // The buggy Pool as a Hardhat 3 project holds it: artifacts/<source>/<Contract>.json naming its build-info.
+    const dir = await tempDir("devstack-patch-artifacts-");
+    const solc = ((await import("solc")) as unknown as { default: { compile(input: string, callbacks: { import: (file: string) => { contents: string } }): string } }).default;
+    const sources = { "contracts/test/PoolFeeOffByOne.sol": { content: await readFile(BUGGY, "utf8") } };
+    const read = (file: string) => ({ contents: readFileSync(file.startsWith("@") ? path.resolve("node_modules", file) : path.resolve("contracts-fixtures", file), "utf8") });
+    const output = JSON.parse(solc.compile(JSON.stringify({ language: "Solidity", sources, settings: PATCH_SOLC_SETTINGS }), { import: read })) as { contracts: Record<string, Record<string, { evm: { deployedBytecode: { object: string } } }>> };
+    const contract = output.contracts["contracts/test/PoolFeeOffByOne.sol"]?.PoolFeeOffByOne;
+    await mkdir(path.join(dir, "artifacts", "build-info"), { recursive: true });
+    await mkdir(path.join(dir, "artifacts", "contracts", "test", "PoolFeeOffByOne.sol"), { recursive: true });
+    await writeFile(path.join(dir, "artifacts", "build-info", "solc-0_8_30-test.output.json"), JSON.stringify({ _format: "hh3-sol-build-info-output-1", id: "solc-0_8_30-test", output }));
+    const artifact = path.join(dir, "artifacts", "contracts", "test", "PoolFeeOffByOne.sol", "PoolFeeOffByOne.json");
+    await writeFile(artifact, JSON.stringify({ _format: "hh3-artifact-1", contractName: "PoolFeeOffByOne", sourceName: "contracts/test/PoolFeeOffByOne.sol", inputSourceName: "contracts/test/PoolFeeOffByOne.sol", deployedBytecode: `0x${contract?.evm.deployedBytecode.object}`, buildInfoId: "solc-0_8_30-test" }));
+    const standardJson = path.join(dir, "output.json");
+    await writeFile(standardJson, JSON.stringify(output));
+
+    const fromSol = await stack.patch("Pool", BUGGY);
+    const fromArtifact = await stack.patch("Pool", artifact);
+    expect(fromArtifact).toMatchObject({ codeHash: fromSol.codeHash, source: `${artifact}:PoolFeeOffByOne` });
+    // Compiler output holds every contract compiled: one is named, as solc names them.
+    expect((await refusal(stack.patch("Pool", standardJson))).message).toMatch(/holds several contracts \(.*and \d+ more\): name one, as .*output\.json:/);
+    expect((await stack.patch("Pool", `${standardJson}:PoolFeeOffByOne`)).codeHash).toBe(fromSol.codeHash);
+    // Without its build-info, an artifact lacks the storage layout: refused, saying where it is.
+    await rm(path.join(dir, "artifacts", "build-info"), { recursive: true });
+    expect((await refusal(stack.patch("Pool", artifact))).code).toBe("patch_source_invalid");
+    await stack.patch("Pool", FIXED);
   });
 
   it("a loaded bundle keeps the patch; the CLI's patch fixes it and unpatch undoes it", async () => {

@@ -80,9 +80,10 @@ function pick(output: SolcOutput, file: string, contract: string | undefined, pr
   const chosen = named.length === 1 ? named[0] : named.find((c) => c.name === prefer);
   if (!chosen) {
     const names = inFile.map((c) => c.name);
+    const listed = `${names.slice(0, 6).join(", ")}${names.length > 6 ? `, and ${names.length - 6} more` : ""}`;
     throw new PatchError(
       "patch_source_invalid",
-      contract !== undefined ? `${file} has no contract ${contract}${names.length ? ` (it has ${names.slice(0, 6).join(", ")})` : ""}` : names.length === 0 ? `${file} holds no contract with code` : `${file} holds several contracts (${names.slice(0, 6).join(", ")}): name one, as ${file}:${names[0]}`,
+      contract !== undefined ? `${file} has no contract ${contract}${names.length ? ` (it has ${listed})` : ""}` : names.length === 0 ? `${file} holds no contract with code` : `${file} holds several contracts (${listed}): name one, as ${file}:${names[0]}`,
     );
   }
   const layout = contractLayout(output, chosen.source, chosen.name);
