@@ -9,6 +9,9 @@ import { PATCH_SOLC_SETTINGS } from "../harness/patch/index.ts";
 import { closeProvers, createQueueClient, reviewedFrom } from "../harness/client/index.ts";
 import { StackInfo } from "../harness/state-dir/index.ts";
 import { createChainClient } from "../src/chain/client.ts";
+import { buildQueueRuntime, codeChanges } from "../src/server.ts";
+import { CIRCUIT_BUILD_DIR, manifestBytes } from "../harness/deployment/index.ts";
+import { mnemonicToAccount } from "viem/accounts";
 import { poolFixture, provenSend } from "./support/pool.ts";
 import { withStacks } from "./support/stacks.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
@@ -204,6 +207,27 @@ describe("patching a deployed contract in place", () => {
     await rm(path.join(dir, "artifacts", "build-info"), { recursive: true });
     expect((await refusal(stack.patch("Pool", artifact))).code).toBe("patch_source_invalid");
     await stack.patch("Pool", FIXED);
+  });
+
+  it("an operator's runtime has no patch route, and accepts a code change it is told of only when the chain has that code", async () => {
+    // The stack's relayer (anvil's dev account #1), in a runtime of its own that never starts its engine.
+    const key = mnemonicToAccount("test test test test test test test test test test test junk", { addressIndex: 1 }).getHdKey().privateKey as Uint8Array;
+    const app = await buildQueueRuntime({ manifest: manifestBytes(stack.manifest), rpcUrl: stack.rpcUrl, artifactsDir: CIRCUIT_BUILD_DIR, relayerPrivateKey: `0x${Buffer.from(key).toString("hex")}` });
+    try {
+      expect((await app.inject({ method: "POST", url: "/api/dev/patch", payload: { contract: "Pool", source: FIXED } })).statusCode).toBe(404);
+      const changes = codeChanges(app);
+      if (!changes) throw new Error("the runtime has no code-change entry");
+      await expect(changes.accept(manifestBytes({ ...stack.manifest, poolRuntimeCodeHash: keccak256("0x00") }), [])).rejects.toThrow(/the Pool's runtime code hash is 0x[0-9a-f]{64}, the manifest says/);
+      await expect(changes.accept(manifestBytes({ ...stack.manifest, deploymentBlock: stack.manifest.deploymentBlock + 1 }), [])).rejects.toThrow("a code change may alter the manifest's code hashes only");
+      expect(changes.patched()).toEqual([]);
+      const patched = await stack.patch("Pool", BUGGY);
+      await changes.accept(manifestBytes(stack.manifest), stack.patches());
+      expect(changes.patched()).toEqual([expect.objectContaining({ codeHash: patched.codeHash })]);
+      expect(((await app.inject({ method: "GET", url: "/api/queue/config" })).json() as { poolRuntimeCodeHash: string }).poolRuntimeCodeHash).toBe(patched.codeHash);
+      await stack.patch("Pool", FIXED);
+    } finally {
+      await app.close();
+    }
   });
 
   it("a loaded bundle keeps the patch; the CLI's patch fixes it and unpatch undoes it", async () => {

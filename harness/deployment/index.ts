@@ -9,3 +9,4 @@ export { PinError } from "./pin.ts";
 export { describeDeployment, manifestBytes, proofSection, writeFileAtomic } from "./manifest.ts";
 export { contractLayout, storageType, type ContractLayout, type SolcOutput, type StorageVariable } from "./contract-layout.ts";
 export { FIXTURE_CONTRACTS, type CompiledContract, type FixtureName } from "./fixtures.ts";
+export { FROM_SOURCE, PACKAGE_ROOT } from "./package-root.ts";

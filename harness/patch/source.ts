@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { Worker } from "node:worker_threads";
-import { contractLayout, type ContractLayout, type SolcOutput } from "../deployment/index.ts";
+import { contractLayout, FROM_SOURCE, PACKAGE_ROOT, type ContractLayout, type SolcOutput } from "../deployment/index.ts";
 import { PatchError } from "./errors.ts";
 
 /**
@@ -17,7 +17,9 @@ export const PATCH_SOLC_SETTINGS = {
   outputSelection: { "*": { "*": ["evm.deployedBytecode.object", "evm.deployedBytecode.immutableReferences", "storageLayout"], "": ["ast"] } },
 } as const;
 
-const WORKER = new URL(import.meta.url.endsWith(".ts") ? "./compile-worker.ts" : "./compile-worker.js", import.meta.url);
+// Found from the package's folder, not from this module: the installed CLI is one bundled file
+// (scripts/build-cli.ts) in dist/scripts/, while the worker stays tsc's module in dist/harness/patch/.
+const WORKER = FROM_SOURCE ? path.join(PACKAGE_ROOT, "harness", "patch", "compile-worker.ts") : path.join(PACKAGE_ROOT, "dist", "harness", "patch", "compile-worker.js");
 
 /** `file` or `file:Contract` (solc's own way to name one contract of a file). */
 function splitContract(input: string): { file: string; contract: string | undefined } {
