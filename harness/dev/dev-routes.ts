@@ -329,7 +329,7 @@ export async function registerDevRoutes(app: FastifyInstance, deps: DevDeps & { 
     await dev.register(faultRoutes as never, deps);
     await dev.register(configRoutes as never, deps);
     await dev.register(resetRoutes as never, deps);
-    await dev.register(replayRoutes as never, { prefix: DEV_PREFIX, replayer: deps.replayer, describe });
+    await dev.register(replayRoutes as never, { devPrefix: DEV_PREFIX, replayer: deps.replayer, describe });
     // The page is in this scope too: loopback clients and Host names only, like every control it calls.
     await registerDashboard(dev, { prefix: DEV_PREFIX, rpcUrl: deps.rpcUrl, relayer: deps.relayer, control: deps.control, faults: deps.faults, deployments: deps.deployments, trace: deps.trace, replay: (id) => deps.replayer.replay(id), accounts: deps.accounts });
   });

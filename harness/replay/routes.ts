@@ -7,8 +7,8 @@ import { ReplayAnswer, ReplayLinks, ReplayOptions } from "./schemas.ts";
 const ById = z.strictObject({ id: z.string().min(1).max(100) });
 
 export interface ReplayRoutesOptions {
-  /** The dev routes' prefix (/api/dev). */
-  prefix: string;
+  /** The dev routes' prefix (/api/dev); not `prefix`, which Fastify would add to each route's path itself. */
+  devPrefix: string;
   replayer: Replayer;
   /** The dev routes' own summary and description (development only, loopback only…). */
   describe: (summary: string, description: string) => object;
@@ -18,7 +18,7 @@ export interface ReplayRoutesOptions {
  * POST {prefix}/operations/{id}/replay, and GET …/replays: registered in the dev routes' scope, so they
  * are loopback-only, Host-checked, cross-origin refused, and absent from an operator's runtime.
  */
-export const replayRoutes: FastifyPluginAsyncZod<ReplayRoutesOptions> = async (app, { prefix, replayer, describe }) => {
+export const replayRoutes: FastifyPluginAsyncZod<ReplayRoutesOptions> = async (app, { devPrefix: prefix, replayer, describe }) => {
   app.post(`${prefix}/operations/:id/replay`, {
     schema: {
       ...describe(
