@@ -109,7 +109,10 @@ export function replayer(deps: ReplayDeps): Replayer {
   /** Relays the request again through the runtime's own route; the new operation, or the refusal. */
   async function send(op: OperationRecord, request: RelayRequest | FinalizeRequest) {
     const response = await deps.runtime.inject({ method: "POST", url: RELAY_PATHS[op.kind], payload: request as object });
-    const body = response.json<{ id?: string; code?: string; detail?: string }>();
+    let body: { id?: string; code?: string; detail?: string } = {};
+    try {
+      body = response.json();
+    } catch {}
     if (response.statusCode === 202 && body.id) {
       replayOf.set(body.id, op.id);
       return { id: body.id as string | null, replayOf: op.id, state: "accepted" as OperationState, reason: null as FailureReason | null, transactionHash: null as Hex | null };
@@ -172,11 +175,15 @@ export function replayer(deps: ReplayDeps): Replayer {
         const { timestamp } = await rpc<{ timestamp: Hex }>("eth_getBlockByNumber", [hex(block), false]);
         // A block whose state the node no longer keeps cannot be replayed on: said, not guessed.
         await jsonRpc(deps.rpcUrl, "eth_getBalance", [deps.relayer, hex(block)]).catch((error: unknown) => {
-          throw new ProblemError("not_replayable", `the node keeps no state of block ${block}: ${(error as Error).message}`);
+          if (!(error instanceof JsonRpcError)) throw new ProblemError("chain_unavailable", `the chain did not answer: ${(error as Error).message}`, { headers: { "retry-after": "2" } });
+          throw new ProblemError("not_replayable", `the node keeps no state of block ${block}: ${error.message}`);
         });
         const call = { from: deps.relayer, to: deps.config.poolAddress as Address, data: transactCalldata(request), gas: control.gasLimit() };
         const [verdict, after, before] = await Promise.all([
-          control.judge(op.kind, request, { chain: pinnedChain(deps.rpcUrl, block), nowSeconds: options.at === undefined ? Math.floor(Date.now() / 1000) : Number(timestamp) }),
+          control.judge(op.kind, request, { chain: pinnedChain(deps.rpcUrl, block), nowSeconds: options.at === undefined ? Math.floor(Date.now() / 1000) : Number(timestamp) }).catch((error: unknown) => {
+            // Not a verdict on the request (the checks' own failure on this block): said, never a 500.
+            throw error instanceof ProblemError ? error : new ProblemError("not_replayable", `the relayer's checks could not run on block ${block}: ${(error as Error).message.split("\n")[0]}`);
+          }),
           traceOf({ rpcUrl: deps.rpcUrl, config: deps.config, fixtures: deps.fixtures, call, block }).then(
             (trace): Traced => ({ trace, source: "call", block: Number(block) }),
             (error: unknown) => new Error(untraced(error)),
