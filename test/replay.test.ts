@@ -95,14 +95,13 @@ describe("replaying an operation that reverted on chain", () => {
     expect(answer.block.head).toBe(true);
     expect(answer.diff).toMatchObject({ identical: true, first: null, changes: [] });
 
-    const cli = await replayCli(op.id);
+    expect((await stack.replay(op.id, { expect: "rejected" })).verdict).toEqual({ expected: "rejected", matched: true, exitCode: 0 });
+
+    // From the CLI, side by side (reads only): at the head, and on the block before the race, when the note was not spent yet.
+    const [cli, earlier] = await Promise.all([replayCli(op.id), replayCli(op.id, "--at", String((op.block?.number as number) - 1), "--json")]);
     expect(cli.exitCode, cli.stderr).toBe(1);
     expect(cli.stdout).toContain("traces: identical (gas aside)");
     expect(cli.stdout).toContain("verdict: rejected, expected accepted: not as expected (exit 1)");
-    expect((await replayCli(op.id, "--expect", "rejected")).exitCode).toBe(0);
-
-    // The state of the block before the race: the note was not spent yet.
-    const earlier = await replayCli(op.id, "--at", String((op.block?.number as number) - 1), "--json");
     expect(earlier.exitCode, earlier.stderr).toBe(0);
     const atEarlier = JSON.parse(earlier.stdout) as ReplayAnswer;
     expect(atEarlier).toMatchObject({ block: { number: (op.block?.number as number) - 1, head: false }, after: { state: "accepted", admitted: true } });
@@ -131,7 +130,7 @@ describe("replaying an operation that reverted on chain", () => {
     expect(cli.stdout).toContain("first difference: Pool.transact > DevVerifier.verifyProof: called by the replay only");
     expect(cli.stdout).toMatch(/^\+ {3}DevVerifier\.verifyProof\(.*-> true$/m);
     expect(cli.stdout).toMatch(/^- Pool\.transact\(.*<- reverted: NullifierSpent/m);
-    expect((await replayCli(op.id, "--expect", "rejected")).exitCode).toBe(1);
+    expect((await stack.replay(op.id, { expect: "rejected" })).verdict.exitCode).toBe(1);
   });
 
   it("--send relays it as a new operation linked to the original, which confirms; replayed again, it is spent by that replay", async () => {
@@ -201,7 +200,7 @@ describe("replays that cannot be judged (exit 125)", () => {
     expect((await fetch(`${stack.queueUrl}/api/dev/operations/op_nope/replays`)).status).toBe(404);
   });
 
-  it("bad input is a 400 problem; a block not mined yet a 404; an operation still in flight a 409; each exits 125", async () => {
+  it("bad input is a 400 problem, a block not mined yet a 404, an operation still in flight a 409; from the CLI, a refusal, a mistake and no stack exit 125", async () => {
     const [op] = stack.diagnostics().operations.filter((o) => o.state === "reverted");
     const id = op?.id as string;
     expect((await devPost(`operations/${id}/replay`, { at: -1 })).body).toMatchObject({ status: 400, code: "invalid_request" });
@@ -210,14 +209,12 @@ describe("replays that cannot be judged (exit 125)", () => {
     expect((await devPost(`operations/${id}/replay`, { expect: "confirmed" })).body).toMatchObject({ status: 400, code: "invalid_request" });
     const future = await devPost(`operations/${id}/replay`, { at: 1_000_000 });
     expect(future.body).toMatchObject({ status: 404, code: "block_not_found" });
-    // From the CLI: a refusal of the route, and a mistake in the call (bisect skips rather than calls a commit bad).
-    for (const args of [[id, "--expect", "confirmed"], [id, "--at", "x"]]) {
-      const cli = await replayCli(...args);
-      expect(cli.exitCode, `${args.join(" ")}: ${cli.stderr}`).toBe(125);
-    }
-    const none = await replayCli(id, "--state-dir", await tempDir("replay-none-"));
-    expect(none.exitCode).toBe(125);
-    expect(none.stderr).toContain("no running stack");
+    // From the CLI, side by side: a refusal of the route, a mistake in the call (bisect skips rather than calls a commit bad), no stack.
+    const runs = await Promise.all([[id, "--expect", "confirmed"], [id, "--at", "x"], [id, "--state-dir", await tempDir("replay-none-")]].map((args) => replayCli(...args)));
+    expect(runs.map((run) => run.exitCode)).toEqual([125, 125, 125]);
+    expect(runs[0]?.stderr).toContain("400 invalid_request");
+    expect(runs[1]?.stderr).toContain("--at must be a non-negative integer");
+    expect(runs[2]?.stderr).toContain("no running stack");
 
     // Mining held: an operation waits, submitted, and cannot be replayed until it ends.
     const { config, transaction } = await provenSend(stack, pool, queue, 4);
@@ -226,7 +223,6 @@ describe("replays that cannot be judged (exit 125)", () => {
       const live = await queue.submit("send", config, transaction);
       await until(live.id, (o) => o.state === "submitted");
       expect((await devPost(`operations/${live.id}/replay`, {})).body).toMatchObject({ status: 409, code: "operation_live", state: "submitted" });
-      expect((await replayCli(live.id)).exitCode).toBe(125);
     } finally {
       await devPost("mining", { mode: "auto" });
     }
