@@ -313,3 +313,14 @@ describe("the trace diff", () => {
     expect(diff.text.split("\n").slice(1)).toEqual(["+   Hasher.hash()  [100 gas]", "+   … and 2 more calls of Hasher.hash"]);
   });
 });
+
+describe("a replay and a reset at once", () => {
+  it("are taken one after the other: the replay before the reset answers, the one after it finds no operation (the store went back with the chain)", async () => {
+    const [op] = stack.diagnostics().operations.filter((o) => o.state === "reverted");
+    const id = op?.id as string;
+    const [before, reset, after] = await Promise.allSettled([stack.replay(id), stack.reset(), stack.replay(id)]);
+    expect(before).toMatchObject({ status: "fulfilled", value: { operation: id } });
+    expect(reset.status).toBe("fulfilled");
+    expect(after).toMatchObject({ status: "rejected", reason: { code: "operation_not_found" } });
+  });
+});
