@@ -14,6 +14,7 @@ import { runtimePart } from "./runtime/index.ts";
 import { actionControls, allowedHostsFor, allowedOriginsFor, devRoutesPart, snapshotsPart, type ActionControls, type ServedDeployment, type StackSnapshot } from "./dev/index.ts";
 import { BundleError, saveBundle } from "./bundle/index.ts";
 import type { Trace } from "./trace/index.ts";
+import type { ReplayAnswer, ReplayOptions } from "./replay/index.ts";
 
 export interface DevStackOptions {
   /** Interface for anvil and the queue runtime. Loopback by default. */
@@ -139,6 +140,14 @@ export interface DevStack {
    * custom error and where it came from), or, for one never mined, its call replayed at the latest block.
    */
   trace(operationId: string): Promise<Trace>;
+  /**
+   * Replays a stored operation: its exact request through the relayer's admission checks and simulation
+   * on the chain as it is now (a patched contract, a changed slot) or at `options.at`, its call trace
+   * diffed against the original's; `send` relays it again, as a new operation linked to the original.
+   * Rejects with a ProblemError whose `code` says why it cannot be judged (operation_not_found,
+   * operation_live, not_replayable, block_not_found, chain_unavailable). See docs/replay.md.
+   */
+  replay(operationId: string, options?: ReplayOptions): Promise<ReplayAnswer>;
   /** Writes a repro bundle of this stack to `file`: chain (a fork's touched state included), manifest and operations; no key or credential. */
   save(file: string): Promise<{ bytes: number }>;
   /** The fixture action routes: set a price, fill an async reservation (or don't), let a deadline pass. */
@@ -271,6 +280,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
         if (!trace) throw new Error(`no operation ${operationId} in this stack's store`);
         return trace;
       },
+      replay: (operationId, options) => dev.replayer.replay(operationId, options),
       save: (file) => dev.lock.run(() => saveBundle({ file, rpcUrl: chain.rpcUrl, manifestPath: dir.manifestPath, control: relayControl(app), fork: upstream.capture })),
       faults: {
         rpcUrl: faults.url,
