@@ -9,6 +9,7 @@ export { PinError } from "./deployment/index.ts";
 export { SnapshotError, type StackSnapshot } from "./dev/index.ts";
 export { BundleError } from "./bundle/index.ts";
 export { traceOf, type Trace, type TracedCall } from "./trace/index.ts";
+export type { ReplayAnswer, ReplayOptions, FrameChange, TraceDiff, DiffFrame } from "./replay/index.ts";
 export type { ActionControls } from "./dev/index.ts";
 export { ACTION_ROUTES, DEFAULT_SWAP_PRICES } from "./deployment/index.ts";
 export { StackAlreadyRunningError } from "./state-dir/index.ts";

@@ -18,6 +18,7 @@ import { patchPart, patchRoutes, type PatchResult } from "./patch/index.ts";
 import { manifestBytes, writeFileAtomic } from "./deployment/index.ts";
 import { codeChanges } from "../src/code-change.ts";
 import type { PatchedContract } from "../src/code-change.ts";
+import type { ReplayAnswer, ReplayOptions } from "./replay/index.ts";
 
 export interface DevStackOptions {
   /** Interface for anvil and the queue runtime. Loopback by default. */
@@ -161,6 +162,14 @@ export interface DevStack {
   unpatch(contract: string): Promise<PatchResult>;
   /** The contracts patched now, and with what. */
   patches(): PatchedContract[];
+  /**
+   * Replays a stored operation: its exact request through the relayer's admission checks and simulation
+   * on the chain as it is now (a patched contract, a changed slot) or at `options.at`, its call trace
+   * diffed against the original's; `send` relays it again, as a new operation linked to the original.
+   * Rejects with a ProblemError whose `code` says why it cannot be judged (operation_not_found,
+   * operation_live, not_replayable, block_not_found, chain_unavailable). See docs/replay.md.
+   */
+  replay(operationId: string, options?: ReplayOptions): Promise<ReplayAnswer>;
   /** Writes a repro bundle of this stack to `file`: chain (a fork's touched state included), manifest and operations; no key or credential. */
   save(file: string): Promise<{ bytes: number }>;
   /** The fixture action routes: set a price, fill an async reservation (or don't), let a deadline pass. */
@@ -311,6 +320,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       patch: (contract, source) => patcher.patch(contract, source),
       unpatch: (contract) => patcher.unpatch(contract),
       patches: () => patcher.patches(),
+      replay: (operationId, options) => dev.replayer.replay(operationId, options),
       save: (file) => dev.lock.run(() => saveBundle({ file, rpcUrl: chain.rpcUrl, manifestPath: dir.manifestPath, control: relayControl(app), fork: upstream.capture })),
       faults: {
         rpcUrl: faults.url,

@@ -27,6 +27,10 @@ until one fails.
        queue-devstack trace <operation id> [--state-dir <dir>] [--json]
 Prints the call trace of an operation of the stack running from that state dir, its revert decoded.
 
+       queue-devstack replay <operation id> [--at <block>] [--send] [--expect <state>] [--state-dir <dir>] [--json]
+Replays an operation on the chain as it is now (the relayer's checks and simulation, its trace diffed against
+the original's); exits 0 as expected, 1 not, 125 when it cannot be judged (git bisect run's skip).
+
        queue-devstack save <file> [--state-dir <dir>]
 Writes a repro bundle of the stack running from that state dir (start it again with --load <file>).
 
@@ -137,6 +141,7 @@ const SUBCOMMANDS: Record<string, () => Promise<unknown>> = {
   save: () => import("./save-command.ts"),
   ctl: () => import("./ctl-command.ts"),
   patch: () => import("./patch-command.ts"),
+  replay: () => import("./replay-command.ts"),
 };
 const subcommand = SUBCOMMANDS[process.argv[2] ?? ""];
 if (subcommand) {

@@ -97,6 +97,7 @@ async function mutatingDevRoutes(): Promise<Array<{ method: string; url: string 
     bundle: unused,
     reset: () => undefined,
     lock: { run: unused },
+    replayer: { replay: unused, links: unused },
     accounts: [],
     allowedHosts: allowedHostsFor("127.0.0.1"),
     allowedOrigins: allowedOriginsFor(),

@@ -27,8 +27,10 @@ const PATH_ITEM_FIELDS = ["$ref", "summary", "description", "servers", "paramete
 
 /** Every path the runtime serves, in OpenAPI's template syntax; artifacts is a prefix of /{name}. */
 // The spec's routes, and (this document is a dev stack's) the development-only controls.
+/** An operation's replay (issue 33, item 2): its answer is a component of its own. */
+const REPLAY_PATHS = ["/api/dev/operations/{id}/replay", "/api/dev/operations/{id}/replays"];
 const DEV_PATHS = ["/api/dev/mine", "/api/dev/time", "/api/dev/mining", "/api/dev/drop", "/api/dev/reorg", "/api/dev/trace", "/api/dev/bundle", "/api/dev/relayer", "/api/dev/faults", "/api/dev/rpc", "/api/dev/revert-next", "/api/dev/config", "/api/dev/reset", "/api/dev/patch", "/api/dev/unpatch", "/api/dev/patches"];
-const expectedPaths = [...Object.entries(QUEUE_PATHS).map(([key, path]) => (key === "artifacts" ? `${path}/{name}` : path)), HEALTH_PATH, METRICS_PATH, ...DEV_PATHS];
+const expectedPaths = [...Object.entries(QUEUE_PATHS).map(([key, path]) => (key === "artifacts" ? `${path}/{name}` : path)), HEALTH_PATH, METRICS_PATH, ...DEV_PATHS, ...REPLAY_PATHS];
 
 function operations(): [path: string, method: string, operation: Json][] {
   return Object.entries(doc.paths as Json).flatMap(([path, item]) =>
@@ -123,6 +125,7 @@ describe("GET /api/queue/openapi.json", () => {
     expect(config.description).toContain("spec §2.1");
     expect(config.responses["200"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/DeploymentConfig" });
     expect(doc.paths[QUEUE_PATHS.networks].get.responses["200"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/NetworkList" });
+    expect(doc.paths["/api/dev/operations/{id}/replay"].post.responses["200"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/ReplayAnswer" });
     expect(doc.paths[QUEUE_PATHS.assets].get.responses["200"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/AssetsSnapshot" });
 
     const blockNumber = (doc.paths[QUEUE_PATHS.assets].get.parameters as Json[]).find((p) => p.name === "blockNumber");

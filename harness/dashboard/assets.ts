@@ -71,6 +71,8 @@ dd { margin: 0; overflow-wrap: anywhere; }
 .ok[data-ok="false"] { color: #a40e26; font-weight: 600; }
 pre { overflow: auto; max-height: 20rem; background: #f6f8fa; padding: .25rem; }
 pre:empty { display: none; }
+.replay-diff .added { color: #1a7f37; }
+.replay-diff .removed { color: #a40e26; }
 .controls fieldset { border: 1px solid #d0d7de; border-radius: 4px; margin: .25rem 0; padding: .1rem .5rem; display: flex; flex-wrap: wrap; gap: .25rem .75rem; align-items: center; }
 .controls legend { color: #57606a; }
 .controls input { width: 9em; font: inherit; }

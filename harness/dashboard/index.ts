@@ -6,5 +6,5 @@ export { opsPageHtml, countsHtml as dashboardCountsHtml, PAGE_SIZE as DASHBOARD_
 export { controlsHtml as dashboardControlsHtml } from "./controls.ts";
 export { dashboardAssets } from "./assets.ts";
 export { pageHtml as dashboardPageHtml } from "./page.ts";
-export { operationHtml } from "./view.ts";
+export { operationHtml, replayHtml as dashboardReplayHtml } from "./view.ts";
 export { pushEvent as dashboardPushEvent } from "./push.ts";

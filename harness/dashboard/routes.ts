@@ -10,6 +10,7 @@ import { HEALTH_PATH } from "../../src/paths.ts";
 import { jsonRpc } from "../chain/index.ts";
 import type { RpcFaultProxy } from "../chain/index.ts";
 import type { Trace } from "../trace/index.ts";
+import type { ReplayAnswer } from "../replay/index.ts";
 import { dashboardAssets, type Asset } from "./assets.ts";
 import { manifestHtml, servedManifest } from "./manifest.ts";
 import { countsHtml, opsPageHtml } from "./ops.ts";
@@ -17,7 +18,7 @@ import { accountsHtml, assetBookOf, chainReader, poolHtml, reservationHtml } fro
 import { pageHtml } from "./page.ts";
 import { codeChanges } from "../../src/code-change.ts";
 import { pushEvent } from "./push.ts";
-import { esc, healthHtml, operationHtml, type AssetBook, type HealthView } from "./view.ts";
+import { esc, healthHtml, operationHtml, replayHtml, type AssetBook, type HealthView } from "./view.ts";
 
 /** The page's own policy: its scripts and styles from this origin only, and its push channel. */
 const PAGE_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
@@ -43,6 +44,8 @@ export interface DashboardDeps {
   deployments: ServedDeployments;
   /** An operation's decoded call trace (stack.trace), or undefined for an unknown id. */
   trace: (operationId: string) => Promise<Trace | undefined>;
+  /** An operation replayed on the chain as it is now (stack.replay, nothing sent). */
+  replay: (operationId: string) => Promise<ReplayAnswer>;
   /** The dev accounts (stack.accounts), with their anvil index: the Accounts panel's rows. */
   accounts: ReadonlyArray<{ address: Address; anvilIndex: number }>;
 }
@@ -236,6 +239,12 @@ export async function registerDashboard(scope: FastifyInstance, deps: DashboardD
     const trace = await deps.trace(request.query.id).catch((error: unknown) => new Error((error as Error).message));
     const html = trace === undefined ? "no such operation" : trace instanceof Error ? `no trace: ${trace.message}` : trace.text;
     return reply.type("text/html; charset=utf-8").send(esc(html));
+  });
+
+  // A replay sends nothing: its answer (or why there is none) replaces the entry's replay panel.
+  dev.get(`${prefix}/dashboard/replay`, { schema: { hide: true, querystring: ById } }, async (request, reply) => {
+    const answer = await deps.replay(request.query.id).catch((error: unknown) => error as Error);
+    return reply.header("cache-control", "no-store").type("text/html; charset=utf-8").send(replayHtml(answer));
   });
 
   dev.get(`${prefix}/dashboard/reservation`, { schema: { hide: true, querystring: ById } }, async (request, reply) => {

@@ -2,6 +2,8 @@ import { formatUnits } from "viem";
 import type { z } from "zod";
 import type { HealthChecks as HealthChecksSchema } from "../../src/routes/health.ts";
 import type { OperationRecord } from "../../src/relay/store.ts";
+import { TERMINAL_STATES } from "../../src/relay/operation.ts";
+import type { ReplayAnswer } from "../replay/index.ts";
 
 // The dashboard's HTML, rendered on the server: the page, and the fragments the push channel sends.
 
@@ -119,12 +121,32 @@ export function operationHtml(op: Readonly<OperationRecord>, prefix: string, req
     op.state === "reverted" || op.minedHash
       ? `<button type="button" hx-get="${esc(prefix)}/dashboard/trace?id=${esc(id)}" hx-target="#trace-${esc(op.id)}">show its trace</button>`
       : "";
-  const actions = drop || trace ? `<p>${drop}${trace}</p>` : "";
+  // An ended operation can be replayed on the chain as it is now (nothing is sent): its verdict and trace diff below it.
+  const replay = TERMINAL_STATES.has(op.state)
+    ? `<button type="button" class="replay" hx-get="${esc(prefix)}/dashboard/replay?id=${esc(id)}" hx-target="#replay-${esc(op.id)}">replay</button>`
+    : "";
+  const actions = drop || trace || replay ? `<p>${drop}${trace}${replay}</p>` : "";
   return (
     `<details id="op-${esc(op.id)}" class="op" data-state="${esc(op.state)}" data-kind="${esc(kindOf(op))}" data-created="${esc(op.createdAt)}" data-version="${esc(versionOf(op))}">` +
     `<summary>${badge(op.state)} <span class="kind">${esc(kindOf(op))}</span> <code class="id">${esc(op.id)}</code> ${time(op.createdAt)}${op.reason ? ` <span class="code">${esc(op.reason.code)}</span>` : ""}</summary>` +
-    `${payloadHtml(op, assets)}<ol class="timeline">${steps}</ol>${attempts}${block}${failure}${reservation}${actions}${trace ? `<pre id="trace-${esc(op.id)}" class="trace" tabindex="0"></pre>` : ""}</details>`
+    `${payloadHtml(op, assets)}<ol class="timeline">${steps}</ol>${attempts}${block}${failure}${reservation}${actions}${trace ? `<pre id="trace-${esc(op.id)}" class="trace" tabindex="0"></pre>` : ""}${replay ? `<div id="replay-${esc(op.id)}" class="replay-answer"></div>` : ""}</details>`
   );
+}
+
+/**
+ * A replay's answer in an operation's entry: its verdict, then its lines (the CLI's), a diff's own
+ * lines marked as added or removed; or why it could not be judged. All of it escaped.
+ */
+export function replayHtml(answer: ReplayAnswer | Error): string {
+  if (answer instanceof Error) {
+    const code = (answer as Error & { code?: string }).code;
+    return `<p class="failure">cannot replay it: ${code ? `<strong class="code">${esc(code)}</strong>: ` : ""}${esc(answer.message)}</p>`;
+  }
+  const lines = answer.text.split("\n").map((line) => {
+    const mark = line.startsWith("+ ") ? "added" : line.startsWith("- ") ? "removed" : null;
+    return mark ? `<span class="${mark}">${esc(line)}</span>` : esc(line);
+  });
+  return `<p class="verdict" data-exit="${esc(answer.verdict.exitCode)}">replay: ${esc(answer.after.state)}, expected ${esc(answer.verdict.expected)} (exit ${esc(answer.verdict.exitCode)})</p><pre class="replay-diff" tabindex="0">${lines.join("\n")}</pre>`;
 }
 
 export interface HealthView {

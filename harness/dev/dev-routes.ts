@@ -12,6 +12,7 @@ import { registerDashboard } from "../dashboard/index.ts";
 import { refuseCrossOrigin, type AllowedOrigins } from "./cross-origin.ts";
 import type { ControlLock } from "./control-lock.ts";
 import { SnapshotError } from "./snapshot.ts";
+import { replayRoutes, type Replayer } from "../replay/index.ts";
 
 /** The dev controls' prefix: present in a dev stack only, never in an operator's runtime (src/ has none). */
 export const DEV_PREFIX = "/api/dev";
@@ -34,6 +35,8 @@ interface DevDeps {
   bundle: () => Promise<Uint8Array>;
   /** The dev accounts (stack.accounts), for the dashboard's balances. */
   accounts: ReadonlyArray<{ address: `0x${string}`; anvilIndex: number }>;
+  /** Replays of stored operations (stack.replay). */
+  replayer: Replayer;
   /** Back to the stack's clean state (stack.reset); undefined until the stack's snapshots are ready. */
   reset: () => (() => Promise<void>) | undefined;
 }
@@ -320,12 +323,14 @@ export async function registerDevOnly(app: FastifyInstance, hosts: AllowedHosts,
 }
 
 export async function registerDevRoutes(app: FastifyInstance, deps: DevDeps & { allowedHosts: AllowedHosts; allowedOrigins: AllowedOrigins }): Promise<void> {
+  const describe = dev;
   await registerDevOnly(app, deps.allowedHosts, deps.allowedOrigins, async (dev) => {
     await dev.register(devRoutes as never, deps);
     await dev.register(faultRoutes as never, deps);
     await dev.register(configRoutes as never, deps);
     await dev.register(resetRoutes as never, deps);
+    await dev.register(replayRoutes as never, { devPrefix: DEV_PREFIX, replayer: deps.replayer, describe });
     // The page is in this scope too: loopback clients and Host names only, like every control it calls.
-    await registerDashboard(dev, { prefix: DEV_PREFIX, rpcUrl: deps.rpcUrl, relayer: deps.relayer, control: deps.control, faults: deps.faults, deployments: deps.deployments, trace: deps.trace, accounts: deps.accounts });
+    await registerDashboard(dev, { prefix: DEV_PREFIX, rpcUrl: deps.rpcUrl, relayer: deps.relayer, control: deps.control, faults: deps.faults, deployments: deps.deployments, trace: deps.trace, replay: (id) => deps.replayer.replay(id), accounts: deps.accounts });
   });
 }

@@ -15,6 +15,7 @@ import { DEV_PREFIX, registerDevRoutes } from "./dev-routes.ts";
 import { createSnapshots, type StackSnapshot } from "./snapshot.ts";
 import { controlLock, type ControlLock } from "./control-lock.ts";
 import { traceOf, type Trace } from "../trace/index.ts";
+import { replayer, type Replayer } from "../replay/index.ts";
 
 /** anvil's dev mnemonic: its account 10 relays for the alternate deployment (anvil funds 0 to 9). */
 const ANVIL_MNEMONIC = "test test test test test test test test test test test junk";
@@ -30,6 +31,8 @@ export interface DevRoutes {
   lock: ControlLock;
   /** An operation's trace; undefined when the store has no such operation. */
   traceOperation(operationId: string): Promise<Trace | undefined>;
+  /** Replays of stored operations (stack.replay, POST /api/dev/operations/{id}/replay). */
+  replayer: Replayer;
   /** What POST /api/dev/reset does, once the stack's snapshots exist (they start after the runtime listens). */
   setReset(reset: () => Promise<void>): void;
 }
@@ -87,7 +90,9 @@ export function devRoutesPart(args: {
     };
     let reset: (() => Promise<void>) | undefined;
     const lock = controlLock();
+    const replays = replayer({ rpcUrl: chain.rpcUrl, config: manifest, fixtures, relayer: relayer.address, control: relayControl(runtime), runtime, lock });
     await registerDevRoutes(runtime, {
+      replayer: replays,
       lock,
       reset: () => reset,
       allowedHosts: args.allowedHosts,
@@ -105,6 +110,7 @@ export function devRoutesPart(args: {
       deployments,
       lock,
       traceOperation,
+      replayer: replays,
       setReset: (fn) => {
         reset = fn;
       },

@@ -1,4 +1,4 @@
-import { decodeErrorResult, toFunctionSelector, type Abi, type AbiFunction, type Address, type Hex } from "viem";
+import { decodeErrorResult, decodeFunctionData, decodeFunctionResult, toFunctionSelector, type Abi, type AbiFunction, type Address, type Hex } from "viem";
 import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
 import type { CompiledFixtures } from "../deployment/index.ts";
 import { jsonRpc } from "../chain/index.ts";
@@ -16,6 +16,14 @@ export interface TracedCall {
   gasUsed: number;
   /** The decoded custom error ("ActionExpired(1795439964)"), or anvil's words, when the call reverted. */
   error: string | null;
+  /** The call's data, as sent. */
+  input: Hex;
+  /** What it returned (or its revert data); null when it returned nothing. */
+  output: Hex | null;
+  /** The arguments decoded with the fixtures' ABIs, each shortened to a line's worth; null when not known. */
+  args: string[] | null;
+  /** What it returned, decoded likewise ("true", "1500000"); null when it reverted or is not known. */
+  returned: string | null;
   calls: TracedCall[];
 }
 
@@ -51,12 +59,32 @@ function namer(config: DeploymentConfig, fixtures: CompiledFixtures) {
     ...config.routes.flatMap((r) => (r.action === "external" ? [[r.adapter.address.toLowerCase(), `${r.kind === "sync" ? "SwapAdapter" : "FillAdapter"} (route ${r.name})`] as [string, string]] : [])),
   ]);
   const abis = Object.values(fixtures.contracts).map((c) => c.abi as Abi);
-  const selectors = new Map<string, string>();
-  for (const abi of abis) for (const item of abi) if (item.type === "function") selectors.set(toFunctionSelector(item as AbiFunction), (item as AbiFunction).name);
+  const selectors = new Map<string, AbiFunction>();
+  for (const abi of abis) for (const item of abi) if (item.type === "function") selectors.set(toFunctionSelector(item as AbiFunction), item as AbiFunction);
+  const known = (input: Hex) => selectors.get(input.slice(0, 10));
   const errorAbi = abis.flatMap((abi) => abi.filter((item) => item.type === "error"));
   return {
     contract: (address?: Address) => (address ? (names.get(address.toLowerCase()) ?? address) : "(create)"),
-    fn: (input: Hex) => selectors.get(input.slice(0, 10)) ?? (input.length >= 10 ? input.slice(0, 10) : "(no data)"),
+    fn: (input: Hex) => known(input)?.name ?? (input.length >= 10 ? input.slice(0, 10) : "(no data)"),
+    args: (input: Hex): string[] | null => {
+      const item = known(input);
+      if (!item) return null;
+      try {
+        return (decodeFunctionData({ abi: [item], data: input }).args ?? []).map((arg) => shortValue(arg));
+      } catch {
+        return null;
+      }
+    },
+    returned: (frame: RawFrame): string | null => {
+      const item = known(frame.input);
+      if (!item || frame.error || !frame.output || item.outputs.length === 0) return null;
+      try {
+        const value = decodeFunctionResult({ abi: [item], functionName: item.name, data: frame.output }) as unknown;
+        return shortValue(value);
+      } catch {
+        return null;
+      }
+    },
     error: (frame: RawFrame) => {
       if (!frame.error) return null;
       if (frame.output && frame.output.length >= 10) {
@@ -72,6 +100,18 @@ function namer(config: DeploymentConfig, fixtures: CompiledFixtures) {
   };
 }
 
+/** The longest a decoded value is shown: a proof's words or a ciphertext are long, and a trace is read line by line. */
+const VALUE_CHARS = 66;
+
+/** A decoded value as short text: numbers in decimal, bytes and tuples shortened in the middle. */
+function shortValue(value: unknown): string {
+  const text =
+    typeof value === "bigint" || typeof value === "number" || typeof value === "boolean" || typeof value === "string"
+      ? String(value)
+      : JSON.stringify(value, (_key, v: unknown) => (typeof v === "bigint" ? v.toString() : v));
+  return text.length <= VALUE_CHARS ? text : `${text.slice(0, 30)}…${text.slice(-20)} (${text.length} chars)`;
+}
+
 function build(frame: RawFrame, names: ReturnType<typeof namer>): TracedCall {
   return {
     type: frame.type,
@@ -81,6 +121,10 @@ function build(frame: RawFrame, names: ReturnType<typeof namer>): TracedCall {
     function: frame.type === "CREATE" ? "constructor" : names.fn(frame.input),
     gasUsed: Number(frame.gasUsed),
     error: names.error(frame),
+    input: frame.input,
+    output: frame.output && frame.output !== "0x" ? frame.output : null,
+    args: frame.type === "CREATE" ? null : names.args(frame.input),
+    returned: names.returned(frame),
     calls: (frame.calls ?? []).map((call) => build(call, names)),
   };
 }
@@ -92,8 +136,8 @@ function lines(call: TracedCall, depth = 0): string[] {
 }
 
 /**
- * The call trace of a mined transaction (debug_traceTransaction), or of a call replayed at the latest
- * block (debug_traceCall: an operation the runtime refused before broadcasting), named and decoded.
+ * The call trace of a mined transaction (debug_traceTransaction), or of a call replayed at a block, the
+ * latest by default (debug_traceCall: an operation the runtime refused before broadcasting), named and decoded.
  */
 export async function traceOf(args: {
   rpcUrl: string;
@@ -101,11 +145,14 @@ export async function traceOf(args: {
   fixtures: CompiledFixtures;
   transactionHash?: Hex;
   call?: { from: Address; to: Address; data: Hex; gas?: bigint };
+  /** The block whose state a call is replayed on (default: the latest). */
+  block?: bigint | number;
 }): Promise<Trace> {
   const tracer = { tracer: "callTracer" };
+  const block = args.block === undefined ? "latest" : `0x${args.block.toString(16)}`;
   const raw = args.transactionHash
     ? await jsonRpc<RawFrame>(args.rpcUrl, "debug_traceTransaction", [args.transactionHash, tracer])
-    : await jsonRpc<RawFrame>(args.rpcUrl, "debug_traceCall", [{ ...args.call, gas: args.call?.gas === undefined ? undefined : `0x${args.call.gas.toString(16)}` }, "latest", tracer]);
+    : await jsonRpc<RawFrame>(args.rpcUrl, "debug_traceCall", [{ ...args.call, gas: args.call?.gas === undefined ? undefined : `0x${args.call.gas.toString(16)}` }, block, tracer]);
   const root = build(raw, namer(args.config, args.fixtures));
   return { transactionHash: args.transactionHash ?? null, root, error: root.error, text: lines(root).join("\n") };
 }

@@ -1,4 +1,8 @@
 import type { FastifyInstance } from "fastify";
+import type { PublicClient } from "viem";
+import type { ProblemError } from "../problem.ts";
+import type { OperationKind } from "./operation.ts";
+import type { FinalizeRequest, RelayRequest } from "./request.ts";
 import type { Relayer } from "./runtime.ts";
 import type { OperationPage, OperationRecord, StoreCheckpoint } from "./store.ts";
 
@@ -37,6 +41,10 @@ export interface RelayControl {
   minedActions(outputPrecommitment: string): OperationRecord[];
   /** Blocks a mined transaction needs before its operation is confirmed. */
   requiredConfirmations(): number;
+  /** The gas limit the relayer sends its transactions with. */
+  gasLimit(): bigint;
+  /** What an admission would answer this request now, storing nothing (see Relayer.judge): a dev replay's question. */
+  judge(kind: OperationKind, request: RelayRequest | FinalizeRequest, view?: { chain?: PublicClient; nowSeconds?: number }): Promise<{ admission: ProblemError | null; simulation: ProblemError | null }>;
   /** How many operations are in each kind and state (a dev page's counts; one GROUP BY). */
   stateCounts(): Array<{ kind: string; state: string; count: number }>;
   /** Told after every stored change: an operation's id, or null when many may have changed (a restore). Returns its removal. */
@@ -71,6 +79,8 @@ export function attachRelayControl(app: FastifyInstance, relayer: Relayer): void
     newestFirst: (page) => relayer.store.newestFirst(page),
     minedActions: (precommitment) => relayer.store.minedActions(precommitment),
     requiredConfirmations: () => relayer.settings.requiredConfirmations,
+    gasLimit: () => relayer.settings.gasLimit,
+    judge: (kind, request, view) => relayer.judge(kind, request, view),
     stateCounts: () => relayer.store.stateCounts(),
     operation: (id) => relayer.store.get(id),
     onChange: (listener) => relayer.store.onChange(listener),

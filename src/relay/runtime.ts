@@ -84,18 +84,7 @@ export class Relayer {
   /** `client`: who submits (the request's IP), for its share of the in-flight limit. */
   async submit(kind: Exclude<OperationKind, "finalize">, request: RelayRequest, idempotencyKey: string | undefined, client?: string): Promise<OperationRecord> {
     return this.admit(kind, request, [...request.publicInputs.inputNullifiers], idempotencyKey, client, {
-      decide: async () => {
-        checkRequest(kind, request, this.checks);
-        checkActionQuote(request, this.checks.config, request.action ? this.store.getQuote(request.action.quoteId) : undefined, Math.floor(Date.now() / 1000));
-        // Before the chain is asked: while our operation holding a nullifier is live, the chain may already
-        // say "spent" (mined, not yet seen by the engine); "in flight, poll this operation" is the answer.
-        checkInFlight(this.store, request.publicInputs.inputNullifiers);
-        // Before the chain is asked too; the insert decides (two actions citing one quote may both get here).
-        const user = request.action ? this.store.quoteUser(request.action.quoteId) : undefined;
-        if (user !== undefined) throw quoteUsed(request.action?.quoteId as string, user);
-        checkCapacity(this.store, this.settings, client);
-        await withinDeadline(this.checkOnChain(request), this.chainTimeoutMs);
-      },
+      decide: () => this.decideRelay(kind, request, this.checks, Math.floor(Date.now() / 1000), client),
       explain: (error) => this.explained(error, request),
       spentBy: nullifierSpent,
     });
@@ -103,29 +92,77 @@ export class Relayer {
 
   /** POST /finalize: the same pipeline; the reservation is claimed as a nullifier, so one finalize runs at a time. */
   async submitFinalize(request: FinalizeRequest, idempotencyKey: string | undefined, client?: string): Promise<OperationRecord> {
-    const claims = [reservationClaim(request.reservationId)];
-    return this.admit("finalize", request, claims, idempotencyKey, client, {
-      decide: async () => {
-        checkDeploymentRef(this.checks.config, request.deployment);
-        checkInFlight(this.store, claims);
-        checkCapacity(this.store, this.settings, client);
-        await withinDeadline(
-          (async () => {
-            await checkRelayerReady(this.checks);
-            const reservation = await checkReservation(this.checks, request);
-            await checkFinalizeFee(this.checks, request, reservation, this.store);
-            await simulate(this.checks, request);
-          })(),
-          this.chainTimeoutMs,
-        );
-      },
-      // Finalized by one of ours: named, as a spent nullifier is.
-      explain: (error) => {
-        const ours = error instanceof ProblemError && error.code === "already_finalized" ? this.store.claim(claims[0] as string) : undefined;
-        return ours ? alreadyFinalized(request, ours.operationId) : chainUnavailable(error);
-      },
+    return this.admit("finalize", request, [reservationClaim(request.reservationId)], idempotencyKey, client, {
+      decide: () => this.decideFinalize(request, this.checks, client),
+      explain: (error) => this.finalizeRefusal(error, request),
       spentBy: (_claim, operationId) => alreadyFinalized(request, operationId),
     });
+  }
+
+  /**
+   * What submit (or submitFinalize) would answer this request now, storing nothing: `admission`, the
+   * refusal as a client would hear it (null: it would be accepted), and `simulation`, the Pool's
+   * simulation alone (null: it would not revert). A dev replay asks it with `view.chain` reading another
+   * block, and `view.nowSeconds` the time a quote's expiry is judged at (default: now).
+   */
+  async judge(
+    kind: OperationKind,
+    request: RelayRequest | FinalizeRequest,
+    view: { chain?: PublicClient; nowSeconds?: number } = {},
+  ): Promise<{ admission: ProblemError | null; simulation: ProblemError | null }> {
+    const checks = view.chain ? { ...this.checks, chain: view.chain } : this.checks;
+    const nowSeconds = view.nowSeconds ?? Math.floor(Date.now() / 1000);
+    const refusal = (explain: (error: unknown) => unknown) => (error: unknown) => {
+      const explained = explain(error);
+      if (explained instanceof ProblemError) return explained;
+      throw explained;
+    };
+    const finalize = "reservationId" in request;
+    const [admission, simulation] = await Promise.all([
+      (finalize ? this.decideFinalize(request, checks) : this.decideRelay(kind as Exclude<OperationKind, "finalize">, request, checks, nowSeconds)).then(
+        () => null,
+        refusal((error) => (finalize ? this.finalizeRefusal(error, request) : this.explained(error, request))),
+      ),
+      (finalize ? simulate(checks, request) : simulateChecked(checks, request)).then(() => null, refusal((error) => provenOrSimulationError(chainUnavailable(error)))),
+    ]);
+    return { admission, simulation };
+  }
+
+  /** A relay's admission checks, in the order a client hears their refusals; `checks.chain` is the chain they read. */
+  private async decideRelay(kind: Exclude<OperationKind, "finalize">, request: RelayRequest, checks: CheckContext, nowSeconds: number, client?: string): Promise<void> {
+    checkRequest(kind, request, checks);
+    checkActionQuote(request, checks.config, request.action ? this.store.getQuote(request.action.quoteId) : undefined, nowSeconds);
+    // Before the chain is asked: while our operation holding a nullifier is live, the chain may already
+    // say "spent" (mined, not yet seen by the engine); "in flight, poll this operation" is the answer.
+    checkInFlight(this.store, request.publicInputs.inputNullifiers);
+    // Before the chain is asked too; the insert decides (two actions citing one quote may both get here).
+    const user = request.action ? this.store.quoteUser(request.action.quoteId) : undefined;
+    if (user !== undefined) throw quoteUsed(request.action?.quoteId as string, user);
+    checkCapacity(this.store, this.settings, client);
+    await withinDeadline(this.checkOnChain(checks, request), this.chainTimeoutMs);
+  }
+
+  /** A finalize's admission checks; `checks.chain` is the chain they read. */
+  private async decideFinalize(request: FinalizeRequest, checks: CheckContext, client?: string): Promise<void> {
+    const claims = [reservationClaim(request.reservationId)];
+    checkDeploymentRef(checks.config, request.deployment);
+    checkInFlight(this.store, claims);
+    checkCapacity(this.store, this.settings, client);
+    await withinDeadline(
+      (async () => {
+        await checkRelayerReady(checks);
+        const reservation = await checkReservation(checks, request);
+        await checkFinalizeFee(checks, request, reservation, this.store);
+        await simulate(checks, request);
+      })(),
+      this.chainTimeoutMs,
+    );
+  }
+
+  /** A finalize's refusal as the client should hear it: finalized by one of ours is named, as a spent nullifier is. */
+  private finalizeRefusal(error: unknown, request: FinalizeRequest): unknown {
+    const ours = error instanceof ProblemError && error.code === "already_finalized" ? this.store.claim(reservationClaim(request.reservationId)) : undefined;
+    return ours ? alreadyFinalized(request, ours.operationId) : chainUnavailable(error);
   }
 
   /** See RelayControl.holdAdmissions. */
@@ -253,9 +290,9 @@ export class Relayer {
    * the first in this order, as if they had run one after the other: relayer, root and nullifiers, then
    * the simulation, whose InvalidProof() revert is an invalid proof.
    */
-  private async checkOnChain(request: RelayRequest): Promise<void> {
-    const simulated = simulateChecked(this.checks, request);
-    const results = await Promise.allSettled([checkRelayerReady(this.checks), checkRootAndNullifiers(this.checks, request), simulated]);
+  private async checkOnChain(checks: CheckContext, request: RelayRequest): Promise<void> {
+    const simulated = simulateChecked(checks, request);
+    const results = await Promise.allSettled([checkRelayerReady(checks), checkRootAndNullifiers(checks, request), simulated]);
     const failed = results.find((r) => r.status === "rejected");
     if (failed) throw provenOrSimulationError(failed.reason);
   }
