@@ -64,6 +64,8 @@ async function refusal(work: Promise<unknown>): Promise<PatchError> {
 describe("patching a deployed contract in place", () => {
   let stack: DevStack;
   let bundle: string;
+  /** A send the relayer accepted on the fixed Pool, and that failed once the buggy one was patched in before it signed. */
+  let failed: string;
 
   it("--patch at start puts the buggy Pool in place, said loudly, and its relay reverts; a bundle records it", async () => {
     const stateDir = await tempDir("devstack-patch-");
@@ -79,9 +81,25 @@ describe("patching a deployed contract in place", () => {
     expect(health.checks.patched).toEqual([patched]);
     expect(StackInfo.parse(JSON.parse(await readFile(stack.stackInfoPath, "utf8"))).patches).toEqual([patched]);
 
+    // The admission's simulation meets the bug: refused, FeeTooHigh(fee, 0).
     const sent = await send(stack, 2);
-    expect(sent.state).not.toBe("confirmed");
+    expect(sent.state).toBe("refused");
     expect(sent.detail).toContain("FeeTooHigh");
+
+    // A stored operation that fails: accepted on the fixed Pool, the relayer paused, the bug patched in
+    // before it signs (the relayer checks again then).
+    await stack.patch("Pool", FIXED);
+    const relayer = (engine: "paused" | "running") => fetch(`${stack.queueUrl}/api/dev/relayer`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ engine }) });
+    expect((await relayer("paused")).status).toBe(200);
+    const pool = await poolFixture(stack);
+    const queue = createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(stack.manifest) });
+    const { config, transaction } = await provenSend(stack, pool, queue, 4);
+    failed = (await queue.submit("send", config, transaction)).id;
+    await stack.patch("Pool", BUGGY);
+    expect((await relayer("running")).status).toBe(200);
+    const ended = await queue.waitFor("send", failed, { timeoutMs: 30_000 });
+    expect(ended.state).not.toBe("confirmed");
+    expect(JSON.stringify(ended)).toContain("FeeTooHigh");
 
     bundle = path.join(stateDir, "buggy.qdbundle");
     await stack.save(bundle);
@@ -235,12 +253,15 @@ describe("patching a deployed contract in place", () => {
     const [buggy] = loaded.patches();
     expect(buggy).toMatchObject({ name: "Pool", source: `${BUGGY}:PoolFeeOffByOne` });
     expect(await codeHash(loaded, loaded.manifest.poolAddress)).toBe(buggy?.codeHash);
+    // The failed send, replayed (issue 33, item 2): still failing on the buggy Pool, then going through on the fix.
+    expect((await loaded.replay(failed)).verdict.exitCode).toBe(1);
 
     const cli = await execa(process.execPath, [...CLI, "patch", "Pool", FIXED, "--state-dir", loaded.stateDir], { reject: false });
     expect(cli.exitCode, cli.stderr).toBe(0);
     expect(cli.stdout).toContain("patched Pool");
     const [fixed] = loaded.patches();
     expect(await codeHash(loaded, loaded.manifest.poolAddress)).toBe(fixed?.codeHash);
+    expect((await loaded.replay(failed)).verdict.exitCode).toBe(0);
 
     const undone = await loaded.unpatch("Pool");
     expect(loaded.patches()).toEqual([]);
