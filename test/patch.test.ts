@@ -248,6 +248,17 @@ describe("patching a deployed contract in place", () => {
     }
   });
 
+  it("a persisted stack keeps its patch across a restart (patches.json beside its chain)", async () => {
+    const stateDir = await tempDir("devstack-patch-persist-");
+    const first = await startStack({ stateDir, persist: true });
+    const patched = await first.patch("Pool", BUGGY);
+    await first.stop();
+    const again = await startStack({ stateDir, persist: true });
+    expect(again.patches()).toEqual([expect.objectContaining({ name: "Pool", codeHash: patched.codeHash })]);
+    expect(await codeHash(again, again.manifest.poolAddress)).toBe(patched.codeHash);
+    await again.stop();
+  });
+
   it("a loaded bundle keeps the patch; the CLI's patch fixes it and unpatch undoes it", async () => {
     const loaded = await startStack({ load: bundle, stateDir: await tempDir("devstack-patch-loaded-") });
     const [buggy] = loaded.patches();
