@@ -11,9 +11,13 @@ import { stackInfoPart, stateDirPart, StackInfo, type LeftoverReport } from "./s
 import { chainPart, faultsPart, forkUpstreamPart, saverPart, type DevAccount, type ForkPoint, type RpcFaultSpec, type RpcFaultState, type StackChain } from "./chain/index.ts";
 import { contractsPart, deploymentPart } from "./deployment/index.ts";
 import { runtimePart } from "./runtime/index.ts";
-import { actionControls, allowedHostsFor, allowedOriginsFor, devRoutesPart, snapshotsPart, type ActionControls, type ServedDeployment, type StackSnapshot } from "./dev/index.ts";
+import { actionControls, allowedHostsFor, allowedOriginsFor, devRoutesPart, registerDevOnly, snapshotsPart, type ActionControls, type ServedDeployment, type StackSnapshot } from "./dev/index.ts";
 import { BundleError, saveBundle } from "./bundle/index.ts";
 import type { Trace } from "./trace/index.ts";
+import { patchPart, patchRoutes, type PatchResult } from "./patch/index.ts";
+import { manifestBytes, writeFileAtomic } from "./deployment/index.ts";
+import { codeChanges } from "../src/code-change.ts";
+import type { PatchedContract } from "../src/code-change.ts";
 import type { ReplayAnswer, ReplayOptions } from "./replay/index.ts";
 
 export interface DevStackOptions {
@@ -87,6 +91,11 @@ export interface DevStackOptions {
    */
   logger?: FastifyServerOptions["logger"];
   /**
+   * Contracts to patch in place once deployed, pinned or loaded, before the runtime starts, each as
+   * `<contract>=<path>` (`Pool=contracts/Pool.sol`): see DevStack.patch. Default: none.
+   */
+  patch?: readonly string[];
+  /**
    * Gives up the start (as fetch's or execa's `signal`): when it aborts — a Ctrl-C, a test's timeout —
    * the step under way stops (a bundle's unpacking, anvil's start) or the next does not begin, every part
    * started so far is stopped, the state dir is left as it was found, and startDevStack rejects with
@@ -140,6 +149,19 @@ export interface DevStack {
    * custom error and where it came from), or, for one never mined, its call replayed at the latest block.
    */
   trace(operationId: string): Promise<Trace>;
+  /**
+   * Replaces a deployed contract's runtime code in place (anvil_setCode: storage, address and balance
+   * kept). `contract`: Pool, verifier, registry, directory, an asset's symbol, or an address. `source`: a
+   * .sol file (compiled with the npm solc, offline), a Hardhat artifact, build-info or compiler output
+   * (`file:Contract` picks one). Refused (PatchError, the stack as it was) when the new code moves or
+   * retypes a storage variable or changes an immutable. The manifest's code hash, the runtime, stack.json
+   * and the health follow. A patch is part of the stack's baseline: reset and revert keep it.
+   */
+  patch(contract: string, source: string): Promise<PatchResult>;
+  /** The contract's code from before its first patch again. */
+  unpatch(contract: string): Promise<PatchResult>;
+  /** The contracts patched now, and with what. */
+  patches(): PatchedContract[];
   /**
    * Replays a stored operation: its exact request through the relayer's admission checks and simulation
    * on the chain as it is now (a patched contract, a changed slot) or at `options.at`, its call trace
@@ -240,11 +262,15 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     startedChain = chain;
     const saver = await start(saverPart(options, { chain, file: dir.chainStateFile }));
     const { manifest } = await start(deploymentPart(options, { dir, upstream, contracts, chain, saver, proofs }));
+    const patcher = await start(patchPart(options, { chain, manifest, dir, contracts }));
     const faults = await start(faultsPart({ chain, manifest }));
     // One step: the runtime, its dev routes registered before it listens, listening.
     const { runtime, dev, queueUrl } = await timed(progress, "start queue runtime", async () => {
       const runtime = await start(runtimePart(options, { host, chain, faults, fork: upstream.fork !== null, manifest, dir }));
       const dev = await start(devRoutesPart({ runtime, chain, contracts, manifest, manifestPath: dir.manifestPath, faults, fork: upstream.capture, allowedHosts, allowedOrigins }));
+      await registerDevOnly(runtime.app, allowedHosts, allowedOrigins, async (scope) => {
+        await scope.register(patchRoutes, { patcher });
+      });
       // A loaded bundle's live operations wait, as saved, until the developer resumes the relayer (ctl
       // relayer resume): loading a file signs and sends nothing, and "stuck at submitted" stays so.
       if (dir.loadedLive > 0) {
@@ -255,7 +281,18 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       return { runtime, dev, queueUrl: await runtime.listen() };
     });
     const info = await start(stackInfoPart(options, { dir, upstream, chain, manifest, faults, queueUrl }));
-    const snapshots = await start(snapshotsPart<DevStack>({ chain, runtime, faults, deployments: dev.deployments, lock: dev.lock }));
+    // stack.json and the runtime say what is patched, from now on at every patch.
+    const writePatches = async (patches: PatchedContract[]) => {
+      if (patches.length > 0) info.patches = patches;
+      else delete info.patches;
+      await writeFileAtomic(dir.stackInfoPath, `${JSON.stringify(info, null, 2)}\n`);
+    };
+    patcher.attach({ runtime: runtime.app, lock: dev.lock, onChange: writePatches });
+    if (patcher.patches().length > 0) {
+      await writePatches(patcher.patches());
+      await codeChanges(runtime.app)?.accept(manifestBytes(manifest), patcher.patches());
+    }
+    const snapshots = await start(snapshotsPart<DevStack>({ chain, runtime, faults, deployments: dev.deployments, lock: dev.lock, afterRevert: () => patcher.reapply() }));
     dev.setReset(() => snapshots.reset());
 
     const app = runtime.app;
@@ -280,6 +317,9 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
         if (!trace) throw new Error(`no operation ${operationId} in this stack's store`);
         return trace;
       },
+      patch: (contract, source) => patcher.patch(contract, source),
+      unpatch: (contract) => patcher.unpatch(contract),
+      patches: () => patcher.patches(),
       replay: (operationId, options) => dev.replayer.replay(operationId, options),
       save: (file) => dev.lock.run(() => saveBundle({ file, rpcUrl: chain.rpcUrl, manifestPath: dir.manifestPath, control: relayControl(app), fork: upstream.capture })),
       faults: {

@@ -34,6 +34,10 @@ the original's); exits 0 as expected, 1 not, 125 when it cannot be judged (git b
        queue-devstack save <file> [--state-dir <dir>]
 Writes a repro bundle of the stack running from that state dir (start it again with --load <file>).
 
+       queue-devstack patch <contract|address> <file.sol|artifact.json>[:Contract] [--state-dir <dir>]
+Replaces a contract's code in the stack running from that state dir, its storage kept (docs/patching.md);
+queue-devstack patch --undo <contract> puts the deployed code back.
+
        queue-devstack ctl mine [blocks] | time <seconds> | mining hold|auto | reorg [depth] | drop <op id>
                           | relayer pause|resume|balance <wei> | revert-next [off] | config alternate|original
                           | rpc fail|timeout|drop-logs|delay <ms>|ok [--for <ms>] [--methods <m1,m2>] | faults
@@ -55,6 +59,8 @@ Options:
   --load <file>               start from a repro bundle (save; local or fork): the same chain, manifest and operations
                               (into an empty state dir: pass --state-dir when .devstack holds a stack);
                               its live operations wait for ctl relayer resume
+  --patch <contract>=<path>   once the Pool is deployed, pinned or loaded, patch a contract's code in place
+                              (repeatable: Pool=contracts/Pool.sol); see queue-devstack patch
   --chain-port <port>         anvil's port (default 8545; 0 = any free port)
   --queue-port <port>         the queue runtime's port (default 8700; 0 = any free port)
   --host <ip>                 interface to bind (default 127.0.0.1)
@@ -110,6 +116,7 @@ function parseCommandLine() {
         json: { type: "boolean", default: false },
         persist: { type: "boolean", default: false },
         load: { type: "string" },
+        patch: { type: "string", multiple: true },
         verbose: { type: "boolean", default: false },
         runs: { type: "string" },
         help: { type: "boolean", short: "h", default: false },
@@ -133,6 +140,7 @@ const SUBCOMMANDS: Record<string, () => Promise<unknown>> = {
   trace: () => import("./trace-command.ts"),
   save: () => import("./save-command.ts"),
   ctl: () => import("./ctl-command.ts"),
+  patch: () => import("./patch-command.ts"),
   replay: () => import("./replay-command.ts"),
 };
 const subcommand = SUBCOMMANDS[process.argv[2] ?? ""];
@@ -246,6 +254,7 @@ try {
     ...(values["state-dir"] === undefined ? {} : { stateDir: values["state-dir"] }),
     persist: values.persist,
     ...(values.load ? { load: values.load } : {}),
+    ...(values.patch ? { patch: values.patch } : {}),
     forkUrl: values["fork-url"] ?? (process.env.DEVSTACK_FORK_URL || undefined),
     forkBlockNumber,
     ...(values["fork-cache"] ? { forkCacheDir: values["fork-cache"] } : {}),
@@ -308,7 +317,7 @@ queue-devstack ready in ${(performance.now() / 1000).toFixed(2)} s (since the pr
 ${s.proofs === "dev" ? "  DEV PROOFS      the Pool's verifier is DevVerifier: proofs are checked for their public inputs only, never proved\n" : ""}  mode            ${s.mode}${s.fork ? ` (${s.fork.displayUrl} at block ${s.fork.blockNumber}, ${s.fork.blockHash})` : ""}
   chain id        ${s.manifest.chainId}
   Pool            ${s.manifest.poolAddress} (${s.info.pool}, block ${s.manifest.deploymentBlock})
-  assets          ${s.manifest.assets.map((a) => `${a.symbol} ${a.address}`).join(", ")}
+${s.patches().map((p) => `  PATCHED         ${p.name} ${p.address}: code ${p.codeHash} from ${p.source}\n`).join("")}  assets          ${s.manifest.assets.map((a) => `${a.symbol} ${a.address}`).join(", ")}
   manifest        ${s.manifestPath}
   stack info      ${s.stackInfoPath}
 ${STACK_URLS.map(({ key, label, note }) => `  ${label.padEnd(16)}${s.info[key]}${note ? `  (${note})` : ""}`).join("\n")}

@@ -4,8 +4,9 @@ import type { NetworkList } from "./config/networks.ts";
 import type { LoadedArtifact } from "./proof-artifacts.ts";
 import type { Relayer } from "./relay/runtime.ts";
 import type { Quoter } from "./actions/quoter.ts";
+import type { PatchedContract } from "./config/patched-contract.ts";
 
-/** What every route group reads: decided once at start, immutable while the runtime runs. */
+/** What every route group reads: decided once at start, immutable while the runtime runs (but for a harness's code change: src/code-change.ts). */
 export interface RuntimeContext {
   /** The parsed manifest. */
   config: DeploymentConfig;
@@ -23,4 +24,6 @@ export interface RuntimeContext {
   chain: PublicClient;
   /** A request's chain reads, as a whole, answer within this, or the request is a 503 chain_unavailable. */
   chainTimeoutMs: number;
+  /** Contracts a development harness patched in place (src/code-change.ts): empty unless it told the runtime so. */
+  patched: PatchedContract[];
 }

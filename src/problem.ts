@@ -55,6 +55,12 @@ export const PROBLEM_STATUS = {
   shutting_down: 503,
   chain_reverting: 503,
   reset_failed: 503,
+  unknown_contract: 404,
+  patch_source_invalid: 422,
+  compile_failed: 422,
+  storage_layout_changed: 422,
+  immutable_changed: 422,
+  patch_base_unknown: 422,
 } as const;
 
 export type ProblemCode = keyof typeof PROBLEM_STATUS;
@@ -128,6 +134,12 @@ const TITLES: Record<ProblemCode, string> = {
   shutting_down: "Shutting down",
   chain_reverting: "Chain and operation store being reverted",
   reset_failed: "Reset failed",
+  unknown_contract: "No such contract in this stack",
+  patch_source_invalid: "Not a contract's code to patch with",
+  compile_failed: "The patch's source does not compile",
+  storage_layout_changed: "The patch moves or retypes a storage variable",
+  immutable_changed: "The patch changes or drops an immutable",
+  patch_base_unknown: "The deployed contract's layout is unknown",
 };
 
 /** An error a handler throws to answer with a problem; the error handler renders it. */

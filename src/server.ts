@@ -26,6 +26,7 @@ import { subscribeNewHeads } from "./chain/new-heads.ts";
 import { DEFAULT_RATE_LIMIT, registerProtection, type RateLimit } from "./protection.ts";
 import { statusRoutes } from "./routes/status.ts";
 import { attachRelayControl } from "./relay/control.ts";
+import { attachCodeChanges } from "./code-change.ts";
 import { DEFAULT_QUOTE_SETTINGS, Quoter, type QuoteSettings } from "./actions/quoter.ts";
 import { quoteRoutes } from "./routes/quote.ts";
 import { finalizeRoutes } from "./routes/finalize.ts";
@@ -95,6 +96,7 @@ export { CorsOriginError, type CorsOrigins } from "./cors.ts";
 export { TrustProxyError, type TrustProxy } from "./client-address.ts";
 export { DEFAULT_RATE_LIMIT, type RateLimit } from "./protection.ts";
 export { relayControl, type RelayControl } from "./relay/control.ts";
+export { codeChanges, type CodeChanges, type PatchedContract } from "./code-change.ts";
 
 const READ_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
@@ -162,6 +164,7 @@ export async function buildQueueRuntime(options: QueueRuntimeOptions): Promise<F
       walletRpcUrl: publicRpcUrl,
       rpcUrl: publicRpcUrl,
     }),
+    patched: [],
   };
 
   const requestTimeoutMs = positiveInteger("requestTimeoutMs", options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
@@ -216,6 +219,7 @@ export async function buildQueueRuntime(options: QueueRuntimeOptions): Promise<F
       relayer.head.refresh(); // the first status answer has a head to count from
     });
   }
+  attachCodeChanges(app, context, engineChain);
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
 

@@ -29,7 +29,7 @@ const PATH_ITEM_FIELDS = ["$ref", "summary", "description", "servers", "paramete
 // The spec's routes, and (this document is a dev stack's) the development-only controls.
 /** An operation's replay (issue 33, item 2): its answer is a component of its own. */
 const REPLAY_PATHS = ["/api/dev/operations/{id}/replay", "/api/dev/operations/{id}/replays"];
-const DEV_PATHS = ["/api/dev/mine", "/api/dev/time", "/api/dev/mining", "/api/dev/drop", "/api/dev/reorg", "/api/dev/trace", "/api/dev/bundle", "/api/dev/relayer", "/api/dev/faults", "/api/dev/rpc", "/api/dev/revert-next", "/api/dev/config", "/api/dev/reset"];
+const DEV_PATHS = ["/api/dev/mine", "/api/dev/time", "/api/dev/mining", "/api/dev/drop", "/api/dev/reorg", "/api/dev/trace", "/api/dev/bundle", "/api/dev/relayer", "/api/dev/faults", "/api/dev/rpc", "/api/dev/revert-next", "/api/dev/config", "/api/dev/reset", "/api/dev/patch", "/api/dev/unpatch", "/api/dev/patches"];
 const expectedPaths = [...Object.entries(QUEUE_PATHS).map(([key, path]) => (key === "artifacts" ? `${path}/{name}` : path)), HEALTH_PATH, METRICS_PATH, ...DEV_PATHS, ...REPLAY_PATHS];
 
 function operations(): [path: string, method: string, operation: Json][] {

@@ -17,6 +17,9 @@ import { readStoreRows, writeFreshStore } from "./store.ts";
 import { formatBytes, gunzipBounded, OverCapError } from "./bounded-gunzip.ts";
 import { parseJsonBounded } from "./json.ts";
 
+/** harness/patch's records file: a bundle carries it as it is (importing that folder would pull a compiler worker into every bundle read). */
+const PATCHES_FILE = "patches.json";
+
 /**
  * A repro bundle: one file holding a stack — its chain (anvil_dumpState, with the blocks), the
  * manifest's bytes, and the operation store's rows — that startDevStack({ load }) brings back on
@@ -49,6 +52,8 @@ const Bundle = z.strictObject({
   manifest: z.string(),
   /** The operation store (gzip, base64): its rows as JSON (version 2), an SQLite file (version 1). */
   store: z.string(),
+  /** The patches of a patched stack (`<state dir>/patches.json`, harness/patch): absent when none. Their code is in the chain. */
+  patches: z.string().max(4 * 1024 * 1024).optional(),
 });
 
 export class BundleError extends Error {
@@ -96,6 +101,7 @@ export async function bundleBytes(args: BundleSource): Promise<Uint8Array> {
     } finally {
       args.control.resume();
     }
+    const patches = await readFile(path.join(path.dirname(args.manifestPath), PATCHES_FILE), "utf8").catch(() => null);
     const bundle: z.output<typeof Bundle> = {
       format: BUNDLE_FORMAT,
       version: BUNDLE_VERSION,
@@ -105,6 +111,7 @@ export async function bundleBytes(args: BundleSource): Promise<Uint8Array> {
       chain: Buffer.from(chain.slice(2), "hex").toString("base64"), // already gzip
       manifest: await readFile(args.manifestPath, "utf8"),
       store: gzipSync(JSON.stringify(readStoreRows(storeCopy))).toString("base64"),
+      ...(patches === null ? {} : { patches }),
     };
     return gzipSync(JSON.stringify(bundle));
   } finally {
@@ -199,6 +206,8 @@ export async function unpackBundle(file: string, files: UnpackTargets, stateDir:
     signal?.throwIfAborted();
     await rename(staged.chainState, files.chainState);
     await rename(staged.manifest, files.manifest);
+    // Checked against the chain when the stack starts (harness/patch): a record the chain contradicts is refused.
+    if (bundle.patches !== undefined) await writeFile(path.join(stateDir, PATCHES_FILE), bundle.patches);
     await rename(staged.store, files.store).catch(async (error: NodeJS.ErrnoException) => {
       if (error.code !== "EXDEV") throw error;
       await copyFile(staged.store, files.store);

@@ -25,6 +25,7 @@ section { background: #fff; border: 1px solid #d0d7de; border-radius: 6px; paddi
 h2 { font-size: 1rem; margin: .25rem 0 .5rem; }
 .filters { display: flex; flex-wrap: wrap; gap: .25rem 1rem; margin-bottom: .5rem; }
 .op { border-top: 1px solid #d0d7de; padding: .25rem 0; }
+.patched { display: inline-block; margin: 0 .5em; padding: .1em .6em; border-radius: 1em; background: #8250df; color: #fff; font-weight: 600; }
 .dev-proofs { display: inline-block; margin: 0 .5em; padding: .1em .6em; border-radius: 1em; background: #9a6700; color: #fff; font-weight: 600; }
 .op summary { cursor: pointer; overflow-wrap: anywhere; }
 .op .timeline { margin: .25rem 0; padding-left: 1.5rem; }

@@ -3,7 +3,7 @@ import { controlsHtml } from "./controls.ts";
 import { badge, esc } from "./view.ts";
 
 /** The page: its parts fill in from the push channel (/api/dev/events) as soon as it connects. */
-export function pageHtml(prefix: string, proofs: "groth16" | "dev" = "groth16"): string {
+export function pageHtml(prefix: string, proofs: "groth16" | "dev" = "groth16", patched: ReadonlyArray<{ name: string; source: string }> = []): string {
   const p = esc(prefix);
   const states = OPERATION_STATES.map((s) => `<option>${esc(s)}</option>`).join("");
   // The states in the README diagram's order, in their colours: the way to a confirmed, then the failures.
@@ -18,7 +18,7 @@ export function pageHtml(prefix: string, proofs: "groth16" | "dev" = "groth16"):
 <script src="${p}/dashboard/assets/sse.min.js"></script>
 <script src="${p}/dashboard/assets/dashboard.js"></script>
 </head><body hx-ext="sse" sse-connect="${p}/events">
-<header><h1>queue-devstack</h1>${proofs === "dev" ? `<p class="dev-proofs" role="note" title="The Pool's verifier is DevVerifier: proofs bind their public inputs and prove nothing">dev proofs</p>` : ""}<p id="connection" role="status">connecting…</p></header>
+<header><h1>queue-devstack</h1>${proofs === "dev" ? `<p class="dev-proofs" role="note" title="The Pool's verifier is DevVerifier: proofs bind their public inputs and prove nothing">dev proofs</p>` : ""}${patched.length > 0 ? `<p class="patched" role="note" title="${esc(patched.map((p) => `${p.name} from ${p.source}`).join("; "))}">patched: ${esc(patched.map((p) => p.name).join(", "))}</p>` : ""}<p id="connection" role="status">connecting…</p></header>
 <p id="mining-held" class="banner" hidden><strong>Mining is held.</strong> No block is mined: every transaction waits in the mempool, the relayer's and your app's own wallet transactions alike, until mining is released (Controls, <em>release mining</em>).</p>
 <main>
 <div class="column">

@@ -16,6 +16,7 @@ import { manifestHtml, servedManifest } from "./manifest.ts";
 import { countsHtml, opsPageHtml } from "./ops.ts";
 import { accountsHtml, assetBookOf, chainReader, poolHtml, reservationHtml } from "./pool.ts";
 import { pageHtml } from "./page.ts";
+import { codeChanges } from "../../src/code-change.ts";
 import { pushEvent } from "./push.ts";
 import { esc, healthHtml, operationHtml, replayHtml, type AssetBook, type HealthView } from "./view.ts";
 
@@ -210,7 +211,8 @@ export async function registerDashboard(scope: FastifyInstance, deps: DashboardD
 
   dev.get(`${prefix}/dashboard`, { schema: { hide: true } }, async (_request, reply) => {
     const proofs = (await servedManifest(deps.deployments.servedRuntime())).config.queue.proof.system;
-    return reply.header("content-security-policy", PAGE_CSP).header("cache-control", "no-store").type("text/html; charset=utf-8").send(pageHtml(prefix, proofs));
+    const patched = codeChanges(deps.deployments.servedRuntime())?.patched() ?? [];
+    return reply.header("content-security-policy", PAGE_CSP).header("cache-control", "no-store").type("text/html; charset=utf-8").send(pageHtml(prefix, proofs, patched));
   });
 
   dev.get<{ Params: { name: string } }>(`${prefix}/dashboard/assets/:name`, { schema: { hide: true } }, async (request, reply) => {

@@ -190,6 +190,9 @@ export function healthHtml(view: HealthView): string {
     ["revert next relay", `<span id="revert-next">${faults.revertNextRelay ? "armed" : "off"}</span>`],
     ["configuration", `<span id="serving">${esc(view.serving)}</span>`],
   ];
+  // A patched contract is said where health is: its code is not what was deployed (docs/patching.md).
+  const patched = (body.checks as HealthChecks | undefined)?.patched ?? [];
+  if (patched.length > 0) rows.splice(1, 0, ["patched", `<ul id="patched">${patched.map((p) => `<li><span class="patched">patched</span> ${esc(p.name)} ${hash(p.address)}: code ${hash(p.codeHash)} from <code>${esc(p.source)}</code></li>`).join("")}</ul>`]);
   if (view.relayer) {
     rows.push(["relayer", hash(view.relayer.address)], ["balance", `<span id="relayer-balance">${esc(ether(view.relayer.balanceWei))}</span> ETH`], ["nonce", esc(view.relayer.nonce)]);
   }

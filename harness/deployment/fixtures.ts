@@ -5,6 +5,7 @@ import path from "node:path";
 import { execa } from "execa";
 import type { Abi, Hex } from "viem";
 import { FROM_SOURCE, PACKAGE_ROOT } from "./package-root.ts";
+import { contractLayout, type ContractLayout, type SolcOutput } from "./contract-layout.ts";
 
 const require = createRequire(import.meta.url);
 
@@ -20,6 +21,8 @@ export type FixtureName = (typeof FIXTURE_CONTRACTS)[number] | keyof typeof POSE
 export interface CompiledContract {
   abi: Abi;
   bytecode: Hex;
+  /** Its runtime code, immutables and storage layout: what a patch of the deployed contract is checked against (none for the hashers). */
+  layout?: ContractLayout;
 }
 
 export interface CompiledFixtures {
@@ -67,7 +70,7 @@ export async function inspectFixtures(dir = FIXTURES_DIR): Promise<FixturesState
   } catch {
     return { status: "missing" };
   }
-  const complete = [...FIXTURE_CONTRACTS, ...Object.keys(POSEIDON_HASHERS)].every((name) => compiled.contracts?.[name as FixtureName]?.bytecode);
+  const complete = [...FIXTURE_CONTRACTS, ...Object.keys(POSEIDON_HASHERS)].every((name) => compiled.contracts?.[name as FixtureName]?.bytecode) && FIXTURE_CONTRACTS.every((name) => compiled.contracts[name].layout);
   return complete && compiled.sourcesHash === (await fixturesSourcesHash(dir)) ? { status: "fresh", compiled } : { status: "stale", compiled };
 }
 
@@ -85,10 +88,15 @@ export async function buildFixtures(): Promise<CompiledFixtures> {
   }
   const artifactsDir = path.join(FIXTURES_DIR, "artifacts", "contracts-fixtures", "contracts");
   const contracts = {} as Record<FixtureName, CompiledContract>;
+  const buildInfo: Record<string, SolcOutput> = {};
   for (const name of FIXTURE_CONTRACTS) {
     const source = name === "SwapAdapter" || name === "FillAdapter" ? "ActionAdapters.sol" : `${name}.sol`;
-    const artifact = JSON.parse(await readFile(path.join(artifactsDir, source, `${name}.json`), "utf8")) as CompiledContract;
-    contracts[name] = { abi: artifact.abi, bytecode: artifact.bytecode };
+    const artifact = JSON.parse(await readFile(path.join(artifactsDir, source, `${name}.json`), "utf8")) as CompiledContract & { inputSourceName: string; buildInfoId: string };
+    buildInfo[artifact.buildInfoId] ??= (JSON.parse(await readFile(path.join(FIXTURES_DIR, "artifacts", "build-info", `${artifact.buildInfoId}.output.json`), "utf8")) as { output: SolcOutput }).output;
+    const layout = contractLayout(buildInfo[artifact.buildInfoId] as SolcOutput, artifact.inputSourceName, name);
+    if (typeof layout === "string") throw new Error(`compiling contracts-fixtures: ${layout}`);
+    // Named as a user's contract would be: the source's path in the repository, not Hardhat's "project/" name.
+    contracts[name] = { abi: artifact.abi, bytecode: artifact.bytecode, layout: { ...layout, sourceName: `contracts/${source}` } };
   }
   // The hashers' code comes from circomlibjs so it matches circomlib's circuits exactly. It is
   // generated at build time only: circomlibjs is a dev dependency.

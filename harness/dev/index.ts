@@ -9,5 +9,5 @@ export type { DeploymentSwitch, ServedDeployment } from "./deployment-switch.ts"
 export { SnapshotError, snapshotHooks, type StackSnapshot } from "./snapshot.ts";
 export { allowedOriginsFor, crossOriginRefusal, type AllowedOrigins } from "./cross-origin.ts";
 // The dev routes themselves: tests list what they register (every control that changes something is checked).
-export { registerDevRoutes } from "./dev-routes.ts";
+export { registerDevRoutes, registerDevOnly } from "./dev-routes.ts";
 export { allowedHostsFor, checkAllowedHosts, hostAllowed, hostnameOf, AllowedHostError, type AllowedHosts } from "./allowed-hosts.ts";

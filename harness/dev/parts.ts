@@ -132,7 +132,15 @@ export interface SnapshotControls<S> {
  * ready; a revert also clears the faults and goes back to the original deployment. Each takes the dev
  * controls' lock (a fixture's setup runs outside it: it may use the controls).
  */
-export function snapshotsPart<S>(args: { chain: { rpcUrl: string }; runtime: StackRuntime; faults: RpcFaultProxy; deployments: DeploymentSwitch; lock: ControlLock }): StackPart<SnapshotControls<S>> {
+export function snapshotsPart<S>(args: {
+  chain: { rpcUrl: string };
+  runtime: StackRuntime;
+  faults: RpcFaultProxy;
+  deployments: DeploymentSwitch;
+  lock: ControlLock;
+  /** Run after each revert, inside the lock: what the stack's baseline keeps whatever the snapshot (its patches). */
+  afterRevert?: () => Promise<void>;
+}): StackPart<SnapshotControls<S>> {
   return definePart("snapshots", async () => {
     const { faults, deployments, lock } = args;
     // The clean state, taken now: reset() goes back to it.
@@ -146,6 +154,7 @@ export function snapshotsPart<S>(args: { chain: { rpcUrl: string }; runtime: Sta
         faults.clear();
         await deployments.discard();
         await snapshots.revert(snapshot);
+        await args.afterRevert?.();
         for (const [setup, fixture] of loaded) if (!snapshots.has(fixture.snapshot)) loaded.delete(setup);
       });
     return {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { PatchedContract } from "../../src/code-change.ts";
 import { STACK_URLS, type StackUrlKey } from "./stack-urls.ts";
 
 const Hex = z.string().regex(/^0x[0-9a-fA-F]*$/);
@@ -41,6 +42,8 @@ export const StackInfo = z.strictObject({
     anvil: z.strictObject({ pid: z.number(), marker: z.string() }),
   }),
   startedAt: z.string(),
+  /** Contracts patched in place (queue-devstack patch): present only when there are some. */
+  patches: z.array(PatchedContract).optional(),
 });
 
 export type StackInfo = z.output<typeof StackInfo>;

@@ -6,6 +6,7 @@ import { HEALTH_PATH } from "../paths.ts";
 import { Problem, ProblemError } from "../problem.ts";
 import { checkRelayerReady } from "../relay/checks.ts";
 import type { ProofSystemName } from "../chain/dev-proof.ts";
+import { PatchedContract } from "../code-change.ts";
 
 /** The engine is behind when its watcher has not finished a tick for this many poll intervals (at least 10 s). */
 const STALL_POLLS = 20;
@@ -34,6 +35,10 @@ export const HealthChecks = z
     proofs: z
       .strictObject({ system: z.enum(["groth16", "dev"]), detail: z.string() })
       .meta({ description: "what the Pool's verifier expects (the manifest's queue.proof.system): dev proofs prove nothing, a development stack only" }),
+    patched: z
+      .array(PatchedContract)
+      .optional()
+      .meta({ description: "present only on a development stack whose contracts were patched in place (their code replaced, storage kept): which, and with what" }),
   })
   .meta({ id: "HealthChecks" });
 
@@ -79,6 +84,7 @@ export const healthRoutes: FastifyPluginAsyncZod<{ context: RuntimeContext }> = 
         store: relayer ? storeCheck(relayer.store.checkWritable()) : null,
         engine,
         proofs: proofsCheck(context.config.queue.proof.system),
+        ...(context.patched.length > 0 ? { patched: context.patched } : {}),
       };
       const stallMs = Math.max(10_000, STALL_POLLS * (relayer?.settings.pollIntervalMs ?? 0));
       const problems = [

@@ -1,0 +1,35 @@
+import { z } from "zod";
+
+const Hex = z.custom<`0x${string}`>((v) => typeof v === "string" && /^0x[0-9a-fA-F]*$/.test(v), "a 0x-prefixed hex string");
+
+const Layout = z.strictObject({
+  contractName: z.string(),
+  sourceName: z.string(),
+  deployedBytecode: Hex,
+  immutables: z.record(z.string(), z.strictObject({ type: z.string(), refs: z.array(z.strictObject({ start: z.int().min(0), length: z.int().min(1).max(32) })) })),
+  storage: z.array(z.strictObject({ label: z.string(), slot: z.string(), offset: z.int(), type: z.string() })),
+});
+
+/**
+ * One patched contract, as `<state dir>/patches.json` keeps it (and a bundle carries it): what it is
+ * now, and what it was before its first patch, so a reset puts the patch back, unpatch takes it away, and
+ * every later patch is checked against the deployed contract's own layout and immutables.
+ */
+export const PatchRecord = z.strictObject({
+  name: z.string(),
+  address: Hex,
+  /** The file the code came from, and the contract in it ("contracts/Pool.sol:Pool"). */
+  source: z.string(),
+  codeHash: Hex,
+  code: Hex,
+  originalCodeHash: Hex,
+  originalCode: Hex,
+  /** The deployed contract's own layout: every patch of it is checked against this one. */
+  originalLayout: Layout,
+  patchedAt: z.string(),
+});
+export type PatchRecord = z.output<typeof PatchRecord>;
+
+export const PatchRecords = z.array(PatchRecord).max(64);
+
+export const PATCHES_FILE = "patches.json";
