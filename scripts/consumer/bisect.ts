@@ -110,8 +110,7 @@ export async function bisectConsumer({ project, files, step, inProject, version,
     });
     const stop = async () => {
       process.kill(-(run.pid as number), "SIGINT");
-      const result = await run;
-      if (result.exitCode !== 0) throw new Error(`Ctrl-C: exit ${result.exitCode}\n${String(result.stderr)}`);
+      await run; // npx itself reports the interrupt (its exit code says nothing of the stack's)
       const left = (await listProcesses()).filter((p) => p.pid === info.processes.anvil.pid || p.args.includes(info.stateDir));
       if (left.length > 0) throw new Error(`left running: ${left.map((p) => `${p.pid} ${p.args}`).join("; ")}`);
     };
@@ -189,9 +188,11 @@ export async function bisectConsumer({ project, files, step, inProject, version,
       try {
         const run = await git(["bisect", "run", "sh", "../bisect.sh", failed], { env: { STATE_DIR: stateDirs.loaded }, reject: false });
         const named = /^([0-9a-f]{40}) is the first bad commit$/m.exec(String(run.stdout))?.[1];
-        if (run.exitCode !== 0 || named !== commits[1]) throw new Error(`git bisect run: exit ${run.exitCode}, named ${named ?? "nothing"}, expected ${commits[1]}\n${String(run.all)}`);
+        // The second commit really judged: its Pool patched in, its replay failing on the fee check (not skipped).
+        const judged = String(run.all).includes("patched Pool") && String(run.all).includes("FeeTooHigh");
+        if (run.exitCode !== 0 || named !== commits[1] || !judged) throw new Error(`git bisect run: exit ${run.exitCode}, named ${named ?? "nothing"}, expected ${commits[1]}\n${String(run.all)}`);
       } finally {
-        await git(["bisect", "reset", "-q"]);
+        await git(["bisect", "reset"]);
       }
     });
   } finally {
