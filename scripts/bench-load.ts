@@ -25,10 +25,13 @@ if (!gc) {
 const PER_CONNECTION = new Set(["connection", "keep-alive", "date", "content-length", "transfer-encoding"]);
 
 const AUTOCANNON = path.join(import.meta.dirname, "..", "node_modules", "autocannon", "autocannon.js");
-async function cannon(url: string, seconds = SECONDS): Promise<{ rps: number; p99: number; errors: number; non2xx: number }> {
+async function cannon(url: string, seconds = SECONDS): Promise<{ rps: number; p99: number; errors: number; non2xx: number; cpuUs: number }> {
+  // This process's CPU (both servers live here; autocannon does not) per request answered.
+  const cpu = process.cpuUsage();
   const { stdout } = await execa(process.execPath, [AUTOCANNON, "-c", "10", "-d", String(seconds), "-j", url]);
-  const result = JSON.parse(stdout) as { requests: { average: number }; latency: { p99: number }; errors: number; non2xx: number };
-  return { rps: result.requests.average, p99: result.latency.p99, errors: result.errors, non2xx: result.non2xx };
+  const used = process.cpuUsage(cpu);
+  const result = JSON.parse(stdout) as { requests: { average: number; total: number }; latency: { p99: number }; errors: number; non2xx: number };
+  return { rps: result.requests.average, p99: result.latency.p99, errors: result.errors, non2xx: result.non2xx, cpuUs: (used.user + used.system) / result.requests.total };
 }
 
 // BENCH_LOGGER=off measures the runtime without its request log (a dev stack keeps one in memory).
@@ -76,8 +79,11 @@ try {
     const failed = [...runtime, ...baseline].reduce((n, r) => n + r.errors + r.non2xx, 0);
     const rps = median(runtime.map((r) => r.rps));
     const bareRps = median(baseline.map((r) => r.rps));
+    const cpu = median(runtime.map((r) => r.cpuUs));
+    const bareCpu = median(baseline.map((r) => r.cpuUs));
     console.log(
-      `GET ${name.padEnd(6)} runtime ${rps.toFixed(0)} req/s, p99 ${median(runtime.map((r) => r.p99))} ms | bare Fastify ${bareRps.toFixed(0)} req/s, p99 ${median(baseline.map((r) => r.p99))} ms | ratio ${(rps / bareRps).toFixed(2)}x${failed ? ` | ${failed} errors or non-2xx` : ""}`,
+      `GET ${name.padEnd(6)} runtime ${rps.toFixed(0)} req/s, p99 ${median(runtime.map((r) => r.p99))} ms | bare Fastify ${bareRps.toFixed(0)} req/s, p99 ${median(baseline.map((r) => r.p99))} ms | ratio ${(rps / bareRps).toFixed(2)}x` +
+        ` | CPU per request ${cpu.toFixed(1)} vs ${bareCpu.toFixed(1)} µs (${(cpu / bareCpu).toFixed(2)}x)${failed ? ` | ${failed} errors or non-2xx` : ""}`,
     );
   }
 

@@ -24,14 +24,15 @@ export const statusRoutes: FastifyPluginAsyncZod<{ context: RuntimeContext }> = 
         querystring: StatusQuery,
         response: { 200: Operation, default: Problem },
       },
-      handler: async (request, reply) => {
+      // Not async: a promise per poll is measurable on a route this small.
+      handler: (request, reply) => {
         if (!relayer || !answers) throw new ProblemError("not_implemented", "this runtime has no relayer key: it relays nothing");
         const op = relayer.store.peek(request.query.id);
         if (!op || !serves.includes(op.kind)) throw new ProblemError("operation_not_found", `no ${serves.join(" or ")} operation with id ${request.query.id}`);
         const { json, terminal } = answers.answer(op);
         if (!terminal) reply.header("retry-after", "1");
         // Serialized and checked against Operation already (StatusAnswers).
-        return reply.type("application/json; charset=utf-8").send(json as never);
+        reply.type("application/json; charset=utf-8").send(json as never);
       },
     });
   }
