@@ -58,9 +58,10 @@ const inOrder = (ids: Hex[]) => ids.sort((a, b) => (BigInt(a) < BigInt(b) ? -1 :
 
 /**
  * Tests only: awaited, when set, right after each evm_revert (a test mines a block there, as anvil's
- * race does, to see the fallback). Never set by the harness itself.
+ * race does, to see the fallback); `roundTrip` is told the methods of each request to anvil. Never set
+ * by the harness itself.
  */
-export const snapshotHooks: { afterRevert?: () => Promise<void> } = {};
+export const snapshotHooks: { afterRevert?: () => Promise<void>; roundTrip?: (methods: string[]) => void } = {};
 
 export interface StackSnapshots {
   take(): Promise<StackSnapshot>;
@@ -87,8 +88,14 @@ export function createSnapshots(args: { rpcUrl: string; control: RelayControl | 
   const asSnapshotError = (error: unknown) => {
     throw error instanceof JsonRpcError ? new SnapshotError(error.message) : error;
   };
-  const rpc = <T>(method: string, params: unknown[] = []) => jsonRpc<T>(args.rpcUrl, method, params).catch(asSnapshotError);
-  const batch = (calls: Array<[method: string, params?: unknown[]]>) => jsonRpcBatch(args.rpcUrl, calls).catch(asSnapshotError);
+  const rpc = <T>(method: string, params: unknown[] = []) => {
+    snapshotHooks.roundTrip?.([method]);
+    return jsonRpc<T>(args.rpcUrl, method, params).catch(asSnapshotError);
+  };
+  const batch = (calls: Array<[method: string, params?: unknown[]]>) => {
+    snapshotHooks.roundTrip?.(calls.map(([method]) => method));
+    return jsonRpcBatch(args.rpcUrl, calls).catch(asSnapshotError);
+  };
 
   /** Forgets a snapshot and frees its store checkpoint (anvil's ids are dropped by the next revert to an earlier one). */
   const forget = (snapshot: StackSnapshot) => {
@@ -157,6 +164,29 @@ export function createSnapshots(args: { rpcUrl: string; control: RelayControl | 
     return { took: reverted && matches(head, snapshot), ids: inOrder(answers.slice(1, 1 + newIds) as Hex[]), head };
   };
 
+  /**
+   * The common case in one round trip: the chain is still (no transaction in the pool, no interval
+   * mining), so no block can be under way, and the revert needs no quiesce. One batch reads that, then
+   * reverts, takes the new id, reads the head and puts mining mode and clock back; anvil runs a batch's
+   * calls in order unless one waits for a lock, and a revert waiting so shows as a head not yet back.
+   * Whether it took: the chain was still, the revert answered true and the head is the snapshot's. If
+   * not (a transaction sent just before, as anvil's race needs), the caller quiesces and reverts to the spare.
+   */
+  const revertStill = async (entry: Held, snapshot: StackSnapshot): Promise<{ took: boolean; id: Hex }> => {
+    const checks: Array<[string, unknown[]?]> = [["anvil_getIntervalMining"], ["txpool_status"], ["evm_revert", [entry.primary]]];
+    const after: Array<[string, unknown[]?]> = [["evm_snapshot"], latest, miningMode(entry), clockBack(entry)];
+    let answers: unknown[];
+    if (snapshotHooks.afterRevert) {
+      // A test's hook goes where anvil's race would put a block: between the revert and the head read.
+      const before = await batch(checks);
+      await snapshotHooks.afterRevert();
+      answers = [...before, ...(await batch(after))];
+    } else answers = await batch([...checks, ...after]);
+    const [interval, pool, reverted, id, head] = answers as [number | null, { pending: Hex; queued: Hex }, boolean, Hex, Block];
+    const still = !interval && Number(pool.pending) === 0 && Number(pool.queued) === 0;
+    return { took: still && reverted && matches(head, snapshot), id };
+  };
+
   return {
     take: () =>
       serial(() =>
@@ -193,9 +223,8 @@ export function createSnapshots(args: { rpcUrl: string; control: RelayControl | 
             );
           }
           try {
-            await quiesce();
-            const first = await revertTo(entry.primary, entry, snapshot, 1);
-            if (first.took) entry.primary = first.ids[0] as Hex;
+            const first = await revertStill(entry, snapshot);
+            if (first.took) entry.primary = first.id;
             else {
               // It did not take: back to the spare (which drops the id just taken of the wrong state), and two new ids.
               await quiesce();
