@@ -143,8 +143,8 @@ export function createSnapshots(args: { rpcUrl: string; control: RelayControl | 
       if (!automine || Number(pool.pending) === 0) break;
       await new Promise((resolve) => setTimeout(resolve, 1));
     }
-    // Sent one after another: anvil runs a batch's calls at once, so a batched evm_mine could come
-    // before the mining mode changed or the pool was emptied.
+    // Sent one after another: anvil starts a batch's calls in order, but one waiting for a lock lets
+    // the next run (futures::join_all), so a batched evm_mine could come before the mining mode changed.
     await batch([["evm_setAutomine", [false]], ["evm_setIntervalMining", [0]]]);
     await rpc("anvil_dropAllTransactions");
     // Waits for a block interval mining may have under way (mining takes a fair lock).
@@ -167,8 +167,9 @@ export function createSnapshots(args: { rpcUrl: string; control: RelayControl | 
   /**
    * The common case in one round trip: the chain is still (no transaction in the pool, no interval
    * mining), so no block can be under way, and the revert needs no quiesce. One batch reads that, then
-   * reverts, takes the new id, reads the head and puts mining mode and clock back; anvil runs a batch's
-   * calls in order unless one waits for a lock, and a revert waiting so shows as a head not yet back.
+   * reverts, takes the new id, reads the head and puts mining mode and clock back. anvil starts a
+   * batch's calls in order, each running until it waits for a lock (futures::join_all); 1.7.1's revert
+   * moves head and clock before its one wait, for the state, and the new snapshot waits behind it there.
    * Whether it took: the chain was still, the revert answered true and the head is the snapshot's. If
    * not (a transaction sent just before, as anvil's race needs), the caller quiesces and reverts to the spare.
    */
