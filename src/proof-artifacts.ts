@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import type { Stats } from "node:fs";
 import { open as openFile, type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import type { Readable } from "node:stream";
@@ -75,14 +75,28 @@ export async function loadProofArtifacts(config: DeploymentConfig, dir: string):
   }
 }
 
+/**
+ * sha256 of the files this process has checked, by their identity (device, inode, size, modification and
+ * change times): a stack started again in the same process (a test suite, a fixture) does not hash 12 MB
+ * again. Any write to a file, or another file in its place, changes its identity.
+ */
+const checkedFiles = new Map<string, string>();
+const identity = (stats: Stats) => `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}`;
+
 /** The open file's size and sha256, and its change time as of before they were read. */
 async function check(handle: FileHandle): Promise<{ size: number; sha256: string; changed: number }> {
-  const { ctimeMs } = await handle.stat();
-  const hash = createHash("sha256");
-  let size = 0;
-  for await (const chunk of handle.createReadStream({ start: 0, autoClose: false, emitClose: false }) as AsyncIterable<Buffer>) {
-    hash.update(chunk);
-    size += chunk.length;
+  const stats = await handle.stat();
+  const key = identity(stats);
+  let sha256 = checkedFiles.get(key);
+  if (sha256 === undefined) {
+    // Read whole and hashed by WebCrypto, both on libuv's thread pool: the runtime is built meanwhile.
+    const bytes = Buffer.allocUnsafe(stats.size);
+    let read = 0;
+    for (let bytesRead = -1; read < stats.size && bytesRead !== 0; read += bytesRead) ({ bytesRead } = await handle.read(bytes, read, stats.size - read, read));
+    // Shorter than it said: truncated while read, so not what was asked for (and not remembered).
+    if (read < stats.size) return { size: read, sha256: "0x", changed: stats.ctimeMs };
+    sha256 = `0x${Buffer.from(await crypto.subtle.digest("SHA-256", bytes)).toString("hex")}`;
+    checkedFiles.set(key, sha256);
   }
-  return { size, sha256: `0x${hash.digest("hex")}`, changed: ctimeMs };
+  return { size: stats.size, sha256, changed: stats.ctimeMs };
 }
