@@ -14,7 +14,7 @@ import { describeDeployment, manifestBytes, proofSection, writeFileAtomic } from
 import { pinPool } from "./pin.ts";
 
 /** src/server.ts's, loaded on first use: this folder's door stays light (the vitest global setup loads contracts, not a runtime). */
-const parseManifest = async (bytes: Buffer): Promise<DeploymentConfig> => (await import("../../src/server.ts")).parseManifest(bytes);
+const parseManifest = async (bytes: Uint8Array): Promise<DeploymentConfig> => (await import("../../src/server.ts")).parseManifest(bytes);
 
 /** A state dir whose saved files contradict each other, or a persisted stack started without persist. */
 export class PersistedStateError extends Error {
@@ -29,7 +29,7 @@ export interface Contracts {
   /** Its chain state, for anvil to load. */
   genesisState: string | undefined;
   /** The manifest that describes it, built with it (none when it is older than that). */
-  genesisManifest: Buffer | undefined;
+  genesisManifest: Uint8Array | undefined;
 }
 
 /** The compiled fixtures and proof files, and the prepared genesis for a new local chain. */
@@ -132,7 +132,7 @@ export function deploymentPart(
  * The genesis's manifest, if it still is what describing the genesis would give: its Pool and block,
  * this stack's relayer, and the proof files as they are now (a rebuilt circuit changes them).
  */
-async function preparedManifest(bytes: Buffer, args: { genesis: Genesis; circuit: CircuitManifest; relayer: Address }): Promise<DeploymentConfig | undefined> {
+async function preparedManifest(bytes: Uint8Array, args: { genesis: Genesis; circuit: CircuitManifest; relayer: Address }): Promise<DeploymentConfig | undefined> {
   const config = await parseManifest(bytes).catch(() => undefined);
   if (!config || config.poolAddress !== args.genesis.pool || config.deploymentBlock !== args.genesis.deploymentBlock || config.relayFees.relayer !== args.relayer) return undefined;
   const { verifier, system } = config.queue.proof;
