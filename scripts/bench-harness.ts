@@ -2,10 +2,12 @@ import { startDevStack, type DevStack } from "../harness/index.ts";
 import { median } from "./stats.ts";
 
 // The test harness's speeds, in one run: a per-test reset (chain and operation store reverted together)
-// against starting a fresh stack, the price of it; a named fixture's first build against its later
-// restores; and 4 stacks started side by side (as 4 vitest workers do) against 1. Medians.
+// against anvil's own evm_revert + evm_snapshot pair on the same anvil, each after one mined transaction,
+// alternating, and against starting a fresh stack (the price of it); a named fixture's first build
+// against its later restores; and 4 stacks started side by side (as 4 vitest workers do) against 1. Medians.
 const RUNS = Number(process.env.BENCH_RUNS ?? 9);
-const RESETS = Number(process.env.BENCH_RESETS ?? 200);
+const RESETS = Number(process.env.BENCH_RESETS ?? 400);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 8);
 
 const timed = async (work: () => Promise<unknown>) => {
   const t0 = performance.now();
@@ -14,8 +16,13 @@ const timed = async (work: () => Promise<unknown>) => {
 };
 const rpc = (stack: DevStack, method: string, params: unknown[] = []) =>
   fetch(stack.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }) });
+const call = async <T>(stack: DevStack, method: string, params: unknown[] = []): Promise<T> => {
+  const body = (await (await rpc(stack, method, params)).json()) as { result?: T; error?: { message: string } };
+  if (body.error) throw new Error(`${method}: ${body.error.message}`);
+  return body.result as T;
+};
 
-// 1. Fresh stack start (what a test would pay without reset), then resets of a dirtied stack.
+// 1. Fresh stack start (what a test would pay without reset), then resets, each after one mined transaction.
 const fresh: number[] = [];
 for (let i = 0; i < RUNS; i++) {
   let stack: DevStack | undefined;
@@ -23,12 +30,31 @@ for (let i = 0; i < RUNS; i++) {
   await stack?.stop();
 }
 const stack = await startDevStack();
+const [from, to] = stack.accounts;
+/** What a test leaves behind: a transaction sent and mined (its receipt read), a block, a balance, a nonce. */
+const mineOne = async () => {
+  const hash = await call<string>(stack, "eth_sendTransaction", [{ from: from?.address, to: to?.address, value: "0x1" }]);
+  while ((await call(stack, "eth_getTransactionReceipt", [hash])) === null);
+};
 const resets: number[] = [];
-for (let i = 0; i < RESETS; i++) {
-  // What a test leaves behind: blocks, a balance change.
-  await rpc(stack, "anvil_mine", ["0x2"]);
-  await rpc(stack, "anvil_setBalance", [stack.accounts[3]?.address, "0x1"]);
-  resets.push(await timed(() => stack.reset()));
+const pairs: number[] = [];
+for (let round = 0; round < ROUNDS; round++) {
+  // anvil's own pair, on the stack's anvil: a snapshot taken after the stack's last reset (so the stack's
+  // own ids, taken before it, stay), then per transaction evm_revert to it and evm_snapshot anew.
+  let id = await call<string>(stack, "evm_snapshot");
+  for (let i = 0; i < RESETS / ROUNDS; i++) {
+    await mineOne();
+    pairs.push(
+      await timed(async () => {
+        if ((await call<boolean>(stack, "evm_revert", [id])) !== true) throw new Error("evm_revert did not take");
+        id = await call<string>(stack, "evm_snapshot");
+      }),
+    );
+  }
+  for (let i = 0; i < RESETS / ROUNDS; i++) {
+    await mineOne();
+    resets.push(await timed(() => stack.reset()));
+  }
 }
 
 // 2. A named fixture: 20 blocks and 10 balance changes, built once, then restored.
@@ -61,7 +87,9 @@ for (let i = 0; i < Math.max(3, Math.floor(RUNS / 2)); i++) {
 const f = (ms: number) => `${ms.toFixed(ms < 10 ? 2 : 0)} ms`;
 process.stdout.write(
   [
-    `reset (chain + store), median of ${RESETS}:    ${f(median(resets))}`,
+    `reset (chain + store) after one mined transaction, median of ${resets.length}: ${f(median(resets))}`,
+    `anvil's evm_revert + evm_snapshot after one, median of ${pairs.length}:  ${f(median(pairs))}`,
+    `ratio reset / anvil's pair:              ${(median(resets) / median(pairs)).toFixed(2)}x (${ROUNDS} rounds alternating)`,
     `fresh stack start, median of ${RUNS}:        ${f(median(fresh))}`,
     `ratio fresh start / reset:               ${(median(fresh) / median(resets)).toFixed(0)}x`,
     `named fixture: first build ${f(firstBuild)}, restore median ${f(median(restores))} (${(firstBuild / median(restores)).toFixed(0)}x)`,

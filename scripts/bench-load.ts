@@ -12,8 +12,8 @@ import { median } from "./stats.ts";
 //    same process, alternating; medians of req/s and p99, and the ratio.
 // 2. A soak: relays one after another for BENCH_SOAK_S seconds (each deposit, proof, submit, confirmed),
 //    the process's memory sampled after a GC every 5 s: the first minute's median against the last's.
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const SOAK_S = Number(process.env.BENCH_SOAK_S ?? 180);
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) {
@@ -25,10 +25,13 @@ if (!gc) {
 const PER_CONNECTION = new Set(["connection", "keep-alive", "date", "content-length", "transfer-encoding"]);
 
 const AUTOCANNON = path.join(import.meta.dirname, "..", "node_modules", "autocannon", "autocannon.js");
-async function cannon(url: string, seconds = SECONDS): Promise<{ rps: number; p99: number; errors: number; non2xx: number }> {
+async function cannon(url: string, seconds = SECONDS): Promise<{ rps: number; p99: number; errors: number; non2xx: number; cpuUs: number }> {
+  // This process's CPU (both servers live here; autocannon does not) per request answered.
+  const cpu = process.cpuUsage();
   const { stdout } = await execa(process.execPath, [AUTOCANNON, "-c", "10", "-d", String(seconds), "-j", url]);
-  const result = JSON.parse(stdout) as { requests: { average: number }; latency: { p99: number }; errors: number; non2xx: number };
-  return { rps: result.requests.average, p99: result.latency.p99, errors: result.errors, non2xx: result.non2xx };
+  const used = process.cpuUsage(cpu);
+  const result = JSON.parse(stdout) as { requests: { average: number; total: number }; latency: { p99: number }; errors: number; non2xx: number };
+  return { rps: result.requests.average, p99: result.latency.p99, errors: result.errors, non2xx: result.non2xx, cpuUs: (used.user + used.system) / result.requests.total };
 }
 
 // BENCH_LOGGER=off measures the runtime without its request log (a dev stack keeps one in memory).
@@ -60,24 +63,34 @@ try {
 
   const targets = {
     config: { runtime: `${stack.queueUrl}/api/queue/config`, bare: `${bareUrl}/config` },
-    status: { runtime: `${stack.queueUrl}/api/queue/send-status?id=${opId}`, bare: `${bareUrl}/status` },
+    status: { runtime: `${stack.queueUrl}/api/queue/send-status?id=${opId}`, bare: `${bareUrl}/status?id=${opId}` }, // the same request: Fastify parses its query string for any route
   };
-  console.log(`autocannon: 10 connections, ${SECONDS} s per run, ${ROUNDS} rounds alternating runtime and bare Fastify (same process, same body and headers), after a 2 s warm-up of each`);
+  console.log(
+    `autocannon: 10 connections, ${SECONDS} s per run, ${ROUNDS} rounds of runtime and bare Fastify side by side (same process, same body and headers; which goes first alternates), after a 2 s warm-up of each; ratio: the median of the rounds' ratios`,
+  );
   for (const [name, urls] of Object.entries(targets)) {
     const runtime: Array<Awaited<ReturnType<typeof cannon>>> = [];
     const baseline: Array<Awaited<ReturnType<typeof cannon>>> = [];
     // Not measured: both servers' code is compiled hot first, as in a runtime that has been up a while.
     await cannon(urls.runtime, 2);
     await cannon(urls.bare, 2);
+    // Paired rounds: the machine's load drifts (other processes come and go), and a round's two runs
+    // meet nearly the same load, so each round's ratio is steadier than a ratio of the two medians.
     for (let i = 0; i < ROUNDS; i++) {
-      runtime.push(await cannon(urls.runtime));
+      if (i % 2 === 0) runtime.push(await cannon(urls.runtime));
       baseline.push(await cannon(urls.bare));
+      if (i % 2 === 1) runtime.push(await cannon(urls.runtime));
     }
     const failed = [...runtime, ...baseline].reduce((n, r) => n + r.errors + r.non2xx, 0);
     const rps = median(runtime.map((r) => r.rps));
     const bareRps = median(baseline.map((r) => r.rps));
+    const cpu = median(runtime.map((r) => r.cpuUs));
+    const bareCpu = median(baseline.map((r) => r.cpuUs));
+    const ratio = median(runtime.map((r, i) => r.rps / (baseline[i] as typeof r).rps));
     console.log(
-      `GET ${name.padEnd(6)} runtime ${rps.toFixed(0)} req/s, p99 ${median(runtime.map((r) => r.p99))} ms | bare Fastify ${bareRps.toFixed(0)} req/s, p99 ${median(baseline.map((r) => r.p99))} ms | ratio ${(rps / bareRps).toFixed(2)}x${failed ? ` | ${failed} errors or non-2xx` : ""}`,
+      `GET ${name.padEnd(6)} runtime ${rps.toFixed(0)} req/s, p99 ${median(runtime.map((r) => r.p99))} ms | bare Fastify ${bareRps.toFixed(0)} req/s, p99 ${median(baseline.map((r) => r.p99))} ms | ratio ${ratio.toFixed(2)}x` +
+        ` (rounds ${runtime.map((r, i) => (r.rps / (baseline[i] as typeof r).rps).toFixed(2)).join(", ")})` +
+        ` | CPU per request ${cpu.toFixed(1)} vs ${bareCpu.toFixed(1)} µs (${(cpu / bareCpu).toFixed(2)}x)${failed ? ` | ${failed} errors or non-2xx` : ""}`,
     );
   }
 

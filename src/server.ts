@@ -35,6 +35,7 @@ import { DEFAULT_RELAY_SETTINGS, type RelaySettings } from "./relay/settings.ts"
 import { SqliteOperationStore } from "./relay/store.ts";
 import { validatorCompiler } from "./validation.ts";
 import { redactText, redactUrl } from "./redact.ts";
+import { lazyRequestLogger } from "./request-logger.ts";
 
 export interface QueueRuntimeOptions {
   /** The manifest file's bytes (what GET /config serves). */
@@ -183,6 +184,7 @@ export async function buildQueueRuntime(options: QueueRuntimeOptions): Promise<F
     bodyLimit: options.bodyLimit ?? 64 * 1024,
     // Never trust a client-chosen request id in our logs.
     requestIdHeader: false,
+    childLoggerFactory: lazyRequestLogger,
     ...(trustProxy === undefined ? {} : { trustProxy }),
     // Reads are polled (a status every second per client): logging each would drown the log and cost
     // more than answering it. They are counted in /metrics, and logged from --log-level debug on.

@@ -76,6 +76,11 @@ describe("metrics", () => {
     expect((await queue.waitFor("send", op.id)).state).toBe("confirmed");
 
     expect(await metric(/^queue_http_requests_total\{method="POST",route="\/api\/queue\/send-relay",status="202"\}/)).toBe(1);
+    // The latency histogram of that route: cumulative buckets, the last (+Inf) equal to the count.
+    expect(await metric(/^queue_http_request_duration_seconds_count\{method="POST",route="\/api\/queue\/send-relay"\}/)).toBe(1);
+    expect(await metric(/^queue_http_request_duration_seconds_bucket\{method="POST",route="\/api\/queue\/send-relay",le="\+Inf"\}/)).toBe(1);
+    expect(await metric(/^queue_http_request_duration_seconds_bucket\{method="POST",route="\/api\/queue\/send-relay",le="5"\}/)).toBe(1);
+    expect(await metric(/^queue_http_request_duration_seconds_sum\{method="POST",route="\/api\/queue\/send-relay"\}/)).toBeGreaterThan(0);
     expect(await metric(/^queue_operations\{kind="send",state="confirmed"\}/)).toBe(1);
     expect(await metric(/^queue_operation_confirm_seconds_count\{kind="send"\}/)).toBe(1);
     expect(await metric(/^queue_operation_transitions_total\{kind="send",state="submitted"\}/)).toBeGreaterThanOrEqual(1);

@@ -398,3 +398,19 @@ describe("a request that arrives while the runtime is closing", () => {
     }
   });
 });
+
+describe("status queries, whose validation is kept per id (issue 32, item 3)", () => {
+  it("the same id gets the same answer every time; an extra field, a second id or an over-long one is a 400 whether the id was seen or not", async () => {
+    const status = async (query: string) => {
+      const response = await fetch(`${stack.queueUrl}/api/queue/send-status?${query}`);
+      return { status: response.status, code: ((await response.json()) as { code?: string }).code };
+    };
+    for (let i = 0; i < 3; i++) expect(await status("id=op_kept")).toEqual({ status: 404, code: "operation_not_found" });
+    expect(await status("id=op_kept&extra=1")).toEqual({ status: 400, code: "invalid_request" });
+    expect(await status("id=op_kept&id=op_other")).toEqual({ status: 400, code: "invalid_request" });
+    const long = `op_${"x".repeat(120)}`;
+    for (let i = 0; i < 2; i++) expect(await status(`id=${long}`)).toEqual({ status: 400, code: "invalid_request" });
+    expect(await status("id=")).toEqual({ status: 400, code: "invalid_request" });
+    expect(await status("id=op_kept")).toEqual({ status: 404, code: "operation_not_found" });
+  });
+});

@@ -88,6 +88,33 @@ describe("stack snapshots", () => {
     }
   });
 
+  it("a reset after a mined transaction is one round trip to anvil; after one still pending, it quiesces and reverts to the spare", async () => {
+    await stack.reset();
+    const start = await head();
+    const user = pool.user(3);
+    const trips: string[][] = [];
+    snapshotHooks.roundTrip = (methods) => void trips.push(methods);
+    try {
+      // Mined (its receipt read): nothing is under way, so the revert needs no quiesce (issue 32, item 4).
+      await user.public.waitForTransactionReceipt({ hash: await user.wallet.sendTransaction({ to: stack.accounts[4]?.address, value: 1n }) });
+      await stack.reset();
+      expect(trips).toEqual([["anvil_getIntervalMining", "txpool_status", "evm_revert", "evm_snapshot", "eth_getBlockByNumber", "evm_setAutomine", "evm_setTime"]]);
+      expect((await head()).hash).toBe(start.hash);
+      // Pending (automine off): the one batch sees the pool, and the reset goes the long, safe way.
+      trips.length = 0;
+      await rpc(stack.rpcUrl, "evm_setAutomine", [false]);
+      await user.wallet.sendTransaction({ to: stack.accounts[4]?.address, value: 1n });
+      await stack.reset();
+      expect(trips.length).toBeGreaterThan(1);
+      expect(trips.flat()).toEqual(expect.arrayContaining(["anvil_dropAllTransactions", "evm_mine"]));
+      expect((await head()).hash).toBe(start.hash);
+      expect((await rpc<{ pending: Record<string, unknown> }>(stack.rpcUrl, "txpool_content")).pending).toEqual({});
+      expect(await rpc(stack.rpcUrl, "anvil_getAutomine")).toBe(true);
+    } finally {
+      snapshotHooks.roundTrip = undefined;
+    }
+  });
+
   it("puts the mining mode back (anvil's snapshots do not hold it): automine, or interval mining", async () => {
     const automine = await stack.snapshot();
     await rpc(stack.rpcUrl, "evm_setIntervalMining", [1]);

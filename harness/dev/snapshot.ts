@@ -58,9 +58,10 @@ const inOrder = (ids: Hex[]) => ids.sort((a, b) => (BigInt(a) < BigInt(b) ? -1 :
 
 /**
  * Tests only: awaited, when set, right after each evm_revert (a test mines a block there, as anvil's
- * race does, to see the fallback). Never set by the harness itself.
+ * race does, to see the fallback); `roundTrip` is told the methods of each request to anvil. Never set
+ * by the harness itself.
  */
-export const snapshotHooks: { afterRevert?: () => Promise<void> } = {};
+export const snapshotHooks: { afterRevert?: () => Promise<void>; roundTrip?: (methods: string[]) => void } = {};
 
 export interface StackSnapshots {
   take(): Promise<StackSnapshot>;
@@ -87,8 +88,14 @@ export function createSnapshots(args: { rpcUrl: string; control: RelayControl | 
   const asSnapshotError = (error: unknown) => {
     throw error instanceof JsonRpcError ? new SnapshotError(error.message) : error;
   };
-  const rpc = <T>(method: string, params: unknown[] = []) => jsonRpc<T>(args.rpcUrl, method, params).catch(asSnapshotError);
-  const batch = (calls: Array<[method: string, params?: unknown[]]>) => jsonRpcBatch(args.rpcUrl, calls).catch(asSnapshotError);
+  const rpc = <T>(method: string, params: unknown[] = []) => {
+    snapshotHooks.roundTrip?.([method]);
+    return jsonRpc<T>(args.rpcUrl, method, params).catch(asSnapshotError);
+  };
+  const batch = (calls: Array<[method: string, params?: unknown[]]>) => {
+    snapshotHooks.roundTrip?.(calls.map(([method]) => method));
+    return jsonRpcBatch(args.rpcUrl, calls).catch(asSnapshotError);
+  };
 
   /** Forgets a snapshot and frees its store checkpoint (anvil's ids are dropped by the next revert to an earlier one). */
   const forget = (snapshot: StackSnapshot) => {
@@ -136,8 +143,8 @@ export function createSnapshots(args: { rpcUrl: string; control: RelayControl | 
       if (!automine || Number(pool.pending) === 0) break;
       await new Promise((resolve) => setTimeout(resolve, 1));
     }
-    // Sent one after another: anvil runs a batch's calls at once, so a batched evm_mine could come
-    // before the mining mode changed or the pool was emptied.
+    // Sent one after another: anvil starts a batch's calls in order, but one waiting for a lock lets
+    // the next run (futures::join_all), so a batched evm_mine could come before the mining mode changed.
     await batch([["evm_setAutomine", [false]], ["evm_setIntervalMining", [0]]]);
     await rpc("anvil_dropAllTransactions");
     // Waits for a block interval mining may have under way (mining takes a fair lock).
@@ -155,6 +162,30 @@ export function createSnapshots(args: { rpcUrl: string; control: RelayControl | 
     // The head read again, on its own: a block that was still being mined would show here, after the batch.
     const head = reverted && matches(answers[0] as Block, snapshot) ? await rpc<Block>(...latest) : (answers[0] as Block);
     return { took: reverted && matches(head, snapshot), ids: inOrder(answers.slice(1, 1 + newIds) as Hex[]), head };
+  };
+
+  /**
+   * The common case in one round trip: the chain is still (no transaction in the pool, no interval
+   * mining), so no block can be under way, and the revert needs no quiesce. One batch reads that, then
+   * reverts, takes the new id, reads the head and puts mining mode and clock back. anvil starts a
+   * batch's calls in order, each running until it waits for a lock (futures::join_all); 1.7.1's revert
+   * moves head and clock before its one wait, for the state, and the new snapshot waits behind it there.
+   * Whether it took: the chain was still, the revert answered true and the head is the snapshot's. If
+   * not (a transaction sent just before, as anvil's race needs), the caller quiesces and reverts to the spare.
+   */
+  const revertStill = async (entry: Held, snapshot: StackSnapshot): Promise<{ took: boolean; id: Hex }> => {
+    const checks: Array<[string, unknown[]?]> = [["anvil_getIntervalMining"], ["txpool_status"], ["evm_revert", [entry.primary]]];
+    const after: Array<[string, unknown[]?]> = [["evm_snapshot"], latest, miningMode(entry), clockBack(entry)];
+    let answers: unknown[];
+    if (snapshotHooks.afterRevert) {
+      // A test's hook goes where anvil's race would put a block: between the revert and the head read.
+      const before = await batch(checks);
+      await snapshotHooks.afterRevert();
+      answers = [...before, ...(await batch(after))];
+    } else answers = await batch([...checks, ...after]);
+    const [interval, pool, reverted, id, head] = answers as [number | null, { pending: Hex; queued: Hex }, boolean, Hex, Block];
+    const still = !interval && Number(pool.pending) === 0 && Number(pool.queued) === 0;
+    return { took: still && reverted && matches(head, snapshot), id };
   };
 
   return {
@@ -193,9 +224,8 @@ export function createSnapshots(args: { rpcUrl: string; control: RelayControl | 
             );
           }
           try {
-            await quiesce();
-            const first = await revertTo(entry.primary, entry, snapshot, 1);
-            if (first.took) entry.primary = first.ids[0] as Hex;
+            const first = await revertStill(entry, snapshot);
+            if (first.took) entry.primary = first.id;
             else {
               // It did not take: back to the spare (which drops the id just taken of the wrong state), and two new ids.
               await quiesce();

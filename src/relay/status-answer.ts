@@ -13,7 +13,8 @@ export interface StatusSources {
 
 interface Serialized {
   /** What the answer was made from: the head seen and, for an action, its reservation as last read. */
-  key: string;
+  head: { number: bigint; observedAt: number } | null;
+  reservation: { state: string; observedAt: number } | null;
   reservationId: string | null;
   terminal: boolean;
   /** The JSON around the head's age, the one part that changes between two polls. */
@@ -38,7 +39,7 @@ export class StatusAnswers {
   answer(op: Readonly<OperationRecord>, now = Date.now()): { json: string; terminal: boolean } {
     const head = this.sources.head.current();
     let serialized = this.answers.get(op);
-    if (serialized === undefined || serialized.key !== this.keyOf(head, serialized.reservationId)) {
+    if (serialized === undefined || !this.madeFrom(serialized, head)) {
       serialized = this.serialize(op, head);
       this.answers.set(op, serialized);
     }
@@ -46,9 +47,14 @@ export class StatusAnswers {
     return { json: serialized.beforeAge + age + serialized.afterAge, terminal: serialized.terminal };
   }
 
-  private keyOf(head: ObservedHead | null, reservationId: string | null): string {
-    const reservation = reservationId === null ? null : this.sources.reservations.current(reservationId);
-    return `${head?.number}@${head?.observedAt}|${reservation?.state}@${reservation?.observedAt}`;
+  /** Whether the answer was made from this head and its reservation as now read (compared field by field: no key string per poll). */
+  private madeFrom(serialized: Serialized, head: ObservedHead | null): boolean {
+    const made = serialized.head;
+    if (made === null ? head !== null : head === null || made.number !== head.number || made.observedAt !== head.observedAt) return false;
+    if (serialized.reservationId === null) return true;
+    const now = this.sources.reservations.current(serialized.reservationId);
+    const was = serialized.reservation;
+    return was === null ? now === null : now !== null && was.state === now.state && was.observedAt === now.observedAt;
   }
 
   private serialize(op: Readonly<OperationRecord>, head: ObservedHead | null): Serialized {
@@ -56,14 +62,15 @@ export class StatusAnswers {
     const view = Operation.parse(operationView(op, head, this.sources.requiredConfirmations, this.sources.reservations, head?.observedAt ?? 0));
     const json = JSON.stringify(view);
     const reservationId = view.action?.reservationId ?? null;
-    const key = this.keyOf(head, reservationId);
-    if (view.observedHead === null) return { key, reservationId, terminal: view.terminal, beforeAge: json, afterAge: "" };
+    const reservation = reservationId === null ? null : this.sources.reservations.current(reservationId);
+    const made = { head: head && { number: head.number, observedAt: head.observedAt }, reservation: reservation && { state: reservation.state, observedAt: reservation.observedAt }, reservationId };
+    if (view.observedHead === null) return { ...made, terminal: view.terminal, beforeAge: json, afterAge: "" };
     // observedHead is a top-level key and ageMs its last field: the first `"observedHead":{` outside a
     // string (a string's quotes are escaped) starts it.
     const start = json.indexOf('"observedHead":{');
     const field = '"ageMs":';
     const at = json.indexOf(`${field}0}`, start);
     if (start < 0 || at < 0) throw new Error("status answer without observedHead.ageMs"); // a change to the view would land here in tests
-    return { key, reservationId, terminal: view.terminal, beforeAge: json.slice(0, at + field.length), afterAge: json.slice(at + field.length + 1) };
+    return { ...made, terminal: view.terminal, beforeAge: json.slice(0, at + field.length), afterAge: json.slice(at + field.length + 1) };
   }
 }
