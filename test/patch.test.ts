@@ -140,10 +140,16 @@ describe("patching a deployed contract in place", () => {
     expect(answer.status).toBe(422);
     expect(await answer.json()).toMatchObject({ code: "compile_failed", detail: expect.stringContaining("ParserError") });
 
+    // A compile's output is kept while the files it read are unchanged: the Pool mended and a file it imports
+    // broken instead, the same path is compiled again, and the CLI names the new error.
+    await writeFile(broken, await readFile(FIXED, "utf8"));
+    const imported = path.join(path.dirname(broken), "AccountRegistry.sol");
+    await writeFile(imported, (await readFile(imported, "utf8")).replace("mapping(address => Account) private _accounts;", "mapping(address => Account) private _accounts"));
     const cli = await execa(process.execPath, [...CLI, "patch", "Pool", broken, "--state-dir", stack.stateDir], { reject: false });
     expect(cli.exitCode).toBe(1);
     expect(cli.stderr.trim().split("\n")).toHaveLength(1);
     expect(cli.stderr).toMatch(/^queue-devstack patch: compile_failed: .*ParserError/);
+    expect(cli.stderr).toMatch(/compile_failed: AccountRegistry\.sol:\d+:\d+: ParserError/);
   });
 
   it("a patch and a reset asked together are serialized; the fix stays (a patch is part of the baseline) and the relay confirms", async () => {
