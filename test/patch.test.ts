@@ -25,8 +25,14 @@ afterAll(() => closeProvers());
 const CONTRACTS = path.resolve("contracts-fixtures/contracts");
 const BUGGY = path.join(CONTRACTS, "test", "PoolFeeOffByOne.sol");
 const FIXED = path.join(CONTRACTS, "Pool.sol");
-/** A variant compiled once by `npm run build:contracts` (test/support/patch-variants.ts): the .sol path is tested with BUGGY, FIXED and a compile error. */
+/**
+ * A variant compiled once by `npm run build:contracts` (test/support/patch-variants.ts). The .sol path
+ * (compiled here, with the npm solc) is tested by --patch BUGGY at start, the CLI's patch with FIXED and
+ * the compile errors; each is compiled once in this file (the compile cache keeps it afterwards).
+ */
 const variant = (contract: string) => `${VARIANTS_PATH}:${contract}`;
+/** The fixed Pool: Pool.sol as compiled into the variants' output. */
+const POOL = variant("PoolFixed");
 const CLI = ["--experimental-strip-types", "--no-warnings", "scripts/dev-stack.ts"];
 
 const codeHash = async (stack: DevStack, address: string) => keccak256((await createChainClient(stack.rpcUrl).getCode({ address: address as Address })) ?? "0x");
@@ -94,7 +100,7 @@ describe("patching a deployed contract in place", () => {
 
     // A stored operation that fails: accepted on the fixed Pool, the relayer paused, the bug patched in
     // before it signs (the relayer checks again then).
-    await stack.patch("Pool", FIXED);
+    await stack.patch("Pool", POOL);
     const relayer = (engine: "paused" | "running") => fetch(`${stack.queueUrl}/api/dev/relayer`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ engine }) });
     expect((await relayer("paused")).status).toBe(200);
     const pool = await poolFixture(stack);
@@ -153,7 +159,7 @@ describe("patching a deployed contract in place", () => {
   });
 
   it("a patch and a reset asked together are serialized; the fix stays (a patch is part of the baseline) and the relay confirms", async () => {
-    const [fixed] = await Promise.all([stack.patch("Pool", FIXED), stack.reset()]);
+    const [fixed] = await Promise.all([stack.patch("Pool", POOL), stack.reset()]);
     // The Pool's own source gives back the deployed code: the genesis's.
     expect(await codeHash(stack, stack.manifest.poolAddress)).toBe(fixed.codeHash);
     await stack.reset();
@@ -186,7 +192,7 @@ describe("patching a deployed contract in place", () => {
   it("allows a patch that appends a storage variable, and checks the next one against the deployed layout, not the patch's", async () => {
     const patched = await stack.patch("Pool", variant("PoolAppended"));
     expect(await codeHash(stack, stack.manifest.poolAddress)).toBe(patched.codeHash);
-    await stack.patch("Pool", FIXED);
+    await stack.patch("Pool", POOL);
   });
 
   it("--patch on the command line, on a fork pinning a Pool: the summary and stack.json say patched", async () => {
@@ -230,7 +236,7 @@ describe("patching a deployed contract in place", () => {
     // Without its build-info, an artifact lacks the storage layout: refused, saying where it is.
     await rm(path.join(dir, "artifacts", "build-info"), { recursive: true });
     expect((await refusal(stack.patch("Pool", artifact))).code).toBe("patch_source_invalid");
-    await stack.patch("Pool", FIXED);
+    await stack.patch("Pool", POOL);
   });
 
   it("an operator's runtime has no patch route, and accepts a code change it is told of only when the chain has that code", async () => {
@@ -248,7 +254,7 @@ describe("patching a deployed contract in place", () => {
       await changes.accept(manifestBytes(stack.manifest), stack.patches());
       expect(changes.patched()).toEqual([expect.objectContaining({ codeHash: patched.codeHash })]);
       expect(((await app.inject({ method: "GET", url: "/api/queue/config" })).json() as { poolRuntimeCodeHash: string }).poolRuntimeCodeHash).toBe(patched.codeHash);
-      await stack.patch("Pool", FIXED);
+      await stack.patch("Pool", POOL);
     } finally {
       await app.close();
     }
@@ -277,11 +283,14 @@ describe("patching a deployed contract in place", () => {
     expect(cli.exitCode, cli.stderr).toBe(0);
     expect(cli.stdout).toContain("patched Pool");
     const [fixed] = loaded.patches();
+    expect(fixed?.source).toBe(`${FIXED}:Pool`);
     expect(await codeHash(loaded, loaded.manifest.poolAddress)).toBe(fixed?.codeHash);
     expect((await loaded.replay(failed)).verdict.exitCode).toBe(0);
 
     const undone = await loaded.unpatch("Pool");
     expect(loaded.patches()).toEqual([]);
     expect(await codeHash(loaded, loaded.manifest.poolAddress)).toBe(undone.codeHash);
+    // The Pool's own source, compiled here, gives back the deployed code (the bundle's, from before its patch).
+    expect(fixed?.codeHash).toBe(undone.codeHash);
   });
 });

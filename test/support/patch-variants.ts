@@ -28,6 +28,8 @@ const imports = (s: string) => s.replaceAll('from "./', 'from "../');
 export const VARIANTS: Record<string, Variant> = {
   // The bug itself (committed as a file of its own, compiled unchanged): for the artifact and fork tests.
   PoolFeeOffByOne: { from: "test/PoolFeeOffByOne.sol", edit: (s) => s },
+  // The Pool itself (the fix), renamed so that an output holding it still names no contract "Pool".
+  PoolFixed: { from: "Pool.sol", edit: (s) => renamed("Pool", "PoolFixed")(imports(s)) },
   // A variable added before _assets: _assets moves from slot 5 to 6.
   PoolMovedStorage: { from: "Pool.sol", edit: (s) => renamed("Pool", "PoolMovedStorage")(imports(s)).replace("    address[] private _assets;", "    uint256 private addedBefore;\n    address[] private _assets;") },
   // The owner made a constant: the immutable owner is dropped.
