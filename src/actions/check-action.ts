@@ -2,7 +2,7 @@ import type { DeploymentConfig } from "../config/deployment-config.ts";
 import { ProblemError } from "../problem.ts";
 import type { Address } from "viem";
 import { adapterAbi } from "../chain/abi.ts";
-import { chainUnavailable, isTransportError, simulateResult, type CheckContext } from "../relay/checks.ts";
+import { chainUnavailable, checkRootAndNullifiers, isTransportError, simulateResult, type CheckContext } from "../relay/checks.ts";
 import type { FinalizeRequest, RelayRequest } from "../relay/request.ts";
 import { Quote } from "./quote.ts";
 import { externalRoute } from "./quoter.ts";
@@ -87,6 +87,21 @@ export async function simulateChecked(context: CheckContext, request: RelayReque
   const state = Number((result as readonly [unknown, number])[1]);
   const failed = RESERVATION_STATES[state] === "failed";
   checkSimulatedAction(request, context.config, state, failed ? await adapterQuote(context, request) : undefined);
+}
+
+/**
+ * A relay's checks of the chain's state. The simulation (simulateChecked) decides the root and the
+ * nullifiers too: the Pool reverts UnknownRoot or NullifierSpent before anything else. So they are read
+ * on their own only when it fails, and their refusal, naming the root or the nullifier (and our operation
+ * that spent it), comes first, as if they had been read before it.
+ */
+export async function simulateRelay(context: CheckContext, request: RelayRequest): Promise<void> {
+  try {
+    await simulateChecked(context, request);
+  } catch (error) {
+    await checkRootAndNullifiers(context, request);
+    throw error;
+  }
 }
 
 /** What the action's route's adapter quotes for its input now (undefined when it reverts or is not asked). */

@@ -3,8 +3,8 @@ import { keccak256, TransactionReceiptNotFoundError, type Address, type Hex, typ
 import type { HeadTracker } from "../chain/head.ts";
 import { poolAbi } from "../chain/pool-abi.ts";
 import { ProblemError } from "../problem.ts";
-import { checkRelayerReady, checkRootAndNullifiers, poolCall, transactCalldata, type CheckContext } from "./checks.ts";
-import { simulateChecked } from "../actions/check-action.ts";
+import { checkRelayerReady, poolCall, transactCalldata, type CheckContext } from "./checks.ts";
+import { simulateChecked, simulateRelay } from "../actions/check-action.ts";
 import { checkFinalizeFee, checkReservation } from "../actions/finalize.ts";
 import { bumpedFees, currentFees, type Fees } from "./fees.ts";
 import { TERMINAL_STATES, type FailureReason, type OperationState } from "./operation.ts";
@@ -208,20 +208,35 @@ export class RelayEngine {
       checkRelayerReady(checks),
       // Its admission read root, nullifiers and simulation moments ago.
       recent ? undefined : this.recheck(op),
-      this.deps.chain.getTransactionCount({ address: this.deps.account.address, blockTag: "pending" }),
+      this.pendingCount(),
     ]);
     return { ready, fresh, pending, checkedAt: recent ? checkedAt : readAt };
   }
 
+  /** The relayer's pending transaction count being read, if one is. */
+  private pendingRead: Promise<number> | undefined;
+
   /**
-   * The checks that can go stale: the root and nullifiers (or the reservation, and whether its fee is still
-   * surely this relayer's: a finalizer's window closes), then the Pool's simulation.
+   * The node's pending transaction count for the relayer. Operations prepared at the same moment (a burst)
+   * share one read, started no earlier than one round trip before it asked: another user's transaction
+   * sent meanwhile is as likely missed by a read of its own (the writer takes the larger of this and the
+   * store's next nonce, and a nonce taken anyway is found by the watcher).
+   */
+  private pendingCount(): Promise<number> {
+    this.pendingRead ??= this.deps.chain.getTransactionCount({ address: this.deps.account.address, blockTag: "pending" }).finally(() => (this.pendingRead = undefined));
+    return this.pendingRead;
+  }
+
+  /**
+   * The checks that can go stale: the Pool's simulation, which decides the root and nullifiers too (read on
+   * their own when it fails: simulateRelay); a finalize's reservation, and whether its fee is still surely
+   * this relayer's (a finalizer's window closes), then its simulation.
    */
   private async recheck(op: OperationRecord): Promise<void> {
     const { checks, store } = this.deps;
     const request = op.request;
-    if ("reservationId" in request) await checkFinalizeFee(checks, request, await checkReservation(checks, request), store);
-    else await checkRootAndNullifiers(checks, request);
+    if (!("reservationId" in request)) return simulateRelay(checks, request);
+    await checkFinalizeFee(checks, request, await checkReservation(checks, request), store);
     await simulateChecked(checks, request);
   }
 
