@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from "fastify";
-import { keccak256, TransactionReceiptNotFoundError, type Address, type Hex, type LocalAccount, type PublicClient, type TransactionReceipt } from "viem";
+import { formatTransactionReceipt, keccak256, numberToHex, TransactionReceiptNotFoundError, type Address, type Hex, type LocalAccount, type PublicClient, type TransactionReceipt } from "viem";
 import type { HeadTracker } from "../chain/head.ts";
 import { poolAbi } from "../chain/pool-abi.ts";
 import { ProblemError } from "../problem.ts";
@@ -27,6 +27,9 @@ export interface EngineDeps {
 
 /** An unmined attempt is asked after (and broadcast again if the node lost it) once it is this many polls old. */
 const REBROADCAST_AFTER_POLLS = 5;
+
+/** Blocks announced between two ticks whose receipts a tick reads; past this, the rest are looked up by nonce. */
+const MAX_ANNOUNCED_BLOCKS = 64;
 
 interface Prepared {
   ready: PromiseSettledResult<Fees>;
@@ -76,6 +79,8 @@ export class RelayEngine {
   private generation = 0;
   /** Paused by `pause()`: nothing is processed, signed, broadcast or watched until `resume()`. */
   private paused = false;
+  /** Blocks the head subscription announced since the last tick: the next one reads their receipts. */
+  private announced = new Set<bigint>();
 
   constructor(deps: EngineDeps) {
     this.deps = deps;
@@ -111,6 +116,7 @@ export class RelayEngine {
     this.checkedAt.clear(); // the chain may be reverted: read it again
     this.lastChecked.clear();
     this.withheld.clear();
+    this.announced.clear();
   }
 
   /** What the health route reports: running, paused or stopped, and ms since the last good watcher tick. */
@@ -145,6 +151,16 @@ export class RelayEngine {
         if (!this.paused) await this.process(id, prepared);
       }),
     );
+  }
+
+  /**
+   * A new block, from the head subscription: the next tick, at once, reads its receipts beside the head
+   * (one round trip finds every operation it holds, instead of a look-up per operation after the head).
+   */
+  newHead(number: bigint): void {
+    if (this.stopped || this.paused) return;
+    if (this.announced.size < MAX_ANNOUNCED_BLOCKS) this.announced.add(number);
+    this.poke();
   }
 
   /** Look again at once (a transaction was just broadcast, a new head arrived) instead of at the next poll. */
@@ -322,17 +338,28 @@ export class RelayEngine {
   // The watcher: receipts, confirmations, reorgs, stuck transactions, retries and expiry.
   private async tick(): Promise<void> {
     const { chain, store, settings, account } = this.deps;
+    const announced = [...this.announced];
+    this.announced.clear();
     const live = store.nonTerminal();
     if (live.length === 0) return;
     const readStartedAt = Date.now();
-    const [head, minedNonce] = await Promise.all([chain.getBlockNumber(), chain.getTransactionCount({ address: account.address, blockTag: "latest" })]);
+    const [head, minedNonce, inBlocks] = await Promise.all([
+      chain.getBlockNumber(),
+      chain.getTransactionCount({ address: account.address, blockTag: "latest" }),
+      this.blockReceipts(announced),
+    ]);
     this.deps.head.observe(head, readStartedAt);
-    // Receipts, read side by side (one round trip, not one per operation), of the operations that can
-    // have been mined: an attempt's nonce below the relayer's mined count. The others are not looked up
-    // (a burst of N would cost N² lookups); an included one among them left the chain (a reorg).
-    const receipts = new Map(
-      await Promise.all(live.filter((op) => op.attempts.length > 0 && Math.min(...op.attempts.map((a) => a.nonce)) < minedNonce).map(async (op) => [op.id, await this.findReceipt(op)] as const)),
-    );
+    // The receipts of the announced blocks, read with the head, find what they hold. Of the operations
+    // that can have been mined besides (an attempt's nonce below the relayer's mined count), receipts are
+    // read side by side (one round trip, not one per operation). The others are not looked up (a burst of
+    // N would cost N² lookups); an included one among them left the chain (a reorg).
+    const receipts = new Map<string, TransactionReceipt | undefined>();
+    for (const op of live) {
+      const found = op.attempts.findLast((a) => inBlocks.has(a.hash.toLowerCase()));
+      if (found) receipts.set(op.id, inBlocks.get(found.hash.toLowerCase()));
+    }
+    const unseen = live.filter((op) => op.attempts.length > 0 && !receipts.has(op.id) && Math.min(...op.attempts.map((a) => a.nonce)) < minedNonce);
+    for (const [id, receipt] of await Promise.all(unseen.map(async (op) => [op.id, await this.findReceipt(op)] as const))) receipts.set(id, receipt);
     for (const op of live) {
       if (this.stopped || this.paused) return;
       if (op.attempts.length === 0) {
@@ -374,6 +401,23 @@ export class RelayEngine {
         if (check !== "chain unavailable") await this.exclusive(() => this.bump(op.id, check));
       }
     }
+  }
+
+  /**
+   * The receipts of these blocks, by transaction hash (lowercase). A block the node cannot answer for (no
+   * eth_getBlockReceipts, an outage) gives none: its operations are looked up by nonce, as without a
+   * subscription.
+   */
+  private async blockReceipts(blocks: bigint[]): Promise<Map<string, TransactionReceipt>> {
+    const byHash = new Map<string, TransactionReceipt>();
+    const answers = await Promise.all(
+      blocks.map((n) => this.deps.chain.request({ method: "eth_getBlockReceipts", params: [numberToHex(n)] } as never).catch(() => null) as Promise<unknown[] | null>),
+    );
+    for (const receipt of answers.flatMap((a) => (Array.isArray(a) ? a : []))) {
+      const formatted = formatTransactionReceipt(receipt as never) as TransactionReceipt;
+      byHash.set(formatted.transactionHash.toLowerCase(), formatted);
+    }
+    return byHash;
   }
 
   private async findReceipt(op: OperationRecord): Promise<TransactionReceipt | undefined> {
