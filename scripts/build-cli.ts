@@ -5,10 +5,10 @@ import { build } from "esbuild";
 // compiles several hundred modules (viem, fastify, zod and theirs) on every start: a third of the
 // launch-to-ready time. esbuild bundles what a start loads into dist/scripts/dev-stack.js, in place of
 // tsc's file; the library entry points stay tsc's modules with their .d.ts. Left out: what a start
-// never loads (snarkjs and circomlibjs, imported lazily; solc and hardhat, repository-only), what
+// never loads (snarkjs, circom_runtime and circomlibjs, imported lazily; solc and hardhat, repository-only), what
 // finds files next to itself (@fastify/swagger-ui's static assets, the anvil binary package), and
 // the process spawners (@viem/anvil, execa), which stay as installed.
-const EXTERNAL = ["snarkjs", "circomlibjs", "solc", "hardhat", "@fastify/swagger-ui", "@foundry-rs/*", "@viem/anvil", "execa"];
+const EXTERNAL = ["snarkjs", "circom_runtime", "circomlibjs", "solc", "hardhat", "@fastify/swagger-ui", "@foundry-rs/*", "@viem/anvil", "execa"];
 // The build's folder: dist/ (npm run build), or another one given (the consumer test builds in a temp folder of its own).
 const repo = path.resolve(import.meta.dirname, "..");
 const dist = path.resolve(process.argv[2] ?? "dist");

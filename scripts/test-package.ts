@@ -20,8 +20,8 @@ import { execa, type Options, type Result } from "execa";
 import { listProcesses } from "../harness/process/index.ts";
 import { MINIMUM_NODE, unsupportedNode } from "../src/node-version-guard.ts";
 import { execConsumer } from "./consumer/exec.ts";
-import { foundryConsumer } from "./consumer/foundry.ts";
-import { hardhatConsumer } from "./consumer/hardhat.ts";
+import { foundryConsumer, setupFoundry } from "./consumer/foundry.ts";
+import { hardhatConsumer, setupHardhat } from "./consumer/hardhat.ts";
 import { threadsConsumer } from "./consumer/threads.ts";
 import { userNode } from "./consumer/user-node.ts";
 
@@ -200,6 +200,11 @@ try {
     await user.install(project, devDependencies);
   });
   const entries = await entryPoints();
+  // The Hardhat and Foundry projects install (mostly npm's wait) beside the steps below; their own steps
+  // await them. After the first install: on an older Node each puts node@22 in its own project first.
+  const handed = { work, tarball, readme, inProject, version, user };
+  const setups = { hardhat: wanted("hardhat") ? setupHardhat(handed) : undefined, foundry: wanted("foundry") ? setupFoundry(handed) : undefined };
+  for (const setup of Object.values(setups)) setup?.catch(() => undefined); // awaited (and reported) by its step
 
   if (wanted("core")) {
     await step("the public types without @types/node (strict, nodenext): the client's need nothing, ours no Node global", async () => {
@@ -360,8 +365,8 @@ try {
     });
   }
   if (wanted("exec")) await execConsumer({ project, work, files, step, inProject, user });
-  if (wanted("hardhat")) await hardhatConsumer({ work, tmp: consumerTmp, tarball, readme, step, inProject, version, user });
-  if (wanted("foundry")) await foundryConsumer({ work, tmp: consumerTmp, tarball, readme, step, inProject, version, user });
+  if (setups.hardhat) await hardhatConsumer({ ...handed, tmp: consumerTmp, step }, setups.hardhat);
+  if (setups.foundry) await foundryConsumer({ ...handed, tmp: consumerTmp, step }, setups.foundry);
   if (wanted("threads")) await threadsConsumer({ project, step, inProject });
   await step("the repository's dist/ is as it was (built elsewhere, never written)", async () => {
     if ((await distState()) !== distBefore) throw new Error("dist/ changed during the run: this run must not write it (or someone else built meanwhile)");

@@ -10,10 +10,11 @@ type MemFile = { type: "mem"; data?: Uint8Array };
 /** The part of snarkjs the prover uses (snarkjs ships no types). */
 interface Snarkjs {
   groth16: {
-    fullProve(input: Record<string, unknown>, wasm: MemFile, zkey: MemFile): Promise<{ proof: SnarkProof; publicSignals: string[] }>;
+    prove(zkey: MemFile, wtns: MemFile): Promise<{ proof: SnarkProof; publicSignals: string[] }>;
     verify(verificationKey: unknown, publicSignals: string[], proof: SnarkProof): Promise<boolean>;
   };
-  wtns: { calculate(input: Record<string, unknown>, wasm: MemFile, wtns: MemFile): Promise<void> };
+  /** circom_runtime's builder (snarkjs's own witness runtime): compiles and instantiates a circuit's wasm. */
+  WitnessCalculatorBuilder(wasm: Uint8Array): Promise<{ calculateWTNSBin(input: Record<string, unknown>, sanityCheck: boolean): Promise<Uint8Array> }>;
 }
 
 let loading: Promise<Snarkjs> | undefined;
@@ -42,15 +43,42 @@ const groth16 = async () => (await snarkjs()).groth16;
  * exports its Worker class as on the main thread, and the workers it starts see the truth.
  */
 async function loadSnarkjs(): Promise<Snarkjs> {
-  if (isMainThread) return (await import("snarkjs")) as unknown as Snarkjs;
+  if (isMainThread) {
+    const [{ groth16 }, { WitnessCalculatorBuilder }] = await Promise.all([import("snarkjs"), import("circom_runtime")]);
+    return { groth16, WitnessCalculatorBuilder } as unknown as Snarkjs;
+  }
   const require = createRequire(import.meta.url);
   const threads = require("node:worker_threads") as { isMainThread: boolean };
   threads.isMainThread = true;
   try {
-    return require("snarkjs") as Snarkjs;
+    return { groth16: require("snarkjs").groth16, WitnessCalculatorBuilder: require("circom_runtime").WitnessCalculatorBuilder } as Snarkjs;
   } finally {
     threads.isMainThread = false;
   }
+}
+
+/**
+ * The circuit's witness calculator, compiled and instantiated once per prover and kept: snarkjs's
+ * wtns.calculate compiles the 3 MB wasm and maps a new 2 GiB memory for every witness. One witness at
+ * a time: the instance's memory holds one computation. Every `===` and assert is still checked.
+ */
+function witnessCalculator(wasm: Uint8Array): (input: Record<string, unknown>) => Promise<Uint8Array> {
+  let calculator: ReturnType<Snarkjs["WitnessCalculatorBuilder"]> | undefined;
+  let queue: Promise<unknown> = Promise.resolve();
+  return (input) => {
+    const run = queue.then(async () => {
+      calculator ??= snarkjs().then((s) => s.WitnessCalculatorBuilder(wasm));
+      const built = await calculator.catch((error: unknown) => {
+        calculator = undefined; // not kept: the next witness tries again
+        throw error;
+      });
+      return built.calculateWTNSBin(input, false).catch((error: unknown) => {
+        throw witnessError(error);
+      });
+    });
+    queue = run.catch(() => undefined);
+    return run;
+  };
 }
 
 /** A proof the pinned verification key does not accept: it is never returned, so it never leaves the client. */
@@ -119,13 +147,13 @@ export function createProver(files: ProofFiles, pins: ProverPins): Prover {
   } catch (error) {
     throw new ArtifactIntegrityError(`the pinned verification key is not JSON: ${(error as Error).message}`);
   }
-  if (pins.proofSystem === "dev") return devProver(files, pins, verificationKey);
+  const witness = witnessCalculator(files.wasm);
+  if (pins.proofSystem === "dev") return devProver(pins, verificationKey, witness);
   return {
     proofSystem: "groth16",
     async prove(input) {
-      const { proof, publicSignals } = await (await groth16()).fullProve(input, { type: "mem", data: files.wasm }, { type: "mem", data: files.zkey }).catch((error: unknown) => {
-        throw witnessError(error);
-      });
+      const wtns = await witness(input);
+      const { proof, publicSignals } = await (await groth16()).prove({ type: "mem", data: files.zkey }, { type: "mem", data: wtns });
       await verifyOrThrow(verificationKey, publicSignals, proof);
       const big = (x: string | undefined) => BigInt(x as string);
       const [a, b, c] = [proof.pi_a, proof.pi_b, proof.pi_c];
@@ -156,19 +184,15 @@ export type ProverPins = ProofFilePins & { proofSystem?: ProofSystemName; chainI
  * wasm, so every constraint the witness code checks still holds or fails (WitnessConstraintError), then
  * makes the dev proof of its public signals for the pinned verifier and chain instead of a Groth16 one.
  */
-function devProver(files: ProofFiles, pins: ProverPins, verificationKey: { nPublic?: unknown }): Prover {
+function devProver(pins: ProverPins, verificationKey: { nPublic?: unknown }, witness: (input: Record<string, unknown>) => Promise<Uint8Array>): Prover {
   const { chainId, verifier } = pins;
   if (chainId === undefined || verifier === undefined) throw new ArtifactIntegrityError("dev proofs are bound to a verifier and a chain: the pins name no chainId or verifier");
   const nPublic = Number(verificationKey.nPublic);
   return {
     proofSystem: "dev",
     async prove(input) {
-      const wtns: MemFile = { type: "mem" };
-      await (await snarkjs()).wtns.calculate(input, { type: "mem", data: files.wasm }, wtns).catch((error: unknown) => {
-        throw witnessError(error);
-      });
       // snarkjs's publicSignals: the witness's signals 1..nPublic (0 is the constant 1).
-      const publicSignals = witnessValues(wtns.data as Uint8Array, 1, nPublic);
+      const publicSignals = witnessValues(await witness(input), 1, nPublic);
       const proof = devProof({ verifier: verifier.address as Address, chainId, publicSignals });
       // The local check DevVerifier would make: one form, every signal in the field.
       if (publicSignals.length !== nPublic || publicSignals.some((x) => x >= FIELD_SIZE)) throw new ProofVerificationError("the dev proof's public signals are not field elements; it was not returned");

@@ -39,6 +39,9 @@ export async function execConsumer({ project, work, files, step, inProject, user
     const [file, fileArgs] = user.node(args);
     return inProject(file, fileArgs, { env: user.env, extendEnv: false, ...options });
   };
+  // Ours: what has the project or its TMPDIR (the stacks' state dirs) in its command line. Not all of
+  // work/: the Hardhat and Foundry projects install there meanwhile, in the background.
+  const ours = [project, path.join(work, "tmp")];
   for (const name of ["test_queue_devstack.py", "node-test.mjs"]) {
     if (!files.has(name)) throw new Error(`README.md has no code block for ${name}`);
   }
@@ -48,14 +51,14 @@ export async function execConsumer({ project, work, files, step, inProject, user
     const all = String(run.all ?? "");
     // unittest exits 0 having found nothing ("NO TESTS RAN" is 5 since 3.12, not before): count them.
     if (run.exitCode !== 0 || !/^Ran 4 tests in /m.test(all)) throw new Error(`the Python suite through exec: exit ${run.exitCode}\n${all}`);
-    await noneLeft([], [work]);
+    await noneLeft([], ours);
   });
 
   await step(`${user.node(["--test", "node-test.mjs"]).flat().join(" ")} ${user.label} (the README's node:test pattern: before, beforeEach reset, after stop)`, async () => {
     const run = await node(["--test", "node-test.mjs"], { reject: false });
     const all = String(run.all ?? "");
     if (run.exitCode !== 0 || !/^# pass 3$/m.test(all)) throw new Error(`node --test: exit ${run.exitCode}\n${all}`);
-    await noneLeft([], [work]);
+    await noneLeft([], ours);
   });
 
   await step(`${user.node(["--test"]).flat().join(" ")} of a test holding its stack, then Ctrl-C: no process left`, async () => {
@@ -86,7 +89,7 @@ export async function execConsumer({ project, work, files, step, inProject, user
     if (!isAlive(held.anvil)) throw new Error("the test's anvil is not running");
     process.kill(-(run.pid as number), "SIGINT");
     await run;
-    await noneLeft([held.anvil], [work]);
+    await noneLeft([held.anvil], ours);
   });
 
   await step("npx queue-devstack exec -- <a command that waits>, then Ctrl-C: no process left (the command's background job neither)", async () => {
@@ -105,6 +108,6 @@ export async function execConsumer({ project, work, files, step, inProject, user
     if (!isAlive(held.sleep)) throw new Error("the command's background job is not running");
     process.kill(-(run.pid as number), "SIGINT"); // Ctrl-C: the terminal's foreground group (npx and exec)
     await run;
-    await noneLeft([held.sh, held.sleep, held.stack.processes.anvil.pid], [held.stack.stateDir, work]);
+    await noneLeft([held.sh, held.sleep, held.stack.processes.anvil.pid], [held.stack.stateDir, ...ours]);
   });
 }

@@ -30,6 +30,9 @@ const PLATFORM = `${process.platform}-${process.arch === "x64" ? "amd64" : proce
 const FORGE = `node_modules/@foundry-rs/forge-${PLATFORM}/bin/forge`;
 const FORGE_TEST = [FORGE, "test", "--fork-url", "devstack"];
 
+/** forge writes its caches to ~/.foundry: its runs here get a HOME of their own, in the consumer's folder. */
+const foundryHome = (work: string) => path.join(work, "foundry-home");
+
 /** The README's code blocks named `foundry-project/<path>`, by path in that folder. */
 function foundryFiles(readme: string): Map<string, string> {
   const files = new Map<string, string>();
@@ -63,12 +66,36 @@ contract HangTest {
 }
 `;
 
-export async function foundryConsumer({ work, tmp, tarball, readme, step, inProject, version, user }: FoundryConsumer): Promise<void> {
+/** The README's Foundry project and its checks' project, written and installed (no stack): the consumer test runs it in the background. */
+export async function setupFoundry({ work, tarball, readme, inProject, version, user }: Omit<FoundryConsumer, "tmp" | "step">): Promise<void> {
+  const dir = path.join(work, FOLDER);
+  const checks = path.join(dir, "checks");
+  const [forge, solc] = [`@foundry-rs/forge@${await version("@foundry-rs/forge")}`, `solc@${await version("solc")}`];
+  const files = foundryFiles(readme);
+  for (const name of ["foundry.toml", "test/DevStackPool.t.sol"]) if (!files.has(name)) throw new Error(`README.md has no code block for ${FOLDER}/${name}`);
+  for (const command of [README_COMMAND, README_OFFLINE, `forge-${PLATFORM}`]) if (!readme.includes(command)) throw new Error(`the docs (README.md, docs/*.md) do not give the command run here: ${command}`);
+  await mkdir(dir);
+  await inProject("npm", ["init", "-y"], { cwd: dir, env: user.env, extendEnv: false });
+  await user.install(dir, [tarball, forge, solc], ["@foundry-rs/forge"]);
+  for (const [name, text] of files) {
+    await mkdir(path.dirname(path.join(dir, name)), { recursive: true });
+    await writeFile(path.join(dir, name), text);
+  }
+  await mkdir(foundryHome(work));
+  // The checks' project: the README's foundry.toml, and forge may write in it (the hang test's "started").
+  await mkdir(path.join(checks, "test"), { recursive: true });
+  const config = (files.get("foundry.toml") as string).replace("[profile.default]\n", '[profile.default]\nfs_permissions = [{ access = "write", path = "./" }]\n');
+  if (!config.includes("fs_permissions")) throw new Error("the README's foundry.toml has no [profile.default]");
+  await writeFile(path.join(checks, "foundry.toml"), config);
+  await writeFile(path.join(checks, "test", "Checks.t.sol"), CHECKS);
+}
+
+export async function foundryConsumer({ work, tmp, step, inProject, version, user }: FoundryConsumer, setup: Promise<void>): Promise<void> {
   const dir = path.join(work, FOLDER);
   // In the project (npx finds the package there), a Foundry project of its own: the README's is not compiled with it.
   const checks = path.join(dir, "checks");
   // The README's relative FOUNDRY_SOLC in its project; the checks' project, a folder down, names the same file.
-  const env = (cwd: string) => ({ ...user.env, FOUNDRY_SOLC: cwd === dir ? SOLC : path.join(dir, SOLC), HOME: path.join(work, "foundry-home") });
+  const env = (cwd: string) => ({ ...user.env, FOUNDRY_SOLC: cwd === dir ? SOLC : path.join(dir, SOLC), HOME: foundryHome(work) });
   const exec = (cwd: string, forgeArgs: string[], options: Options = {}) =>
     inProject("npx", ["queue-devstack", "exec", "--", ...forgeArgs], { cwd, env: env(cwd), extendEnv: false, reject: false, ...options });
 
@@ -88,25 +115,7 @@ export async function foundryConsumer({ work, tmp, tarball, readme, step, inProj
   }
 
   const [forge, solc] = [`@foundry-rs/forge@${await version("@foundry-rs/forge")}`, `solc@${await version("solc")}`];
-  await step(`the README's Foundry project ${user.label}: npm init -y, npm install the tarball, ${forge} and ${solc}`, async () => {
-    const files = foundryFiles(readme);
-    for (const name of ["foundry.toml", "test/DevStackPool.t.sol"]) if (!files.has(name)) throw new Error(`README.md has no code block for ${FOLDER}/${name}`);
-    for (const command of [README_COMMAND, README_OFFLINE, `forge-${PLATFORM}`]) if (!readme.includes(command)) throw new Error(`the docs (README.md, docs/*.md) do not give the command run here: ${command}`);
-    await mkdir(dir);
-    await inProject("npm", ["init", "-y"], { cwd: dir, env: user.env, extendEnv: false });
-    await user.install(dir, [tarball, forge, solc], ["@foundry-rs/forge"]);
-    for (const [name, text] of files) {
-      await mkdir(path.dirname(path.join(dir, name)), { recursive: true });
-      await writeFile(path.join(dir, name), text);
-    }
-    await mkdir(env(dir).HOME);
-    // The checks' project: the README's foundry.toml, and forge may write in it (the hang test's "started").
-    await mkdir(path.join(checks, "test"), { recursive: true });
-    const config = (files.get("foundry.toml") as string).replace("[profile.default]\n", '[profile.default]\nfs_permissions = [{ access = "write", path = "./" }]\n');
-    if (!config.includes("fs_permissions")) throw new Error("the README's foundry.toml has no [profile.default]");
-    await writeFile(path.join(checks, "foundry.toml"), config);
-    await writeFile(path.join(checks, "test", "Checks.t.sol"), CHECKS);
-  });
+  await step(`the README's Foundry project ${user.label}: npm init -y, npm install the tarball, ${forge} and ${solc} (in the background since the first install)`, () => setup);
 
   await step(`FOUNDRY_SOLC=${SOLC} npx queue-devstack exec -- ${FORGE_TEST.join(" ")} (offline): the README's tests pass, no process left`, async () => {
     const run = await exec(dir, FORGE_TEST);

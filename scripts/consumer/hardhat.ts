@@ -45,7 +45,50 @@ function hardhatFiles(readme: string): Map<string, string> {
   return files;
 }
 
-export async function hardhatConsumer({ work, tmp, tarball, readme, step, inProject, version, user }: HardhatConsumer): Promise<void> {
+/**
+ * The README's Hardhat project, written, installed and type-checked: no stack, no step of its own, so
+ * the consumer test runs it in the background beside its other steps (the install is mostly npm's wait).
+ */
+export async function setupHardhat({ work, tarball, readme, inProject, version, user }: Omit<HardhatConsumer, "tmp" | "step">): Promise<void> {
+  const dir = path.join(work, FOLDER);
+  const inDir = (file: string, args: string[], options: Options = {}) => inProject(file, args, { cwd: dir, env: user.env, extendEnv: false, ...options });
+  const files = hardhatFiles(readme);
+  for (const name of ["hardhat.config.ts", "test/devstack.ts"]) if (!files.has(name)) throw new Error(`README.md has no code block for ${FOLDER}/${name}`);
+  await mkdir(dir);
+  await writeFile(path.join(dir, "package.json"), `${JSON.stringify({ name: FOLDER, private: true, type: "module" }, null, 2)}\n`);
+  for (const [name, text] of files) {
+    await mkdir(path.dirname(path.join(dir, name)), { recursive: true });
+    await writeFile(path.join(dir, name), text);
+  }
+  await writeFile(
+    path.join(dir, "ci.hardhat.config.ts"),
+    [
+      'import { createRequire } from "node:module";',
+      'import config from "./hardhat.config.ts";',
+      "",
+      "// CI is offline: solc-js from npm, not a download (see scripts/consumer/hardhat.ts).",
+      `export default { ...config, solidity: { version: "${await version("solc")}", path: createRequire(import.meta.url).resolve("solc/soljson.js") } };`,
+      "",
+    ].join("\n"),
+  );
+  const packages = [
+    tarball,
+    `hardhat@${await version("hardhat")}`,
+    `@nomicfoundation/hardhat-viem@${HARDHAT_VIEM}`,
+    `@nomicfoundation/hardhat-node-test-runner@${NODE_TEST_RUNNER}`,
+    `viem@${await version("viem")}`,
+    `@types/node@${await version("@types/node")}`,
+    `typescript@${await version("typescript")}`,
+    `solc@${await version("solc")}`,
+  ];
+  await user.install(dir, packages, ["esbuild"]); // Hardhat's
+  // The README's files as a reader's strict TypeScript sees them: the plugin's types on the connection.
+  const tsconfig = { compilerOptions: { module: "nodenext", target: "es2022", strict: true, noEmit: true }, include: ["hardhat.config.ts", "test"] };
+  await writeFile(path.join(dir, "tsconfig.json"), `${JSON.stringify(tsconfig, null, 2)}\n`);
+  await inDir("npx", ["tsc", "-p", "."]);
+}
+
+export async function hardhatConsumer({ work, tmp, step, inProject, user }: HardhatConsumer, setup: Promise<void>): Promise<void> {
   const dir = path.join(work, FOLDER);
   const inDir = (file: string, args: string[], options: Options = {}) => inProject(file, args, { cwd: dir, env: user.env, extendEnv: false, ...options });
   // Everything the project runs has its folder in its command line (anvil's --load-state included).
@@ -55,42 +98,7 @@ export async function hardhatConsumer({ work, tmp, tarball, readme, step, inProj
   const stateDirsLeft = async () => (await stateDirs()).filter((name) => !before.has(name));
   const hardhatTest = ["hardhat", "test", "--config", "ci.hardhat.config.ts"];
 
-  await step(`the README's Hardhat project in ${FOLDER}/, ${user.label}: npm install the tarball, hardhat, hardhat-viem, the node:test runner; tsc`, async () => {
-    const files = hardhatFiles(readme);
-    for (const name of ["hardhat.config.ts", "test/devstack.ts"]) if (!files.has(name)) throw new Error(`README.md has no code block for ${FOLDER}/${name}`);
-    await mkdir(dir);
-    await writeFile(path.join(dir, "package.json"), `${JSON.stringify({ name: FOLDER, private: true, type: "module" }, null, 2)}\n`);
-    for (const [name, text] of files) {
-      await mkdir(path.dirname(path.join(dir, name)), { recursive: true });
-      await writeFile(path.join(dir, name), text);
-    }
-    await writeFile(
-      path.join(dir, "ci.hardhat.config.ts"),
-      [
-        'import { createRequire } from "node:module";',
-        'import config from "./hardhat.config.ts";',
-        "",
-        "// CI is offline: solc-js from npm, not a download (see scripts/consumer/hardhat.ts).",
-        `export default { ...config, solidity: { version: "${await version("solc")}", path: createRequire(import.meta.url).resolve("solc/soljson.js") } };`,
-        "",
-      ].join("\n"),
-    );
-    const packages = [
-      tarball,
-      `hardhat@${await version("hardhat")}`,
-      `@nomicfoundation/hardhat-viem@${HARDHAT_VIEM}`,
-      `@nomicfoundation/hardhat-node-test-runner@${NODE_TEST_RUNNER}`,
-      `viem@${await version("viem")}`,
-      `@types/node@${await version("@types/node")}`,
-      `typescript@${await version("typescript")}`,
-      `solc@${await version("solc")}`,
-    ];
-    await user.install(dir, packages, ["esbuild"]); // Hardhat's
-    // The README's files as a reader's strict TypeScript sees them: the plugin's types on the connection.
-    const tsconfig = { compilerOptions: { module: "nodenext", target: "es2022", strict: true, noEmit: true }, include: ["hardhat.config.ts", "test"] };
-    await writeFile(path.join(dir, "tsconfig.json"), `${JSON.stringify(tsconfig, null, 2)}\n`);
-    await inDir("npx", ["tsc", "-p", "."]);
-  });
+  await step(`the README's Hardhat project in ${FOLDER}/, ${user.label}: npm install the tarball, hardhat, hardhat-viem, the node:test runner; tsc (in the background since the first install)`, () => setup);
 
   await step(`npx hardhat test ${user.label} (the README's Hardhat test, node:test runner): passes, no process and no temp folder left`, async () => {
     // Bounded: a plugin that held the process open would hang here (node:test under Hardhat ends its run only when nothing does).
