@@ -3,7 +3,7 @@ import { formatTransactionReceipt, keccak256, numberToHex, TransactionReceiptNot
 import type { HeadTracker } from "../chain/head.ts";
 import { poolAbi } from "../chain/pool-abi.ts";
 import { ProblemError } from "../problem.ts";
-import { checkRelayerReady, poolCall, transactCalldata, type CheckContext } from "./checks.ts";
+import { checkRelayerReady, isTransportError, poolCall, transactCalldata, type CheckContext } from "./checks.ts";
 import { simulateChecked, simulateRelay } from "../actions/check-action.ts";
 import { checkFinalizeFee, checkReservation } from "../actions/finalize.ts";
 import { bumpedFees, currentFees, type Fees } from "./fees.ts";
@@ -81,6 +81,8 @@ export class RelayEngine {
   private paused = false;
   /** Blocks the head subscription announced since the last tick: the next one reads their receipts. */
   private announced = new Set<bigint>();
+  /** The node refused eth_getBlockReceipts: operations are found by nonce only. */
+  private noBlockReceipts = false;
 
   constructor(deps: EngineDeps) {
     this.deps = deps;
@@ -410,8 +412,16 @@ export class RelayEngine {
    */
   private async blockReceipts(blocks: bigint[]): Promise<Map<string, TransactionReceipt>> {
     const byHash = new Map<string, TransactionReceipt>();
+    if (this.noBlockReceipts) return byHash;
     const answers = await Promise.all(
-      blocks.map((n) => this.deps.chain.request({ method: "eth_getBlockReceipts", params: [numberToHex(n)] } as never).catch(() => null) as Promise<unknown[] | null>),
+      blocks.map(
+        (n) =>
+          this.deps.chain.request({ method: "eth_getBlockReceipts", params: [numberToHex(n)] } as never).catch((error: unknown) => {
+            // Refused rather than unanswered: a node without the method is not asked again.
+            if (!isTransportError(error)) this.noBlockReceipts = true;
+            return null;
+          }) as Promise<unknown[] | null>,
+      ),
     );
     for (const receipt of answers.flatMap((a) => (Array.isArray(a) ? a : []))) {
       const formatted = formatTransactionReceipt(receipt as never) as TransactionReceipt;
