@@ -239,7 +239,7 @@ async function buildApp(
     attachRelayControl(app, relayer);
     // New blocks by subscription, when the node has a WebSocket: the relayer looks at once.
     const heads = options.wsRpcUrl
-      ? subscribeNewHeads(options.wsRpcUrl, () => relayer.engine.poke(), (error) => app.log.debug({ detail: redactText(error.message, options.wsRpcUrl) }, "newHeads subscription failed; polling meanwhile"))
+      ? subscribeNewHeads(options.wsRpcUrl, (head) => relayer.engine.newHead(head), (error) => app.log.debug({ detail: redactText(error.message, options.wsRpcUrl) }, "newHeads subscription failed; polling meanwhile"))
       : null;
     app.addHook("onClose", async () => {
       await heads?.close();
