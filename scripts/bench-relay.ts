@@ -1,3 +1,5 @@
+import { writeFile } from "node:fs/promises";
+import { Session } from "node:inspector/promises";
 import { encodeFunctionData, type TransactionReceipt } from "viem";
 import { closeProvers, createQueueClient, poolAbi, reviewedFrom, type PreparedTransaction } from "../harness/client/index.ts";
 import { startDevStack, type DevStack } from "../harness/index.ts";
@@ -23,6 +25,12 @@ if (!Number.isInteger(N) || N < 1) {
 // Relays one at a time after the burst: the latency of a single operation on an idle queue.
 const SINGLE = Number(process.env.BENCH_SINGLE ?? 8);
 const SINGLE_POLL_MS = 10;
+// BENCH_RPC_COUNT=1: also print the JSON-RPC calls per transaction by method, of the runtime (through
+// the stack's fault proxy) on the queue path and of this script on the direct one. Off by default: the
+// counting parses every request body, which this process's CPU figure would include.
+const COUNT_RPC = process.env.BENCH_RPC_COUNT === "1";
+// BENCH_CPU_PROFILE=<file>: a V8 CPU profile of this process during the queue bursts only (set-up left out).
+const CPU_PROFILE = process.env.BENCH_CPU_PROFILE;
 const POLL_MS = 50;
 const TIMEOUT_MS = 120_000;
 
@@ -60,6 +68,7 @@ try {
   const proveMs = performance.now() - proveStarted;
   const setupMs = performance.now() - setupStarted;
 
+  const rpc = COUNT_RPC ? countRpcCalls([stack.faults.rpcUrl, stack.rpcUrl]) : undefined;
   const chainPid = stack.chainPid;
   type Cpu = { anvil: number | null; node: number };
   /** The CPU anvil and this process used while `work` ran. */
@@ -107,10 +116,17 @@ try {
 
   const queueRuns: Array<Awaited<ReturnType<typeof queueBurst>> & { cpu: Cpu }> = [];
   const directRuns: Array<Awaited<ReturnType<typeof directBurst>> & { cpu: Cpu }> = [];
+  const profiler = CPU_PROFILE ? await startProfiler() : undefined;
   for (const round of rounds) {
+    rpc?.phase("queue");
+    await profiler?.resume();
     queueRuns.push(await measured(() => queueBurst(round.queued)));
+    await profiler?.pause();
+    rpc?.phase("direct");
     directRuns.push(await measured(() => directBurst(round.baseline)));
   }
+  rpc?.phase(undefined);
+  if (profiler && CPU_PROFILE) await profiler.save(CPU_PROFILE);
 
   // 3. One at a time on the idle queue: a single operation's latency, submit to confirmed.
   const single: number[] = [];
@@ -140,12 +156,22 @@ try {
   console.log(
     `through the queue  median ${queueTps.toFixed(2)} tx/s (rounds: ${rates(queueRuns)})  submit->confirmed p50 ${ms(median(qLat))}, p99 ${ms(percentile(qLat, 99))}; submit->202 p50 ${ms(median(relayed.map((r) => r.acceptMs)))}; fee bumps ${bumps}`,
   );
+  // Where an operation's time went, from its history (the runtime's clock is this process's).
+  const at = (r: (typeof relayed)[number], state: string) => Date.parse(r.op.history.find((h) => h.state === state)?.at ?? r.op.createdAt);
+  const phase = (from: (r: (typeof relayed)[number]) => number, to: (r: (typeof relayed)[number]) => number) => ms(median(relayed.map((r) => to(r) - from(r))));
+  console.log(
+    `  its phases (p50): sent->accepted ${phase((r) => r.sentAt, (r) => Date.parse(r.op.createdAt))}, ->submitted ${phase((r) => Date.parse(r.op.createdAt), (r) => at(r, "submitted"))}, ->included ${phase((r) => at(r, "submitted"), (r) => at(r, "included"))}, ->confirmed ${phase((r) => at(r, "included"), (r) => at(r, "confirmed"))}, ->seen by the client ${phase((r) => at(r, "confirmed"), (r) => r.seenAt)}`,
+  );
   console.log(`direct, one account median ${directTps.toFixed(2)} tx/s (rounds: ${rates(directRuns)})  send->receipt p50 ${ms(median(dLat))}, p99 ${ms(percentile(dLat, 99))}`);
   console.log(`ratio queue / direct throughput (medians): ${(queueTps / directTps).toFixed(2)}x`);
   // Where the time went: CPU per transaction of anvil and of this process (runtime, client and proxy).
   const cpuPer = (runs: Array<{ cpu: Cpu }>, of: "anvil" | "node") => `${(median(runs.map((run) => run.cpu[of] ?? 0)) / N).toFixed(1)} ms`;
   if (queueRuns[0]?.cpu.anvil !== null) {
     console.log(`CPU per transaction (medians): through the queue anvil ${cpuPer(queueRuns, "anvil")}, node ${cpuPer(queueRuns, "node")} | direct anvil ${cpuPer(directRuns, "anvil")}, node ${cpuPer(directRuns, "node")}`);
+  }
+  if (rpc) {
+    const perTx = (phase: "queue" | "direct") => rpc.table(phase, N * ROUNDS);
+    console.log(`JSON-RPC calls per transaction (over ${ROUNDS} rounds): through the queue ${perTx("queue")} | direct ${perTx("direct")}`);
   }
   if (single.length > 0) console.log(`one at a time (${single.length}, client polls every ${SINGLE_POLL_MS} ms): submit->confirmed p50 ${ms(median(single))}, p99 ${ms(percentile(single, 99))} (= max)`);
 } catch (error) {
@@ -154,4 +180,52 @@ try {
 } finally {
   await closeProvers();
   await stack?.stop();
+}
+
+/**
+ * Counts the JSON-RPC calls (a batch's each) this process sends by fetch to `urls`, by method, per phase.
+ * The runtime runs in this process and its chain client uses fetch, so its calls are counted too.
+ */
+function countRpcCalls(urls: string[]) {
+  const counts = new Map<string, Map<string, number>>();
+  let current: string | undefined;
+  const original = globalThis.fetch;
+  globalThis.fetch = (input, init) => {
+    const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+    if (current !== undefined && urls.some((u) => url.startsWith(u)) && typeof init?.body === "string") {
+      const phase = counts.get(current) ?? new Map<string, number>();
+      counts.set(current, phase);
+      const parsed = JSON.parse(init.body) as { method: string } | Array<{ method: string }>;
+      for (const call of Array.isArray(parsed) ? parsed : [parsed]) phase.set(call.method, (phase.get(call.method) ?? 0) + 1);
+      phase.set("(HTTP requests)", (phase.get("(HTTP requests)") ?? 0) + 1);
+    }
+    return original(input, init);
+  };
+  return {
+    phase(name: string | undefined) {
+      current = name;
+    },
+    table(name: string, transactions: number) {
+      const phase = [...(counts.get(name) ?? new Map<string, number>())].sort(([a], [b]) => a.localeCompare(b));
+      return phase.map(([method, n]) => `${method} ${(n / transactions).toFixed(2)}`).join(", ");
+    },
+  };
+}
+
+/** V8's sampling profiler over several stretches: one profile per stretch, their samples merged by the reader. */
+async function startProfiler() {
+  const session = new Session();
+  session.connect();
+  await session.post("Profiler.enable");
+  const profiles: unknown[] = [];
+  return {
+    resume: () => session.post("Profiler.start"),
+    async pause() {
+      profiles.push((await session.post("Profiler.stop")).profile);
+    },
+    async save(file: string) {
+      await Promise.all(profiles.map((profile, i) => writeFile(`${file}.${i}.cpuprofile`, JSON.stringify(profile))));
+      session.disconnect();
+    },
+  };
 }

@@ -1,23 +1,50 @@
+import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { execa } from "execa";
+import { Instance } from "prool";
 import { anvilBinaryPath } from "../harness/chain/index.ts";
+import { startDevStack } from "../harness/index.ts";
 import { launchToFirstOutput } from "./cli-launch.ts";
 import { median } from "./stats.ts";
 
-// Launch-to-ready of the whole local stack as a user starts it — the compiled CLI of the package
-// (`queue-devstack --json`, what `npx queue-devstack` runs), until it prints its line — against a bare
-// anvil answering eth_chainId, measured alternately in the same run. Medians and their ratio. It builds
-// the package first (npm run build), and also reports the CLI run from source (npm run dev-stack).
+// Start-up of the local stack, each figure against its baseline measured in the same run, alternating:
+// 1. the compiled CLI of the package (`queue-devstack --json`, what `npx queue-devstack` runs) from launch
+//    until it prints its line, against a bare anvil answering eth_chainId; with each start-up step's
+//    share (from the CLI's progress lines), so a regression shows where it happened; also the CLI run
+//    from source (npm run dev-stack);
+// 2. startDevStack() → ready in this process (its modules loaded) against prool's Instance.anvil().start()
+//    of the same anvil binary;
+// 3. the resident memory of an idle stack: the CLI's node process and its anvil, some seconds after ready.
+// It builds the package first (npm run build).
 const RUNS = Number(process.env.BENCH_RUNS ?? 9);
-
+const MEMORY_RUNS = Number(process.env.BENCH_MEMORY_RUNS ?? 3);
+const IDLE_S = Number(process.env.BENCH_IDLE_S ?? 5);
 
 const CLI = {
   compiled: [path.join("dist", "scripts", "queue-devstack.js")],
   source: ["--experimental-strip-types", "--no-warnings", path.join("scripts", "dev-stack.ts")],
 };
 
-function stackOnce(entry: string[]): Promise<number> {
-  return launchToFirstOutput((stateDir) => [...entry, "--json", "--chain-port", "0", "--queue-port", "0", "--state-dir", stateDir], "bench-stack-");
+/** One start-up step of a launch: when it began and ended, in ms since the launch. */
+type Steps = Map<string, { start: number; end: number }>;
+
+/** The CLI's progress line: `  <step>  <ms> ms  <detail>`. */
+const STEP_LINE = /^ {2}(\S.*?)\s+(\d+) ms(?: {2}.*)?$/;
+
+function stackOnce(entry: string[], hooks: Parameters<typeof launchToFirstOutput>[2] = {}): Promise<number> {
+  return launchToFirstOutput((stateDir) => [...entry, "--json", "--chain-port", "0", "--queue-port", "0", "--state-dir", stateDir], "bench-stack-", hooks);
+}
+
+/** A compiled launch, with its steps as the progress lines tell them (a line arrives as its step ends). */
+async function compiledOnce(): Promise<{ ms: number; steps: Steps }> {
+  const steps: Steps = new Map();
+  const ms = await stackOnce(CLI.compiled, {
+    stderrLine(line, at) {
+      const m = STEP_LINE.exec(line);
+      if (m) steps.set(m[1] as string, { start: at - Number(m[2]), end: at });
+    },
+  });
+  return { ms, steps };
 }
 
 async function anvilOnce(): Promise<number> {
@@ -49,22 +76,102 @@ async function anvilOnce(): Promise<number> {
   return elapsed;
 }
 
+/** prool's anvil instance, the same binary, on a free port: start() resolves at its "Listening on" line. */
+async function proolOnce(): Promise<number> {
+  const instance = Instance.anvil({ binary: anvilBinaryPath(), port: 0, chainId: 11155111 });
+  const started = performance.now();
+  await instance.start();
+  const elapsed = performance.now() - started;
+  await instance.stop();
+  return elapsed;
+}
+
+async function startDevStackOnce(): Promise<number> {
+  const started = performance.now();
+  const stack = await startDevStack();
+  const elapsed = performance.now() - started;
+  await stack.stop();
+  return elapsed;
+}
+
+/** VmRSS of a process, in MB. */
+async function residentMb(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, "utf8");
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1]) / 1024;
+}
+
+/** The process's descendants (anvil may be spawned through setpriv, which execs it: same PID). */
+async function descendants(pid: number): Promise<number[]> {
+  const tasks = await readFile(`/proc/${pid}/task/${pid}/children`, "utf8").catch(() => "");
+  const children = tasks.split(/\s+/).filter(Boolean).map(Number);
+  return [...children, ...(await Promise.all(children.map(descendants))).flat()];
+}
+
+/** A compiled launch left idle IDLE_S seconds after ready: the resident memory of node and of anvil. */
+async function idleMemoryOnce(): Promise<{ node: number; anvil: number }> {
+  let sample = { node: Number.NaN, anvil: Number.NaN };
+  await stackOnce(CLI.compiled, {
+    async ready(pid) {
+      await new Promise((r) => setTimeout(r, IDLE_S * 1000));
+      let anvil = Number.NaN;
+      for (const child of await descendants(pid)) {
+        if ((await readFile(`/proc/${child}/comm`, "utf8").catch(() => "")).trim() === "anvil") anvil = await residentMb(child);
+      }
+      sample = { node: await residentMb(pid), anvil };
+    },
+  });
+  return sample;
+}
+
 await execa("npm", ["run", "build", "--silent"]);
-const compiled: number[] = [];
+const compiled: Array<{ ms: number; steps: Steps }> = [];
 const source: number[] = [];
 const anvil: number[] = [];
-await stackOnce(CLI.compiled); // warm-up: file cache, Node's compile cache
+const devStack: number[] = [];
+const prool: number[] = [];
+// Warm-up: the file cache, Node's compile cache, this process's modules.
+await compiledOnce();
 await stackOnce(CLI.source);
+await startDevStackOnce();
+await proolOnce();
 for (let i = 0; i < RUNS; i++) {
   anvil.push(await anvilOnce());
-  compiled.push(await stackOnce(CLI.compiled));
+  compiled.push(await compiledOnce());
   source.push(await stackOnce(CLI.source));
+  prool.push(await proolOnce());
+  devStack.push(await startDevStackOnce());
 }
-const a = median(anvil);
-const line = (label: string, xs: number[]) =>
-  console.log(`${label.padEnd(40)} median ${median(xs).toFixed(0)} ms  (min ${Math.min(...xs).toFixed(0)}, max ${Math.max(...xs).toFixed(0)})`);
+const memory: Array<{ node: number; anvil: number }> = [];
+for (let i = 0; i < MEMORY_RUNS; i++) memory.push(await idleMemoryOnce());
+
+const ms = (x: number) => `${x.toFixed(0)} ms`;
+const line = (label: string, xs: number[]) => console.log(`${label.padEnd(44)} median ${ms(median(xs))}  (min ${Math.min(...xs).toFixed(0)}, max ${Math.max(...xs).toFixed(0)})`);
+const total = median(compiled.map((c) => c.ms));
 console.log(`runs: ${RUNS} each, alternating`);
-line("local stack, installed CLI -> ready", compiled);
+line("local stack, installed CLI -> ready", compiled.map((c) => c.ms));
 line("local stack, from source -> ready", source);
 line("bare anvil launch -> eth_chainId", anvil);
-console.log(`ratio installed CLI / bare anvil: ${(median(compiled) / a).toFixed(1)}x`);
+console.log(`ratio installed CLI / bare anvil: ${(total / median(anvil)).toFixed(1)}x`);
+
+// Each step's median start and duration, and its share of the median launch; steps run side by side
+// may add up to more than the whole.
+console.log("installed CLI's start-up, by step (median start, duration, share of launch -> ready):");
+const names = [...new Set(compiled.flatMap((c) => [...c.steps.keys()]))];
+const phase = (label: string, start: number, duration: number) =>
+  console.log(`  ${label.padEnd(42)} at ${ms(start).padStart(7)}  ${ms(duration).padStart(7)}  ${((duration / total) * 100).toFixed(0).padStart(3)}%`);
+const firstStart = median(compiled.map((c) => Math.min(...[...c.steps.values()].map((s) => s.start))));
+phase("node, the CLI's modules (until a step begins)", 0, firstStart);
+const rows = names.map((name) => {
+  const runs = compiled.flatMap((c) => c.steps.get(name) ?? []);
+  return { name, start: median(runs.map((s) => s.start)), duration: median(runs.map((s) => s.end - s.start)) };
+});
+for (const row of rows.sort((a, b) => a.start - b.start)) phase(row.name, row.start, row.duration);
+const lastEnd = median(compiled.map((c) => Math.max(...[...c.steps.values()].map((s) => s.end))));
+phase("after the last step (the ready line)", lastEnd, Math.max(0, total - lastEnd));
+
+line("startDevStack() -> ready, in process", devStack);
+line("prool Instance.anvil().start(), same anvil", prool);
+console.log(`ratio startDevStack / prool anvil: ${(median(devStack) / median(prool)).toFixed(1)}x`);
+
+const mb = (xs: number[]) => `${median(xs).toFixed(0)} MB (min ${Math.min(...xs).toFixed(0)}, max ${Math.max(...xs).toFixed(0)})`;
+console.log(`idle stack, ${IDLE_S} s after ready (${MEMORY_RUNS} runs): node resident ${mb(memory.map((m) => m.node))}, anvil ${mb(memory.map((m) => m.anvil))}`);

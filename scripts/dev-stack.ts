@@ -296,6 +296,8 @@ if (exec) {
   await s.stop();
   process.exit(exitCode);
 }
+// The ready line first: the summary below (on stderr under --json) waits for two balance reads.
+if (values.json) process.stdout.write(`${JSON.stringify(s.info)}\n`);
 // Every dev account starts with anvil's 10000 ETH, and the deployer has since paid the fixtures' gas
 // (in the genesis, or live on a fork): the figure for all is another account's, the deployer's its own.
 const etherOf = (address: string | undefined) =>
@@ -331,4 +333,3 @@ ${s.info.devAccounts.map((a, i) => `  ${`#${i}`.padStart(3)} (anvil #${anvilInde
 Ctrl-C stops everything.
 `;
 out.write(summary.split("\n").map(printable).join("\n"));
-if (values.json) process.stdout.write(`${JSON.stringify(s.info)}\n`);

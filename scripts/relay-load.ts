@@ -101,10 +101,11 @@ export async function queueBurst(queue: QueueClient, queueConfig: DeploymentConf
   const settled = await Promise.allSettled(
     txs.map(async (tx) => {
       const t0 = performance.now();
+      const sentAt = Date.now();
       const accepted = await queue.submit("send", queueConfig, tx);
       const accept = performance.now();
       const op: Operation = await queue.waitFor("send", accepted.id, poll);
-      return { op, acceptMs: accept - t0, latencyMs: performance.now() - t0, doneAt: performance.now() };
+      return { op, sentAt, seenAt: Date.now(), acceptMs: accept - t0, latencyMs: performance.now() - t0, doneAt: performance.now() };
     }),
   );
   let failures = 0;

@@ -14,7 +14,7 @@ export interface RuntimeContext {
   configBytes: Buffer;
   configEtag: string;
   networks: NetworkList;
-  /** Proof files by name, their bytes checked against the config at start. */
+  /** Proof files by name, checked against the config at start and served from the files checked. */
   artifacts: ReadonlyMap<string, LoadedArtifact>;
   /** The relayer, when the runtime has a relayer key. */
   relayer: Relayer | null;

@@ -2,7 +2,7 @@ import "./node-version-guard.ts"; // first: one line on an older Node, before an
 import { createHash } from "node:crypto";
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from "fastify";
 import { serializerCompiler, type ZodTypeProvider } from "fastify-type-provider-zod";
-import type { Hex } from "viem";
+import type { Hex, PublicClient } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { createChainClient } from "./chain/client.ts";
 import { verifyDeployment } from "./chain/verify-deployment.ts";
@@ -13,7 +13,7 @@ import { checkCorsOrigins, registerCors, type CorsOrigins } from "./cors.ts";
 import { checkTrustProxy, type TrustProxy } from "./client-address.ts";
 import type { RuntimeContext } from "./context.ts";
 import { answerClientError, answerFrameworkError, installProblemHandlers } from "./errors.ts";
-import { loadProofArtifacts } from "./proof-artifacts.ts";
+import { loadProofArtifacts, type ProofArtifacts } from "./proof-artifacts.ts";
 import { registerOpenApi } from "./openapi.ts";
 import { artifactsRoutes } from "./routes/artifacts.ts";
 import { assetsRoutes } from "./routes/assets.ts";
@@ -146,9 +146,39 @@ export async function buildQueueRuntime(options: QueueRuntimeOptions): Promise<F
   // Requests fail fast (one try, short timeout) and the client retries; the engine retries on its own.
   const chain = createChainClient(options.rpcUrl, { timeoutMs: chainTimeoutMs, retryCount: 0 });
   const engineChain = createChainClient(options.rpcUrl, { timeoutMs: settings.rpcTimeoutMs, retryCount: 1 });
-  if (!options.skipDeploymentCheck) await verifyDeployment(engineChain, config);
+  // The chain check and the proof files' check at once (the chain's error first when both fail).
+  const [verified, loaded] = await Promise.allSettled([options.skipDeploymentCheck ? undefined : verifyDeployment(engineChain, config), loadProofArtifacts(config, options.artifactsDir)]);
+  if (verified.status === "rejected") {
+    if (loaded.status === "fulfilled") await loaded.value.close();
+    throw verified.reason;
+  }
+  if (loaded.status === "rejected") throw loaded.reason;
+  const proofFiles = loaded.value;
+  try {
+    return await buildApp(options, { manifest, config, account, settings, chain, engineChain, chainTimeoutMs, trustProxy, proofFiles });
+  } catch (error) {
+    await proofFiles.close();
+    throw error;
+  }
+}
 
-  const artifacts = await loadProofArtifacts(config, options.artifactsDir);
+/** The runtime's app, once its deployment and proof files are checked: the proof files are closed with it. */
+async function buildApp(
+  options: QueueRuntimeOptions,
+  checked: {
+    manifest: Buffer;
+    config: DeploymentConfig;
+    account: ReturnType<typeof privateKeyToAccount> | null;
+    settings: RelaySettings;
+    chain: PublicClient;
+    engineChain: PublicClient;
+    chainTimeoutMs: number;
+    trustProxy: ReturnType<typeof checkTrustProxy> | undefined;
+    proofFiles: ProofArtifacts;
+  },
+): Promise<FastifyInstance> {
+  const { manifest, config, account, settings, chain, engineChain, chainTimeoutMs, trustProxy, proofFiles } = checked;
+  const artifacts = proofFiles.byName;
   const publicRpcUrl = options.publicRpcUrl ?? redactUrl(options.rpcUrl);
   const context: RuntimeContext = {
     config,
@@ -191,6 +221,7 @@ export async function buildQueueRuntime(options: QueueRuntimeOptions): Promise<F
     logController: new LogController({ disableRequestLogging: (request: { method?: string }) => READ_METHODS.has(request.method ?? "") && !logReads }),
   }).withTypeProvider<ZodTypeProvider>();
   logReads = app.log.level === "debug" || app.log.level === "trace";
+  app.addHook("onClose", () => proofFiles.close());
   // Only JSON bodies: a text/plain body is a 415, not a string that fails the schema.
   app.removeContentTypeParser("text/plain");
   const metrics = createMetrics(() => context.relayer?.store ?? null);
@@ -208,7 +239,7 @@ export async function buildQueueRuntime(options: QueueRuntimeOptions): Promise<F
     attachRelayControl(app, relayer);
     // New blocks by subscription, when the node has a WebSocket: the relayer looks at once.
     const heads = options.wsRpcUrl
-      ? subscribeNewHeads(options.wsRpcUrl, () => relayer.engine.poke(), (error) => app.log.debug({ detail: redactText(error.message, options.wsRpcUrl) }, "newHeads subscription failed; polling meanwhile"))
+      ? subscribeNewHeads(options.wsRpcUrl, (head) => relayer.engine.newHead(head), (error) => app.log.debug({ detail: redactText(error.message, options.wsRpcUrl) }, "newHeads subscription failed; polling meanwhile"))
       : null;
     app.addHook("onClose", async () => {
       await heads?.close();

@@ -195,14 +195,15 @@ describe("npm run dev-stack", () => {
     const stateDir = await tempStateDir();
     const chainPort = String(await freePort());
     const first = spawnDevStack(stateDir, ["--chain-port", chainPort, "--queue-port", "0"]);
-    await first.stderrShows("start anvil"); // anvil is up; deploy, manifest and runtime are still to come
+    await first.stderrShows("start anvil"); // anvil is up; the runtime is still to come
     const [orphan] = await anvilsWith(stateDir);
     expect(orphan).toBeGreaterThan(0);
     anvils.push(orphan as number);
     first.child.kill("SIGKILL");
     await first.child;
     expect(await gone(orphan as number, 5_000)).toBe(true); // the orphan guard, not a cleanup of ours
-    await expect(readFile(path.join(stateDir, "manifest.json"))).rejects.toThrow(/ENOENT/);
+    // Killed before it was ready (the genesis's manifest is written at once now: stack.json comes last).
+    await expect(readFile(path.join(stateDir, "stack.json"))).rejects.toThrow(/ENOENT/);
 
     const second = await launch(stateDir, ["--chain-port", chainPort, "--queue-port", "0"]);
     expect(second.info.rpcUrl).toBe(`http://127.0.0.1:${chainPort}`);

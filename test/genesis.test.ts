@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { loadCircuitManifest } from "../harness/deployment/index.ts";
 import { loadFixtures } from "../harness/deployment/index.ts";
+import { describeDeployment, manifestBytes } from "../harness/deployment/index.ts";
+import { createChainClient } from "../src/chain/client.ts";
 import { canonicalState, genesisFiles, genesisInputsHash, GENESIS_CODE, GENESIS_TIMESTAMP, loadGenesis } from "../harness/deployment/index.ts";
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -60,5 +62,25 @@ describe("the prepared genesis", () => {
       }
     }
     expect(served[1]).toBe(served[0]);
+  });
+
+  it("comes with the manifest that describes it, which a stack serves without describing its chain again (else: npm run build:genesis)", async () => {
+    const fixtures = await loadFixtures();
+    const circuit = await loadCircuitManifest();
+    for (const proofs of ["groth16", "dev"] as const) {
+      const prepared = await readFile(genesisFiles(proofs).manifest);
+      const steps: string[] = [];
+      const stack = await startDevStack({ proofs, onProgress: ({ step, detail }) => void steps.push(`${step}: ${detail}`) });
+      try {
+        expect(steps).toContain("write manifest: the genesis's own, checked against the chain as the runtime starts");
+        expect((await readFile(stack.manifestPath)).equals(prepared)).toBe(true);
+        // What describing the stack's chain gives, byte for byte: the prepared file is not stale.
+        const client = createChainClient(stack.rpcUrl);
+        const described = await describeDeployment({ client, pool: stack.manifest.poolAddress, deploymentBlock: BigInt(stack.manifest.deploymentBlock), fixtures, circuit, relayer: stack.relayer.address });
+        expect(Buffer.from(manifestBytes(described)).toString("utf8")).toBe(prepared.toString("utf8"));
+      } finally {
+        await stack.stop();
+      }
+    }
   });
 });

@@ -1,17 +1,16 @@
-import { readFileSync } from "node:fs";
 import { cp, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { execa } from "execa";
 import { keccak256, type Address } from "viem";
 import { afterAll, describe, expect, it } from "vitest";
 import { PatchError, type DevStack } from "../harness/index.ts";
-import { PATCH_SOLC_SETTINGS } from "../harness/patch/index.ts";
 import { closeProvers, createQueueClient, reviewedFrom } from "../harness/client/index.ts";
 import { StackInfo } from "../harness/state-dir/index.ts";
 import { createChainClient } from "../src/chain/client.ts";
 import { buildQueueRuntime, codeChanges } from "../src/server.ts";
 import { CIRCUIT_BUILD_DIR, manifestBytes } from "../harness/deployment/index.ts";
 import { mnemonicToAccount } from "viem/accounts";
+import { VARIANTS_PATH, variantsHash } from "./support/patch-variants.ts";
 import { poolFixture, provenSend } from "./support/pool.ts";
 import { withStacks } from "./support/stacks.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
@@ -26,6 +25,14 @@ afterAll(() => closeProvers());
 const CONTRACTS = path.resolve("contracts-fixtures/contracts");
 const BUGGY = path.join(CONTRACTS, "test", "PoolFeeOffByOne.sol");
 const FIXED = path.join(CONTRACTS, "Pool.sol");
+/**
+ * A variant compiled once by `npm run build:contracts` (test/support/patch-variants.ts). The .sol path
+ * (compiled here, with the npm solc) is tested by --patch BUGGY at start, the CLI's patch with FIXED and
+ * the compile errors; each is compiled once in this file (the compile cache keeps it afterwards).
+ */
+const variant = (contract: string) => `${VARIANTS_PATH}:${contract}`;
+/** The fixed Pool: Pool.sol as compiled into the variants' output. */
+const POOL = variant("PoolFixed");
 const CLI = ["--experimental-strip-types", "--no-warnings", "scripts/dev-stack.ts"];
 
 const codeHash = async (stack: DevStack, address: string) => keccak256((await createChainClient(stack.rpcUrl).getCode({ address: address as Address })) ?? "0x");
@@ -61,6 +68,11 @@ async function refusal(work: Promise<unknown>): Promise<PatchError> {
   return error as PatchError;
 }
 
+it("the committed patch variants are current (npm run build:contracts)", async () => {
+  const { sourcesHash } = JSON.parse(await readFile(VARIANTS_PATH, "utf8")) as { sourcesHash: string };
+  expect(sourcesHash, "test/fixtures/patch-variants.json is stale: run npm run build:contracts").toBe(await variantsHash());
+});
+
 describe("patching a deployed contract in place", () => {
   let stack: DevStack;
   let bundle: string;
@@ -88,7 +100,7 @@ describe("patching a deployed contract in place", () => {
 
     // A stored operation that fails: accepted on the fixed Pool, the relayer paused, the bug patched in
     // before it signs (the relayer checks again then).
-    await stack.patch("Pool", FIXED);
+    await stack.patch("Pool", POOL);
     const relayer = (engine: "paused" | "running") => fetch(`${stack.queueUrl}/api/dev/relayer`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ engine }) });
     expect((await relayer("paused")).status).toBe(200);
     const pool = await poolFixture(stack);
@@ -107,8 +119,7 @@ describe("patching a deployed contract in place", () => {
 
   it("refuses a patch that moves a storage variable, naming it, the chain's code unchanged", async () => {
     const before = await codeHash(stack, stack.manifest.poolAddress);
-    const moved = await poolVariant((s) => s.replace("    address[] private _assets;", "    uint256 private addedBefore;\n    address[] private _assets;"));
-    const error = await refusal(stack.patch("Pool", moved));
+    const error = await refusal(stack.patch("Pool", variant("PoolMovedStorage")));
     expect(error.code).toBe("storage_layout_changed");
     expect(error.message).toContain("storage variable _assets moved from slot 5 to slot 6");
     expect(await codeHash(stack, stack.manifest.poolAddress)).toBe(before);
@@ -117,8 +128,7 @@ describe("patching a deployed contract in place", () => {
 
   it("refuses a patch that changes an immutable, naming it", async () => {
     const before = await codeHash(stack, stack.manifest.poolAddress);
-    const constant = await poolVariant((s) => s.replace("address public immutable owner;", "address public constant owner = address(0xdead);").replace("        owner = msg.sender;\n", ""));
-    const error = await refusal(stack.patch("Pool", constant));
+    const error = await refusal(stack.patch("Pool", variant("PoolDroppedImmutable")));
     expect(error.code).toBe("immutable_changed");
     expect(error.message).toMatch(/^immutable owner is dropped/);
     expect(await codeHash(stack, stack.manifest.poolAddress)).toBe(before);
@@ -136,14 +146,20 @@ describe("patching a deployed contract in place", () => {
     expect(answer.status).toBe(422);
     expect(await answer.json()).toMatchObject({ code: "compile_failed", detail: expect.stringContaining("ParserError") });
 
+    // A compile's output is kept while the files it read are unchanged: the Pool mended and a file it imports
+    // broken instead, the same path is compiled again, and the CLI names the new error.
+    await writeFile(broken, await readFile(FIXED, "utf8"));
+    const imported = path.join(path.dirname(broken), "AccountRegistry.sol");
+    await writeFile(imported, (await readFile(imported, "utf8")).replace("mapping(address => Account) private _accounts;", "mapping(address => Account) private _accounts"));
     const cli = await execa(process.execPath, [...CLI, "patch", "Pool", broken, "--state-dir", stack.stateDir], { reject: false });
     expect(cli.exitCode).toBe(1);
     expect(cli.stderr.trim().split("\n")).toHaveLength(1);
     expect(cli.stderr).toMatch(/^queue-devstack patch: compile_failed: .*ParserError/);
+    expect(cli.stderr).toMatch(/compile_failed: AccountRegistry\.sol:\d+:\d+: ParserError/);
   });
 
   it("a patch and a reset asked together are serialized; the fix stays (a patch is part of the baseline) and the relay confirms", async () => {
-    const [fixed] = await Promise.all([stack.patch("Pool", FIXED), stack.reset()]);
+    const [fixed] = await Promise.all([stack.patch("Pool", POOL), stack.reset()]);
     // The Pool's own source gives back the deployed code: the genesis's.
     expect(await codeHash(stack, stack.manifest.poolAddress)).toBe(fixed.codeHash);
     await stack.reset();
@@ -155,8 +171,7 @@ describe("patching a deployed contract in place", () => {
   it("an adapter's patch moves the Pool's pin of its code hash with it (Pool.routes), and the runtime accepts both", async () => {
     const swap = stack.manifest.routes.find((r) => r.action === "external" && r.name === "swap");
     if (swap?.action !== "external") throw new Error("no swap route");
-    const variant = await poolVariant((s) => s.replace("    /// @notice Synchronous: execute returns the output.", "    function patchedVersion() external pure returns (uint256) {\n        return 2;\n    }\n\n    /// @notice Synchronous: execute returns the output."), "ActionAdapters.sol");
-    const patched = await stack.patch("swap", `${variant}:SwapAdapter`);
+    const patched = await stack.patch("swap", variant("SwapAdapterVersioned"));
     expect(patched).toMatchObject({ name: "swap", address: swap.adapter.address });
     expect(patched.codeHash).not.toBe(patched.previousCodeHash);
     const [, pinned] = (await createChainClient(stack.rpcUrl).readContract({
@@ -175,22 +190,21 @@ describe("patching a deployed contract in place", () => {
   });
 
   it("allows a patch that appends a storage variable, and checks the next one against the deployed layout, not the patch's", async () => {
-    const appended = await poolVariant((s) => s.replace("    mapping(bytes32 => Reservation) public reservations;\n", "    mapping(bytes32 => Reservation) public reservations;\n    uint256 public patchedCounter;\n"));
-    const patched = await stack.patch("Pool", appended);
+    const patched = await stack.patch("Pool", variant("PoolAppended"));
     expect(await codeHash(stack, stack.manifest.poolAddress)).toBe(patched.codeHash);
-    await stack.patch("Pool", FIXED);
+    await stack.patch("Pool", POOL);
   });
 
   it("--patch on the command line, on a fork pinning a Pool: the summary and stack.json say patched", async () => {
     const stateDir = await tempDir("devstack-patch-fork-");
-    const cli = execa(process.execPath, [...CLI, "--fork-url", stack.rpcUrl, "--pool", stack.manifest.poolAddress, "--fork-cache", await tempDir("devstack-patch-fork-cache-"), "--patch", `Pool=${BUGGY}`, "--state-dir", stateDir, "--json", "--chain-port", "0", "--queue-port", "0"], { reject: false });
+    const cli = execa(process.execPath, [...CLI, "--fork-url", stack.rpcUrl, "--pool", stack.manifest.poolAddress, "--fork-cache", await tempDir("devstack-patch-fork-cache-"), "--patch", `Pool=${variant("PoolFeeOffByOne")}`, "--state-dir", stateDir, "--json", "--chain-port", "0", "--queue-port", "0"], { reject: false });
     try {
       const info = await new Promise<StackInfo>((resolve, reject) => {
         let out = "";
         cli.stdout?.on("data", (d: Buffer) => ((out += d.toString()), out.includes("\n") && resolve(StackInfo.parse(JSON.parse(out.split("\n")[0] as string)))));
         void cli.then((r) => reject(new Error(`the CLI exited ${r.exitCode}: ${r.stderr}`)));
       });
-      expect(info).toMatchObject({ mode: "fork", pool: "pinned", patches: [{ name: "Pool", source: `${BUGGY}:PoolFeeOffByOne` }] });
+      expect(info).toMatchObject({ mode: "fork", pool: "pinned", patches: [{ name: "Pool", source: variant("PoolFeeOffByOne") }] });
       expect(await codeHash({ rpcUrl: info.rpcUrl } as DevStack, info.poolAddress)).toBe(info.patches?.[0]?.codeHash);
     } finally {
       cli.kill("SIGINT");
@@ -202,10 +216,8 @@ describe("patching a deployed contract in place", () => {
   it("takes a Hardhat 3 artifact (its build-info found beside it) and solc's standard-JSON output, as the .sol gives", async () => {
     // The buggy Pool as a Hardhat 3 project holds it: artifacts/<source>/<Contract>.json naming its build-info.
     const dir = await tempDir("devstack-patch-artifacts-");
-    const solc = ((await import("solc")) as unknown as { default: { compile(input: string, callbacks: { import: (file: string) => { contents: string } }): string } }).default;
-    const sources = { "contracts/test/PoolFeeOffByOne.sol": { content: await readFile(BUGGY, "utf8") } };
-    const read = (file: string) => ({ contents: readFileSync(file.startsWith("@") ? path.resolve("node_modules", file) : path.resolve("contracts-fixtures", file), "utf8") });
-    const output = JSON.parse(solc.compile(JSON.stringify({ language: "Solidity", sources, settings: PATCH_SOLC_SETTINGS }), { import: read })) as { contracts: Record<string, Record<string, { evm: { deployedBytecode: { object: string } } }>> };
+    // Its compiler output: the variants' (test/support/patch-variants.ts), the buggy Pool among them, compiled from the same file.
+    const output = JSON.parse(await readFile(VARIANTS_PATH, "utf8")) as { contracts: Record<string, Record<string, { evm: { deployedBytecode: { object: string } } }>> };
     const contract = output.contracts["contracts/test/PoolFeeOffByOne.sol"]?.PoolFeeOffByOne;
     await mkdir(path.join(dir, "artifacts", "build-info"), { recursive: true });
     await mkdir(path.join(dir, "artifacts", "contracts", "test", "PoolFeeOffByOne.sol"), { recursive: true });
@@ -224,7 +236,7 @@ describe("patching a deployed contract in place", () => {
     // Without its build-info, an artifact lacks the storage layout: refused, saying where it is.
     await rm(path.join(dir, "artifacts", "build-info"), { recursive: true });
     expect((await refusal(stack.patch("Pool", artifact))).code).toBe("patch_source_invalid");
-    await stack.patch("Pool", FIXED);
+    await stack.patch("Pool", POOL);
   });
 
   it("an operator's runtime has no patch route, and accepts a code change it is told of only when the chain has that code", async () => {
@@ -242,7 +254,7 @@ describe("patching a deployed contract in place", () => {
       await changes.accept(manifestBytes(stack.manifest), stack.patches());
       expect(changes.patched()).toEqual([expect.objectContaining({ codeHash: patched.codeHash })]);
       expect(((await app.inject({ method: "GET", url: "/api/queue/config" })).json() as { poolRuntimeCodeHash: string }).poolRuntimeCodeHash).toBe(patched.codeHash);
-      await stack.patch("Pool", FIXED);
+      await stack.patch("Pool", POOL);
     } finally {
       await app.close();
     }
@@ -271,11 +283,14 @@ describe("patching a deployed contract in place", () => {
     expect(cli.exitCode, cli.stderr).toBe(0);
     expect(cli.stdout).toContain("patched Pool");
     const [fixed] = loaded.patches();
+    expect(fixed?.source).toBe(`${FIXED}:Pool`);
     expect(await codeHash(loaded, loaded.manifest.poolAddress)).toBe(fixed?.codeHash);
     expect((await loaded.replay(failed)).verdict.exitCode).toBe(0);
 
     const undone = await loaded.unpatch("Pool");
     expect(loaded.patches()).toEqual([]);
     expect(await codeHash(loaded, loaded.manifest.poolAddress)).toBe(undone.codeHash);
+    // The Pool's own source, compiled here, gives back the deployed code (the bundle's, from before its patch).
+    expect(fixed?.codeHash).toBe(undone.codeHash);
   });
 });

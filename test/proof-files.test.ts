@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { cp, readFile, writeFile } from "node:fs/promises";
+import { cp, open, readFile, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
 import * as snarkjs from "snarkjs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -91,6 +91,38 @@ describe("the queue serves the proof files", () => {
     await expect(fetchProofFiles(stack.queueUrl, stack.manifest, reviewed, tampering)).rejects.toThrow(/joinsplit_final.zkey: got 9\d+ bytes with sha256/);
     const files = await fetchProofFiles(stack.queueUrl, stack.manifest, reviewed);
     expect(files.zkey.length).toBeGreaterThan(0);
+  });
+
+  it("serves the files it checked at start: a file replaced since is not served, one written to in place is refused", async () => {
+    // Served from the files opened and checked at start, not from 12 MB held by every idle runtime.
+    const dir = await tempDir("artifacts-");
+    await cp(CIRCUIT_BUILD_DIR, dir, { recursive: true });
+    const app = await buildQueueRuntime({ manifest: await readFile(stack.manifestPath), rpcUrl: stack.rpcUrl, artifactsDir: dir, relayerPrivateKey: RELAYER_KEY, store: ":memory:" });
+    try {
+      const wasm = stack.manifest.queue.proof.artifacts.find((a) => a.role === "wasm");
+      const zkey = stack.manifest.queue.proof.artifacts.find((a) => a.role === "zkey");
+      if (!wasm || !zkey) throw new Error("no wasm or zkey artifact");
+      // A rebuild writes a new file in its place: what was checked is still what is served.
+      await writeFile(path.join(dir, "replaced.tmp"), Buffer.alloc(wasm.size, 7));
+      await rename(path.join(dir, wasm.name), path.join(dir, `${wasm.name}.old`));
+      await rename(path.join(dir, "replaced.tmp"), path.join(dir, wasm.name));
+      for (let i = 0; i < 2; i++) {
+        const served = await app.inject({ method: "GET", url: wasm.path });
+        expect(served.statusCode).toBe(200);
+        expect(served.headers["content-length"]).toBe(String(wasm.size));
+        expect(sha256(served.rawPayload)).toBe(wasm.sha256);
+      }
+      // The same file written to in place no longer holds the checked bytes: refused, never served.
+      const handle = await open(path.join(dir, zkey.name), "r+");
+      await handle.write(Buffer.from([0xff]), 0, 1, 1000);
+      await handle.close();
+      const refused = await app.inject({ method: "GET", url: zkey.path });
+      expect(refused.statusCode).toBe(404);
+      expect(refused.headers["content-type"]).toMatch(/^application\/problem\+json/);
+      expect(refused.json()).toMatchObject({ code: "artifact_not_found", detail: expect.stringMatching(/written to since the runtime checked it/) });
+    } finally {
+      await app.close();
+    }
   });
 
   it("the runtime refuses to start when a file differs from the manifest", async () => {

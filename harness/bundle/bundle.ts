@@ -11,7 +11,7 @@ import { printable } from "../../src/printable.ts";
 import { jsonRpc, jsonRpcBatch } from "../chain/index.ts";
 import type { ForkReads } from "../chain/index.ts";
 import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
-import { RELAYER, settleAttempts } from "./store-check.ts";
+import { relayerAddress, settleAttempts } from "./store-check.ts";
 import { manifestAgainstConstants } from "./manifest-check.ts";
 import { readStoreRows, writeFreshStore } from "./store.ts";
 import { formatBytes, gunzipBounded, OverCapError } from "./bounded-gunzip.ts";
@@ -195,7 +195,7 @@ export async function unpackBundle(file: string, files: UnpackTargets, stateDir:
     await part(file, "store", signal, async () => {
       const rows = await storeRows(bundle, path.join(staging, "store-v1.sqlite"), signal);
       // The relayer's nonce in the bundle's chain (an account the dump lacks is a fresh one, nonce 0).
-      const relayerNonce = Object.entries(accounts).find(([address]) => address.toLowerCase() === RELAYER.toLowerCase())?.[1].nonce ?? 0;
+      const relayerNonce = Object.entries(accounts).find(([address]) => address.toLowerCase() === relayerAddress().toLowerCase())?.[1].nonce ?? 0;
       const settlement = await settleAttempts(rows, manifest as DeploymentConfig, relayerNonce);
       const settled = settlement.rows;
       failed = settlement.failed.length;

@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from "node:util";
 import { getAddress, keccak256, type Hex } from "viem";
 import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
 import { loadCircuitManifest, loadFixtures, proofSection } from "../deployment/index.ts";
-import { RELAYER } from "./store-check.ts";
+import { relayerAddress } from "./store-check.ts";
 
 /** An account of anvil's dump, as the bundle's chain part was checked to hold. */
 type DumpAccount = { code: string };
@@ -21,7 +21,7 @@ export async function manifestAgainstConstants(manifest: DeploymentConfig, accou
     const found = code.get(address.toLowerCase());
     return found === undefined || found === "0x" ? null : (found as Hex);
   };
-  if (manifest.relayFees.relayer === null || getAddress(manifest.relayFees.relayer) !== RELAYER) return `relayFees.relayer is ${manifest.relayFees.relayer}, not the stack's relayer ${RELAYER}`;
+  if (manifest.relayFees.relayer === null || getAddress(manifest.relayFees.relayer) !== relayerAddress()) return `relayFees.relayer is ${manifest.relayFees.relayer}, not the stack's relayer ${relayerAddress()}`;
   if (!isDeepStrictEqual(manifest.accountRegistry.abi, fixtures.contracts.AccountRegistry.abi)) return "accountRegistry.abi is not the AccountRegistry's";
   if (!isDeepStrictEqual(manifest.receiveDirectory.abi, fixtures.contracts.ReceiveDirectory.abi)) return "receiveDirectory.abi is not the ReceiveDirectory's";
   const { verifier } = manifest.queue.proof;

@@ -6,7 +6,7 @@ import { getAddress, type Hex } from "viem";
 import { redactText } from "../../src/redact.ts";
 import { anvilBinaryPath } from "./anvil-binary.ts";
 import { guardedCommand } from "../process/index.ts";
-import { listProcesses } from "../process/index.ts";
+import { childProcesses } from "../process/index.ts";
 
 export const CHAIN_ID = 11155111;
 
@@ -220,7 +220,7 @@ function listeningPort(logs: string): number {
 
 /** Our own child whose command line carries this anvil's unique marker. */
 async function findAnvilPid(marker: string): Promise<number> {
-  const mine = (await listProcesses()).filter((p) => p.ppid === process.pid && p.args.includes(marker));
+  const mine = (await childProcesses()).filter((p) => p.args.includes(marker));
   if (mine.length !== 1) throw new ChainStartError(`expected one anvil child with ${marker}, found ${mine.length}`);
   return (mine[0] as { pid: number }).pid;
 }

@@ -10,6 +10,8 @@ import type { ProofSystemName } from "../../src/chain/dev-proof.ts";
 import { CHAIN_ID, startChain, type Chain, type DevAccount } from "../chain/index.ts";
 import { DEV_ASSETS, DEV_TOKEN_GRANT, deployFixtures } from "./deploy.ts";
 import { FIXTURES_DIR, type CompiledFixtures } from "./fixtures.ts";
+import type { CircuitManifest } from "./circuit.ts";
+import { describeDeployment, manifestBytes } from "./manifest.ts";
 import { FROM_SOURCE } from "./package-root.ts";
 
 const require = createRequire(import.meta.url);
@@ -29,8 +31,9 @@ export const GENESIS_PATH = path.join(FIXTURES_DIR, "genesis.json");
  * Each proof system's genesis: the same deployments but for the Pool's verifier (dev proofs: DevVerifier),
  * so each mode has its own blocks and its own byte-identical manifest.
  */
-export function genesisFiles(proofs: ProofSystemName = "groth16"): { state: string; info: string } {
-  return proofs === "dev" ? { state: path.join(FIXTURES_DIR, "genesis-dev-state.json"), info: path.join(FIXTURES_DIR, "genesis-dev.json") } : { state: GENESIS_STATE_PATH, info: GENESIS_PATH };
+export function genesisFiles(proofs: ProofSystemName = "groth16"): { state: string; info: string; manifest: string } {
+  const prefix = proofs === "dev" ? "genesis-dev" : "genesis";
+  return { state: path.join(FIXTURES_DIR, `${prefix}-state.json`), info: path.join(FIXTURES_DIR, `${prefix}.json`), manifest: path.join(FIXTURES_DIR, `${prefix}-manifest.json`) };
 }
 
 /** 2026-01-01T00:00:00Z: the genesis block; the deployments follow 12 s apart. */
@@ -48,9 +51,10 @@ export type Genesis = z.output<typeof Genesis>;
 /**
  * The code the state is made by, hashed as text: the deploy (what is deployed and approved, and how:
  * route kinds, grants, holders) and the build here (its chain, blocks and canonical form). Read only from
- * source (a stale check and `npm run build:genesis`); an installed package trusts its built genesis.
+ * source (a stale check and `npm run build:genesis`); an installed package trusts its built genesis. The
+ * manifest's code too: the genesis comes with the manifest that describes it.
  */
-export const GENESIS_CODE: readonly URL[] = ["./deploy.ts", "./genesis.ts"].map((file) => new URL(file, import.meta.url));
+export const GENESIS_CODE: readonly URL[] = ["./deploy.ts", "./genesis.ts", "./manifest.ts"].map((file) => new URL(file, import.meta.url));
 
 /** `code`: the files above (a test passes a changed copy). */
 export async function genesisInputsHash(fixtures: CompiledFixtures, levels: number, code: readonly URL[] = GENESIS_CODE, proofs: ProofSystemName = "groth16"): Promise<string> {
@@ -75,8 +79,13 @@ export async function loadGenesis(fixtures: CompiledFixtures, levels: number, pr
   return genesis;
 }
 
-/** Deploys the fixtures on a fresh anvil at fixed timestamps and writes its state as the genesis. */
-export async function buildGenesis(fixtures: CompiledFixtures, levels: number, proofs: ProofSystemName = "groth16"): Promise<Genesis> {
+/**
+ * Deploys the fixtures on a fresh anvil at fixed timestamps and writes its state as the genesis, with the
+ * manifest that describes it (the relayer anvil's account 1): a stack from the genesis serves it without
+ * describing the chain again, checked against the chain before it answers (buildQueueRuntime).
+ */
+export async function buildGenesis(fixtures: CompiledFixtures, circuit: CircuitManifest, proofs: ProofSystemName = "groth16"): Promise<Genesis> {
+  const { levels } = circuit;
   const files = genesisFiles(proofs);
   const stateDir = await mkdtemp(path.join(tmpdir(), "queue-devstack-genesis-"));
   let chain: Chain | undefined;
@@ -98,6 +107,8 @@ export async function buildGenesis(fixtures: CompiledFixtures, levels: number, p
     const dump = (await client.request({ method: "anvil_dumpState", params: [true] } as never)) as string;
     await writeFile(files.state, canonicalState(gunzipSync(Buffer.from(dump.slice(2), "hex"))));
     const block = await client.getBlock({ blockNumber: deployment.deploymentBlock });
+    const relayer = (chain.accounts[1] as DevAccount).address;
+    await writeFile(files.manifest, manifestBytes(await describeDeployment({ client, pool: deployment.pool, deploymentBlock: deployment.deploymentBlock, fixtures, circuit, relayer })));
     const genesis: Genesis = {
       inputsHash: await genesisInputsHash(fixtures, levels, GENESIS_CODE, proofs),
       pool: deployment.pool,

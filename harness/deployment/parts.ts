@@ -1,7 +1,7 @@
 import { readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import type { Address, Hex, PublicClient } from "viem";
-import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
+import { DeploymentConfig } from "../../src/config/deployment-config.ts";
 import { verifyDeployment } from "../../src/chain/verify-deployment.ts";
 import type { ForkPoint, StackChain } from "../chain/index.ts";
 import { definePart, timed, type ProgressListener, type StackPart } from "../part/index.ts";
@@ -10,11 +10,11 @@ import { deployFixtures } from "./deploy.ts";
 import { loadFixtures, type CompiledFixtures } from "./fixtures.ts";
 import { genesisFiles, loadGenesis, type Genesis } from "./genesis.ts";
 import { describeProofSystem, type ProofSystemName } from "../../src/chain/dev-proof.ts";
-import { describeDeployment, manifestBytes, writeFileAtomic } from "./manifest.ts";
+import { describeDeployment, manifestBytes, proofSection, writeFileAtomic } from "./manifest.ts";
 import { pinPool } from "./pin.ts";
 
 /** src/server.ts's, loaded on first use: this folder's door stays light (the vitest global setup loads contracts, not a runtime). */
-const parseManifest = async (bytes: Buffer): Promise<DeploymentConfig> => (await import("../../src/server.ts")).parseManifest(bytes);
+const parseManifest = async (bytes: Uint8Array): Promise<DeploymentConfig> => (await import("../../src/server.ts")).parseManifest(bytes);
 
 /** A state dir whose saved files contradict each other, or a persisted stack started without persist. */
 export class PersistedStateError extends Error {
@@ -28,6 +28,8 @@ export interface Contracts {
   genesis: Genesis | undefined;
   /** Its chain state, for anvil to load. */
   genesisState: string | undefined;
+  /** The manifest that describes it, built with it (none when it is older than that). */
+  genesisManifest: Uint8Array | undefined;
 }
 
 /** The compiled fixtures and proof files, and the prepared genesis for a new local chain. */
@@ -40,7 +42,8 @@ export function contractsPart(options: { onProgress?: ProgressListener }, args: 
     // A new local chain starts from the prepared genesis (fixtures deployed at fixed timestamps): the same
     // blocks and manifest on every run. In the repository, a genesis older than the contracts is not used.
     const genesis = args.newLocalChain ? await loadGenesis(fixtures, circuit.levels, args.proofs) : undefined;
-    return { fixtures, circuit, genesis, genesisState: genesis ? genesisFiles(args.proofs).state : undefined };
+    const genesisManifest = genesis ? await readFile(genesisFiles(args.proofs).manifest).catch(() => undefined) : undefined;
+    return { fixtures, circuit, genesis, genesisState: genesis ? genesisFiles(args.proofs).state : undefined, genesisManifest };
   });
 }
 
@@ -64,7 +67,7 @@ export function deploymentPart(
     const progress = options.onProgress;
     const { stateDir, manifestPath, chainStateFile, resume, loadedFork } = args.dir;
     const { fork } = args.upstream;
-    const { fixtures, circuit, genesis } = args.contracts;
+    const { fixtures, circuit, genesis, genesisManifest } = args.contracts;
     const { chain } = args;
     const { client, relayer, deployer } = chain;
     const { keepSaved } = args.saver;
@@ -94,13 +97,17 @@ export function deploymentPart(
             pinPool({ client, pool: options.pool as string, atBlock: (fork as ForkPoint).blockNumber, deploymentBlock: options.deploymentBlock === undefined ? undefined : BigInt(options.deploymentBlock) }),
           );
 
+    let prepared: DeploymentConfig | undefined;
     const manifest = await timed(progress, resume ? "check manifest" : "write manifest", async () => {
+      // A new chain from the genesis: the manifest built with it, not described from the chain again (the
+      // runtime checks it against the chain before it answers anything).
+      prepared = genesis && !resume && genesisManifest ? await preparedManifest(genesisManifest, { genesis, circuit, relayer: relayer.address }) : undefined;
       // A fork's bundle holds the state it touched, not the upstream's logs the routes are found from: its
       // manifest's routes are taken as the ones to check (each against Pool.routes), and all else is
       // described from its chain, as for any saved stack: a manifest of its own making is refused.
       const routeIds = loadedFork ? (await parseManifest(await readFile(manifestPath))).routes.flatMap((r) => (r.action === "external" ? [r.id as Hex] : [])) : undefined;
-      const config = await describeDeployment({ client, pool, deploymentBlock, fixtures, circuit, relayer: relayer.address, routeIds });
-      const bytes = manifestBytes(config);
+      const config = prepared ?? (await describeDeployment({ client, pool, deploymentBlock, fixtures, circuit, relayer: relayer.address, routeIds }));
+      const bytes = prepared && genesisManifest ? genesisManifest : manifestBytes(config);
       if (resume) {
         if (!(await readFile(manifestPath)).equals(bytes)) {
           throw new PersistedStateError(`the saved chain does not describe the saved manifest ${manifestPath}; nothing was changed: remove ${stateDir} to start afresh`);
@@ -116,9 +123,22 @@ export function deploymentPart(
         throw new PersistedStateError(`this stack was saved with ${describeProofSystem(config.queue.proof.system)}; it cannot start with ${describeProofSystem(options.proofs)}: leave the proofs option out, or start afresh`);
       }
       return config;
-    });
+    }, () => (prepared ? "the genesis's own, checked against the chain as the runtime starts" : undefined));
     return { manifest };
   });
+}
+
+/**
+ * The genesis's manifest, if it still is what describing the genesis would give: its Pool and block,
+ * this stack's relayer, and the proof files as they are now (a rebuilt circuit changes them).
+ */
+async function preparedManifest(bytes: Uint8Array, args: { genesis: Genesis; circuit: CircuitManifest; relayer: Address }): Promise<DeploymentConfig | undefined> {
+  const config = await parseManifest(bytes).catch(() => undefined);
+  if (!config || config.poolAddress !== args.genesis.pool || config.deploymentBlock !== args.genesis.deploymentBlock || config.relayFees.relayer !== args.relayer) return undefined;
+  const { verifier, system } = config.queue.proof;
+  const proof = proofSection(args.circuit, verifier.address as Address, verifier.runtimeCodeHash as Hex, system);
+  const current = manifestBytes(DeploymentConfig.parse({ ...config, queue: { ...config.queue, proof } }));
+  return Buffer.from(current).equals(bytes) ? config : undefined;
 }
 
 /** A saved stack's Pool, checked against the chain it was saved with. */

@@ -1,3 +1,4 @@
+import { readdir, readFile } from "node:fs/promises";
 import { execa } from "execa";
 
 /** One process as `ps` shows it. */
@@ -17,8 +18,38 @@ export async function listProcesses(): Promise<ProcessInfo[]> {
     .map((m) => ({ pid: Number(m[1]), ppid: Number(m[2]), args: m[3] ?? "" }));
 }
 
+/**
+ * A process's command line as ps shows it (its arguments joined by spaces). On Linux read from /proc:
+ * a start asks twice (its own, and its anvil's), and spawning ps costs tens of milliseconds each time.
+ */
 export async function commandLineOf(pid: number): Promise<string | undefined> {
+  if (process.platform === "linux") return procCommandLine(pid);
   return (await listProcesses()).find((p) => p.pid === pid)?.args;
+}
+
+/** This process's own children (spawned by any of its threads), with their command lines. */
+export async function childProcesses(): Promise<ProcessInfo[]> {
+  const fromProc = process.platform === "linux" ? await procChildren() : undefined;
+  return fromProc ?? (await listProcesses()).filter((p) => p.ppid === process.pid);
+}
+
+async function procCommandLine(pid: number): Promise<string | undefined> {
+  const raw = await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => undefined);
+  // A zombie's is empty, and ps shows it in brackets: not the command it ran, as for ps.
+  return raw === undefined || raw === "" ? undefined : raw.replace(/\0$/, "").split("\0").join(" ");
+}
+
+/** From /proc/<pid>/task/<tid>/children; undefined where the kernel does not list them. */
+async function procChildren(): Promise<ProcessInfo[] | undefined> {
+  try {
+    const tasks = await readdir(`/proc/${process.pid}/task`);
+    const lists = await Promise.all(tasks.map((tid) => readFile(`/proc/${process.pid}/task/${tid}/children`, "utf8")));
+    const pids = lists.flatMap((list) => list.split(/\s+/).filter(Boolean).map(Number));
+    const found = await Promise.all(pids.map(async (pid) => ({ pid, ppid: process.pid, args: await procCommandLine(pid) })));
+    return found.filter((p): p is ProcessInfo => p.args !== undefined);
+  } catch {
+    return undefined;
+  }
 }
 
 export function isAlive(pid: number): boolean {

@@ -2,7 +2,7 @@ import type { DeploymentConfig } from "../config/deployment-config.ts";
 import { ProblemError } from "../problem.ts";
 import type { Address } from "viem";
 import { adapterAbi } from "../chain/abi.ts";
-import { chainUnavailable, isTransportError, simulateResult, type CheckContext } from "../relay/checks.ts";
+import { chainUnavailable, checkRootAndNullifiers, isTransportError, nullifierSpent, simulateResult, unknownRoot, type CheckContext } from "../relay/checks.ts";
 import type { FinalizeRequest, RelayRequest } from "../relay/request.ts";
 import { Quote } from "./quote.ts";
 import { externalRoute } from "./quoter.ts";
@@ -87,6 +87,27 @@ export async function simulateChecked(context: CheckContext, request: RelayReque
   const state = Number((result as readonly [unknown, number])[1]);
   const failed = RESERVATION_STATES[state] === "failed";
   checkSimulatedAction(request, context.config, state, failed ? await adapterQuote(context, request) : undefined);
+}
+
+/**
+ * A relay's checks of the chain's state. The simulation (simulateChecked) decides the root and the
+ * nullifiers too: the Pool's spend reverts UnknownRoot(root) or NullifierSpent(nullifier) before it
+ * verifies the proof. Those reverts are answered as the reads' refusals would be (naming our operation
+ * that spent the nullifier); after any other revert (one before the Pool read them) they are read on
+ * their own, and their refusal comes first, as if they had been read before the simulation.
+ */
+export async function simulateRelay(context: CheckContext, request: RelayRequest): Promise<void> {
+  try {
+    await simulateChecked(context, request);
+  } catch (error) {
+    if (!(error instanceof ProblemError) || error.code !== "simulation_failed") throw error; // the chain did not answer
+    const revert = error.extensions.revert as { name?: string; args?: string[] } | undefined;
+    const [arg] = revert?.args ?? [];
+    if (revert?.name === "UnknownRoot" && arg !== undefined) throw unknownRoot(arg);
+    if (revert?.name === "NullifierSpent" && arg !== undefined) throw nullifierSpent(arg, context.spender(arg));
+    await checkRootAndNullifiers(context, request);
+    throw error;
+  }
 }
 
 /** What the action's route's adapter quotes for its input now (undefined when it reverts or is not asked). */

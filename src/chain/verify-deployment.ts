@@ -31,15 +31,17 @@ export async function verifyDeployment(client: PublicClient, config: DeploymentC
       `block ${config.deploymentBlock} is ${block?.hash ?? "missing"} on this chain, the manifest says ${config.deploymentBlockHash}`,
     );
   }
-  await verifyProofSystem(client, config);
-  // Every external route the manifest offers is approved in the Pool, for the adapter and code it names.
-  for (const route of config.routes) {
-    if (route.action !== "external") continue;
-    const [adapter, codeHash, kind] = await client.readContract({ address: config.poolAddress, abi: actionReadAbi, functionName: "routes", args: [route.id as `0x${string}`] });
-    const adapterCode = await client.getCode({ address: route.adapter.address as `0x${string}` });
-    if (adapter.toLowerCase() !== route.adapter.address.toLowerCase() || codeHash !== route.adapter.runtimeCodeHash || adapterCode === undefined || keccak256(adapterCode) !== codeHash || ROUTE_KINDS[kind] !== route.kind) {
-      throw new DeploymentMismatchError(`route ${route.name} (${route.id}) is not approved in the Pool as a ${route.kind} route for adapter ${route.adapter.address} with code ${route.adapter.runtimeCodeHash}`);
-    }
+  // The verifier and every route at once (one batched round trip each step, not one per route).
+  await Promise.all([verifyProofSystem(client, config), ...config.routes.map((route) => (route.action === "external" ? verifyRoute(client, config, route) : undefined))]);
+}
+
+async function verifyRoute(client: PublicClient, config: DeploymentConfig, route: Extract<DeploymentConfig["routes"][number], { action: "external" }>): Promise<void> {
+  const [[adapter, codeHash, kind], adapterCode] = await Promise.all([
+    client.readContract({ address: config.poolAddress, abi: actionReadAbi, functionName: "routes", args: [route.id as `0x${string}`] }),
+    client.getCode({ address: route.adapter.address as `0x${string}` }),
+  ]);
+  if (adapter.toLowerCase() !== route.adapter.address.toLowerCase() || codeHash !== route.adapter.runtimeCodeHash || adapterCode === undefined || keccak256(adapterCode) !== codeHash || ROUTE_KINDS[kind] !== route.kind) {
+    throw new DeploymentMismatchError(`route ${route.name} (${route.id}) is not approved in the Pool as a ${route.kind} route for adapter ${route.adapter.address} with code ${route.adapter.runtimeCodeHash}`);
   }
 }
 

@@ -167,12 +167,16 @@ export async function checkRootAndNullifiers({ chain, config, spender }: CheckCo
     chain.readContract({ address: pool, abi: poolAbi, functionName: "isKnownRoot", args: [root] }),
     ...nullifiers.map((n) => chain.readContract({ address: pool, abi: poolAbi, functionName: "nullifierSpent", args: [n] })),
   ]);
-  if (!known) throw new ProblemError("unknown_root", `root ${root} is not among the Pool's recent roots: sync the tree and prove again`);
+  if (!known) throw unknownRoot(String(root));
   const index = spent.findIndex(Boolean);
   if (index >= 0) {
     const nullifier = String(nullifiers[index]);
     throw nullifierSpent(nullifier, spender(nullifier));
   }
+}
+
+export function unknownRoot(root: string): ProblemError {
+  return new ProblemError("unknown_root", `root ${root} is not among the Pool's recent roots: sync the tree and prove again`);
 }
 
 /** A nullifier spent on chain; by one of our own operations, when we know which. */

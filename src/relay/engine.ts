@@ -1,10 +1,10 @@
 import type { FastifyBaseLogger } from "fastify";
-import { keccak256, TransactionReceiptNotFoundError, type Address, type Hex, type LocalAccount, type PublicClient, type TransactionReceipt } from "viem";
+import { formatTransactionReceipt, keccak256, numberToHex, TransactionReceiptNotFoundError, type Address, type Hex, type LocalAccount, type PublicClient, type TransactionReceipt } from "viem";
 import type { HeadTracker } from "../chain/head.ts";
 import { poolAbi } from "../chain/pool-abi.ts";
 import { ProblemError } from "../problem.ts";
-import { checkRelayerReady, checkRootAndNullifiers, poolCall, transactCalldata, type CheckContext } from "./checks.ts";
-import { simulateChecked } from "../actions/check-action.ts";
+import { checkRelayerReady, isTransportError, poolCall, transactCalldata, type CheckContext } from "./checks.ts";
+import { simulateChecked, simulateRelay } from "../actions/check-action.ts";
 import { checkFinalizeFee, checkReservation } from "../actions/finalize.ts";
 import { bumpedFees, currentFees, type Fees } from "./fees.ts";
 import { TERMINAL_STATES, type FailureReason, type OperationState } from "./operation.ts";
@@ -27,6 +27,9 @@ export interface EngineDeps {
 
 /** An unmined attempt is asked after (and broadcast again if the node lost it) once it is this many polls old. */
 const REBROADCAST_AFTER_POLLS = 5;
+
+/** Blocks announced between two ticks whose receipts a tick reads; past this, the rest are looked up by nonce. */
+const MAX_ANNOUNCED_BLOCKS = 64;
 
 interface Prepared {
   ready: PromiseSettledResult<Fees>;
@@ -76,6 +79,10 @@ export class RelayEngine {
   private generation = 0;
   /** Paused by `pause()`: nothing is processed, signed, broadcast or watched until `resume()`. */
   private paused = false;
+  /** Blocks the head subscription announced since the last tick: the next one reads their receipts. */
+  private announced = new Set<bigint>();
+  /** The node refused eth_getBlockReceipts: operations are found by nonce only. */
+  private noBlockReceipts = false;
 
   constructor(deps: EngineDeps) {
     this.deps = deps;
@@ -111,6 +118,7 @@ export class RelayEngine {
     this.checkedAt.clear(); // the chain may be reverted: read it again
     this.lastChecked.clear();
     this.withheld.clear();
+    this.announced.clear();
   }
 
   /** What the health route reports: running, paused or stopped, and ms since the last good watcher tick. */
@@ -145,6 +153,16 @@ export class RelayEngine {
         if (!this.paused) await this.process(id, prepared);
       }),
     );
+  }
+
+  /**
+   * A new block, from the head subscription: the next tick, at once, reads its receipts beside the head
+   * (one round trip finds every operation it holds, instead of a look-up per operation after the head).
+   */
+  newHead(number: bigint): void {
+    if (this.stopped || this.paused) return;
+    if (this.announced.size < MAX_ANNOUNCED_BLOCKS) this.announced.add(number);
+    this.poke();
   }
 
   /** Look again at once (a transaction was just broadcast, a new head arrived) instead of at the next poll. */
@@ -208,20 +226,35 @@ export class RelayEngine {
       checkRelayerReady(checks),
       // Its admission read root, nullifiers and simulation moments ago.
       recent ? undefined : this.recheck(op),
-      this.deps.chain.getTransactionCount({ address: this.deps.account.address, blockTag: "pending" }),
+      this.pendingCount(),
     ]);
     return { ready, fresh, pending, checkedAt: recent ? checkedAt : readAt };
   }
 
+  /** The relayer's pending transaction count being read, if one is. */
+  private pendingRead: Promise<number> | undefined;
+
   /**
-   * The checks that can go stale: the root and nullifiers (or the reservation, and whether its fee is still
-   * surely this relayer's: a finalizer's window closes), then the Pool's simulation.
+   * The node's pending transaction count for the relayer. Operations prepared at the same moment (a burst)
+   * share one read, started no earlier than one round trip before it asked: another user's transaction
+   * sent meanwhile is as likely missed by a read of its own (the writer takes the larger of this and the
+   * store's next nonce, and a nonce taken anyway is found by the watcher).
+   */
+  private pendingCount(): Promise<number> {
+    this.pendingRead ??= this.deps.chain.getTransactionCount({ address: this.deps.account.address, blockTag: "pending" }).finally(() => (this.pendingRead = undefined));
+    return this.pendingRead;
+  }
+
+  /**
+   * The checks that can go stale: the Pool's simulation, which decides the root and nullifiers too (read on
+   * their own when it fails: simulateRelay); a finalize's reservation, and whether its fee is still surely
+   * this relayer's (a finalizer's window closes), then its simulation.
    */
   private async recheck(op: OperationRecord): Promise<void> {
     const { checks, store } = this.deps;
     const request = op.request;
-    if ("reservationId" in request) await checkFinalizeFee(checks, request, await checkReservation(checks, request), store);
-    else await checkRootAndNullifiers(checks, request);
+    if (!("reservationId" in request)) return simulateRelay(checks, request);
+    await checkFinalizeFee(checks, request, await checkReservation(checks, request), store);
     await simulateChecked(checks, request);
   }
 
@@ -307,17 +340,28 @@ export class RelayEngine {
   // The watcher: receipts, confirmations, reorgs, stuck transactions, retries and expiry.
   private async tick(): Promise<void> {
     const { chain, store, settings, account } = this.deps;
+    const announced = [...this.announced];
+    this.announced.clear();
     const live = store.nonTerminal();
     if (live.length === 0) return;
     const readStartedAt = Date.now();
-    const [head, minedNonce] = await Promise.all([chain.getBlockNumber(), chain.getTransactionCount({ address: account.address, blockTag: "latest" })]);
+    const [head, minedNonce, inBlocks] = await Promise.all([
+      chain.getBlockNumber(),
+      chain.getTransactionCount({ address: account.address, blockTag: "latest" }),
+      this.blockReceipts(announced),
+    ]);
     this.deps.head.observe(head, readStartedAt);
-    // Receipts, read side by side (one round trip, not one per operation), of the operations that can
-    // have been mined: an attempt's nonce below the relayer's mined count. The others are not looked up
-    // (a burst of N would cost N² lookups); an included one among them left the chain (a reorg).
-    const receipts = new Map(
-      await Promise.all(live.filter((op) => op.attempts.length > 0 && Math.min(...op.attempts.map((a) => a.nonce)) < minedNonce).map(async (op) => [op.id, await this.findReceipt(op)] as const)),
-    );
+    // The receipts of the announced blocks, read with the head, find what they hold. Of the operations
+    // that can have been mined besides (an attempt's nonce below the relayer's mined count), receipts are
+    // read side by side (one round trip, not one per operation). The others are not looked up (a burst of
+    // N would cost N² lookups); an included one among them left the chain (a reorg).
+    const receipts = new Map<string, TransactionReceipt | undefined>();
+    for (const op of live) {
+      const found = op.attempts.findLast((a) => inBlocks.has(a.hash.toLowerCase()));
+      if (found) receipts.set(op.id, inBlocks.get(found.hash.toLowerCase()));
+    }
+    const unseen = live.filter((op) => op.attempts.length > 0 && !receipts.has(op.id) && Math.min(...op.attempts.map((a) => a.nonce)) < minedNonce);
+    for (const [id, receipt] of await Promise.all(unseen.map(async (op) => [op.id, await this.findReceipt(op)] as const))) receipts.set(id, receipt);
     for (const op of live) {
       if (this.stopped || this.paused) return;
       if (op.attempts.length === 0) {
@@ -359,6 +403,31 @@ export class RelayEngine {
         if (check !== "chain unavailable") await this.exclusive(() => this.bump(op.id, check));
       }
     }
+  }
+
+  /**
+   * The receipts of these blocks, by transaction hash (lowercase). A block the node cannot answer for (no
+   * eth_getBlockReceipts, an outage) gives none: its operations are looked up by nonce, as without a
+   * subscription.
+   */
+  private async blockReceipts(blocks: bigint[]): Promise<Map<string, TransactionReceipt>> {
+    const byHash = new Map<string, TransactionReceipt>();
+    if (this.noBlockReceipts) return byHash;
+    const answers = await Promise.all(
+      blocks.map(
+        (n) =>
+          this.deps.chain.request({ method: "eth_getBlockReceipts", params: [numberToHex(n)] } as never).catch((error: unknown) => {
+            // Refused rather than unanswered: a node without the method is not asked again.
+            if (!isTransportError(error)) this.noBlockReceipts = true;
+            return null;
+          }) as Promise<unknown[] | null>,
+      ),
+    );
+    for (const receipt of answers.flatMap((a) => (Array.isArray(a) ? a : []))) {
+      const formatted = formatTransactionReceipt(receipt as never) as TransactionReceipt;
+      byHash.set(formatted.transactionHash.toLowerCase(), formatted);
+    }
+    return byHash;
   }
 
   private async findReceipt(op: OperationRecord): Promise<TransactionReceipt | undefined> {

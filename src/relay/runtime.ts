@@ -13,14 +13,13 @@ import {
   provenOrSimulationError,
   checkRelayerReady,
   checkRequest,
-  checkRootAndNullifiers,
   nullifierInFlight,
   nullifierSpent,
   simulate,
   type CheckContext,
 } from "./checks.ts";
 import { RelayEngine, type EngineEvents } from "./engine.ts";
-import { checkActionQuote, simulateChecked } from "../actions/check-action.ts";
+import { checkActionQuote, simulateChecked, simulateRelay } from "../actions/check-action.ts";
 import { ReservationTracker } from "../actions/reservation-tracker.ts";
 import { checkFinalizeFee, checkReservation, reservationClaim } from "../actions/finalize.ts";
 import { TERMINAL_STATES, type OperationKind } from "./operation.ts";
@@ -259,8 +258,11 @@ export class Relayer {
       if (inserted.existing.requestHash !== requestHash) throw this.keyReused(idempotencyKey as string, inserted.existing);
       return inserted.existing;
     }
-    await this.store.flush(); // a 202 is a promise: on disk before it is made
+    // Handed to the engine at once, with its checks' time: a watcher tick during the sync below would
+    // otherwise find it unqueued and check it all again (a second simulation). Nothing of it is broadcast
+    // before that sync: every broadcast syncs the store first.
     this.engine.enqueue(op.id, checkedAt);
+    await this.store.flush(); // a 202 is a promise: on disk before it is made
     return op;
   }
 
@@ -284,15 +286,14 @@ export class Relayer {
     return spent ? nullifierSpent(spent.nullifier, spent.operationId) : error;
   }
 
-  /** The checks that read the chain. Reads only: past the deadline they run on, and nothing comes of them. */
   /**
-   * The chain checks, side by side (one round trip's time, not three); when several fail, the answer is
-   * the first in this order, as if they had run one after the other: relayer, root and nullifiers, then
+   * The checks that read the chain, side by side. Reads only: past the deadline they run on, and nothing
+   * comes of them. When several fail, the answer is the first in this order, as if they had run one
+   * after the other: relayer, root and nullifiers (the simulation's own refusals), then the rest of
    * the simulation, whose InvalidProof() revert is an invalid proof.
    */
   private async checkOnChain(checks: CheckContext, request: RelayRequest): Promise<void> {
-    const simulated = simulateChecked(checks, request);
-    const results = await Promise.allSettled([checkRelayerReady(checks), checkRootAndNullifiers(checks, request), simulated]);
+    const results = await Promise.allSettled([checkRelayerReady(checks), simulateRelay(checks, request)]);
     const failed = results.find((r) => r.status === "rejected");
     if (failed) throw provenOrSimulationError(failed.reason);
   }

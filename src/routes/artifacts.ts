@@ -19,12 +19,17 @@ export const artifactsRoutes: FastifyPluginAsyncZod<{ context: RuntimeContext }>
       if (!artifact) {
         throw new ProblemError("artifact_not_found", `no proof artifact named ${request.params.name}; see queue.proof.artifacts in the config`);
       }
+      const cached = request.headers["if-none-match"] === artifact.etag;
+      const body = cached ? undefined : await artifact.open();
+      if (!cached && !body) {
+        throw new ProblemError("artifact_not_found", `the proof file ${request.params.name} was written to since the runtime checked it at start and no longer has the config's sha256: restart the runtime`);
+      }
       reply
         .header("etag", artifact.etag)
         .header("cache-control", "public, max-age=31536000, immutable")
         .type(artifact.contentType);
-      if (request.headers["if-none-match"] === artifact.etag) return reply.code(304).send(undefined as never);
-      return reply.serializer((payload) => payload as string).send(artifact.bytes as never);
+      if (cached) return reply.code(304).send(undefined as never);
+      return reply.header("content-length", artifact.size).send(body as never);
     },
   });
 };

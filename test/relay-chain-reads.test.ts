@@ -1,0 +1,61 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startDevStack, type DevStack } from "../harness/index.ts";
+import { closeProvers, createAccountKeys, createQueueClient, recipientOf, reviewedFrom, type PreparedTransaction } from "../harness/client/index.ts";
+import { poolFixture } from "./support/pool.ts";
+
+// What a relay asks the chain, counted on the runtime's own RPC (the stack's runtime runs in this
+// process, its chain client on fetch): the work the engine must not do twice.
+afterAll(closeProvers);
+
+let stack: DevStack;
+let pool: Awaited<ReturnType<typeof poolFixture>>;
+beforeAll(async () => {
+  // Re-checks before signing only when the admission's are older than a minute: none in this test.
+  stack = await startDevStack({ relay: { resimulateAfterMs: 60_000, stuckAfterMs: 60_000 } });
+  pool = await poolFixture(stack);
+}, 120_000);
+afterAll(() => stack?.stop());
+
+/** The runtime's JSON-RPC calls by method while `work` runs. */
+async function callsDuring(work: () => Promise<void>): Promise<Map<string, number>> {
+  const calls = new Map<string, number>();
+  const original = globalThis.fetch;
+  globalThis.fetch = (input, init) => {
+    const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+    if (url.startsWith(stack.faults.rpcUrl) && typeof init?.body === "string") {
+      const parsed = JSON.parse(init.body) as { method: string } | Array<{ method: string }>;
+      for (const call of Array.isArray(parsed) ? parsed : [parsed]) calls.set(call.method, (calls.get(call.method) ?? 0) + 1);
+    }
+    return original(input, init);
+  };
+  try {
+    await work();
+  } finally {
+    globalThis.fetch = original;
+  }
+  return calls;
+}
+
+describe("a burst of relays", () => {
+  it("simulates each once (the simulation decides root and nullifiers; the engine does not check again what the admission just did)", async () => {
+    const queue = createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(stack.manifest) });
+    const config = await queue.beforePrepare();
+    const fee = BigInt(config.relayFees.fees[0]?.send ?? "0");
+    const sends: PreparedTransaction[] = [];
+    for (let i = 0; i < 4; i++) {
+      const keys = createAccountKeys();
+      const { state, input } = await pool.fundedNote(2 + i, keys, pool.usdc("3"));
+      const { transaction } = await pool.prove({ tree: state.tree, keys, inputs: [input], outputs: [{ amount: pool.usdc("3") - fee, to: recipientOf(createAccountKeys()) }], fee, relayer: stack.relayer.address });
+      sends.push(transaction);
+    }
+    const calls = await callsDuring(async () => {
+      const ops = await Promise.all(sends.map((tx) => queue.submit("send", config, tx)));
+      const done = await Promise.all(ops.map((op) => queue.waitFor("send", op.id, { intervalMs: 25, timeoutMs: 30_000 })));
+      expect(done.map((op) => op.state)).toEqual(["confirmed", "confirmed", "confirmed", "confirmed"]);
+    });
+    // Before: isKnownRoot and both nullifiers read beside each simulation (4 eth_calls a relay), and a
+    // watcher tick during an admission's sync checked it all again.
+    expect(calls.get("eth_call"), JSON.stringify([...calls])).toBe(4);
+    expect(calls.get("eth_sendRawTransaction")).toBe(4);
+  });
+});
