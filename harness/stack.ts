@@ -17,7 +17,7 @@ import type { Trace } from "./trace/index.ts";
 import { patchPart, patchRoutes, type PatchResult } from "./patch/index.ts";
 import { manifestBytes, writeFileAtomic } from "./deployment/index.ts";
 import { codeChanges } from "../src/code-change.ts";
-import type { PatchedContract } from "../src/code-change.ts";
+import type { PatchedContract } from "../src/config/patched-contract.ts";
 import type { ReplayAnswer, ReplayOptions } from "./replay/index.ts";
 
 export interface DevStackOptions {

@@ -19,6 +19,7 @@ import path from "node:path";
 import { execa, type Options, type Result } from "execa";
 import { listProcesses } from "../harness/process/index.ts";
 import { MINIMUM_NODE, unsupportedNode } from "../src/node-version-guard.ts";
+import { bisectConsumer } from "./consumer/bisect.ts";
 import { execConsumer } from "./consumer/exec.ts";
 import { foundryConsumer, setupFoundry } from "./consumer/foundry.ts";
 import { hardhatConsumer, setupHardhat } from "./consumer/hardhat.ts";
@@ -89,7 +90,7 @@ function readmeFiles(): Map<string, string> {
   return files;
 }
 
-// CONSUMER_ONLY=exec (or core, hardhat, foundry, threads; comma-separated) runs those parts only, after the
+// CONSUMER_ONLY=exec (or core, hardhat, foundry, threads, bisect; comma-separated) runs those parts only, after the
 // install and the documentation's files that every part needs.
 const only = process.env.CONSUMER_ONLY?.split(",");
 const wanted = (part: string) => only === undefined || only.includes(part);
@@ -368,6 +369,7 @@ try {
   if (setups.hardhat) await hardhatConsumer({ ...handed, tmp: consumerTmp, step }, setups.hardhat);
   if (setups.foundry) await foundryConsumer({ ...handed, tmp: consumerTmp, step }, setups.foundry);
   if (wanted("threads")) await threadsConsumer({ project, step, inProject });
+  if (wanted("bisect")) await bisectConsumer({ project, files, step, inProject, version, user });
   await step("the repository's dist/ is as it was (built elsewhere, never written)", async () => {
     if ((await distState()) !== distBefore) throw new Error("dist/ changed during the run: this run must not write it (or someone else built meanwhile)");
   });

@@ -3,7 +3,6 @@ import type { FastifyInstance } from "fastify";
 import type { PublicClient } from "viem";
 import { DeploymentConfig } from "./config/deployment-config.ts";
 import { DeploymentMismatchError, verifyDeployment } from "./chain/verify-deployment.ts";
-import type { RuntimeContext } from "./context.ts";
 import { PatchedContract } from "./config/patched-contract.ts";
 
 export { PatchedContract };
@@ -32,7 +31,19 @@ function withoutCodeHashes(config: DeploymentConfig): string {
   return JSON.stringify(copy);
 }
 
-export function attachCodeChanges(app: FastifyInstance, context: RuntimeContext, chain: PublicClient): void {
+/**
+ * The part of the runtime's context a code change rewrites (a RuntimeContext is one). Spelled out, not
+ * picked from RuntimeContext: this module's types are public (src/server.ts re-exports it), and
+ * RuntimeContext's would bring Node's Buffer into a consumer's types.
+ */
+export interface CodeChangeContext {
+  config: DeploymentConfig;
+  configBytes: Uint8Array;
+  configEtag: string;
+  patched: PatchedContract[];
+}
+
+export function attachCodeChanges(app: FastifyInstance, context: CodeChangeContext, chain: PublicClient): void {
   attached.set(app, {
     async accept(bytes, patched) {
       const next = DeploymentConfig.parse(JSON.parse(Buffer.from(bytes).toString("utf8")));

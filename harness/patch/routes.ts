@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
-import { PatchedContract } from "../../src/code-change.ts";
+import { PatchedContract } from "../../src/config/patched-contract.ts";
 import { Problem, ProblemError } from "../../src/problem.ts";
 import { JsonRpcError } from "../chain/index.ts";
 import { PatchError } from "./errors.ts";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { PatchedContract } from "../../src/code-change.ts";
+import { PatchedContract } from "../../src/config/patched-contract.ts";
 import { STACK_URLS, type StackUrlKey } from "./stack-urls.ts";
 
 const Hex = z.string().regex(/^0x[0-9a-fA-F]*$/);
