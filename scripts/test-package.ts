@@ -174,6 +174,8 @@ async function distState(): Promise<string> {
 }
 
 const distBefore = await distState();
+/** Work started beside the steps (the Hardhat and Foundry installs): waited for before the temp folder goes. */
+const background: Promise<unknown>[] = [];
 try {
   process.stdout.write(`consumer project in ${project}\n`);
   await mkdir(project, { recursive: true });
@@ -205,7 +207,7 @@ try {
   // await them. After the first install: on an older Node each puts node@22 in its own project first.
   const handed = { work, tarball, readme, inProject, version, user };
   const setups = { hardhat: wanted("hardhat") ? setupHardhat(handed) : undefined, foundry: wanted("foundry") ? setupFoundry(handed) : undefined };
-  for (const setup of Object.values(setups)) setup?.catch(() => undefined); // awaited (and reported) by its step
+  for (const setup of Object.values(setups)) if (setup) background.push(setup.catch(() => undefined)); // awaited (and reported) by its step
 
   if (wanted("core")) {
     await step("the public types without @types/node (strict, nodenext): the client's need nothing, ours no Node global", async () => {
@@ -387,5 +389,6 @@ try {
       // already gone
     }
   }
+  await Promise.all(background); // a step that failed early leaves them writing in work/
   await rm(work, { recursive: true, force: true });
 }
