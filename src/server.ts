@@ -23,7 +23,7 @@ import { relayRoutes } from "./routes/relay.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { createMetrics, registerMetrics } from "./metrics.ts";
 import { subscribeNewHeads } from "./chain/new-heads.ts";
-import { DEFAULT_RATE_LIMIT, registerProtection, type RateLimit } from "./protection.ts";
+import { DEFAULT_RATE_LIMIT, registerProtection, securityHeaders, type RateLimit } from "./protection.ts";
 import { statusRoutes } from "./routes/status.ts";
 import { attachRelayControl } from "./relay/control.ts";
 import { attachCodeChanges } from "./code-change.ts";
@@ -261,7 +261,8 @@ async function buildApp(
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     knownPaths.set(route.url, [...(knownPaths.get(route.url) ?? []), ...methods.filter((m) => m !== "HEAD")]);
   });
-  installProblemHandlers(app, knownPaths);
+  // Its onRequest hook puts the security headers on every answer, problems included.
+  installProblemHandlers(app, knownPaths, securityHeaders());
   // Before the routes: its onRequest hook puts the CORS headers on every answer, problems included.
   await registerCors(app, options.corsOrigins);
   await registerProtection(app, options.rateLimit ?? DEFAULT_RATE_LIMIT);
