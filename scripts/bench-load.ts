@@ -2,10 +2,15 @@ import { fork } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import { Session } from "node:inspector/promises";
 import path from "node:path";
-import Fastify, { type FastifyReply } from "fastify";
+import Fastify, { LogController, type FastifyInstance, type FastifyReply } from "fastify";
 import { closeProvers, createQueueClient, reviewedFrom } from "../harness/client/index.ts";
 import { startDevStack } from "../harness/index.ts";
 import { poolFixture, provenSend } from "../test/support/pool.ts";
+import { registerCors } from "../src/cors.ts";
+import { installProblemHandlers } from "../src/errors.ts";
+import { HttpMetrics } from "../src/metrics.ts";
+import { securityHeaders } from "../src/protection.ts";
+import { lazyRequestLogger } from "../src/request-logger.ts";
 import type { LoadResult, LoadRun } from "./load-client.ts";
 import { median, percentile } from "./stats.ts";
 
@@ -23,6 +28,8 @@ const SOAK_S = Number(process.env.BENCH_SOAK_S ?? 180);
 // BENCH_CPU_PROFILE=<file>: after the measured rounds, a V8 CPU profile of this process under each
 // route's load, runtime and bare apart (<file>.<route>.<side>.cpuprofile); profiling slows both.
 const CPU_PROFILE = process.env.BENCH_CPU_PROFILE;
+// BENCH_FLOOR=1: what each part of the runtime's per-request machinery costs alone (see floor() below).
+const FLOOR = process.env.BENCH_FLOOR === "1";
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) {
   console.error("run with --expose-gc (npm run bench:load does)");
@@ -67,6 +74,8 @@ async function idleCpu(ms = 2_000): Promise<number> {
   const used = process.cpuUsage(cpu);
   return ((used.user + used.system) / ms) * 1000;
 }
+
+const floorApps: FastifyInstance[] = [];
 
 // BENCH_LOGGER=off measures the runtime without its request log (a dev stack keeps one in memory).
 const stack = await startDevStack(process.env.BENCH_LOGGER === "off" ? { logger: false } : {});
@@ -147,6 +156,8 @@ try {
     session.disconnect();
   }
 
+  if (FLOOR) await floor(`${stack.queueUrl}/api/queue/config`);
+
   // 2. The soak.
   if (SOAK_S > 0) {
     const samples: Array<{ at: number; heap: number; rss: number }> = [];
@@ -177,8 +188,79 @@ try {
     );
   }
 } finally {
+  for (const app of floorApps) await app.close();
   client.kill();
   await bare.close();
   await closeProvers();
   await stack.stop();
+}
+
+/**
+ * The floor: bare Fastify routes answering the config's bytes and headers, each with one part of the
+ * runtime's per-request machinery added (the runtime's own modules), then all of them, in rounds that
+ * alternate with the bare route; CPU per request and req/s against the bare route of the same round.
+ * What the runtime cannot go below while it keeps these parts.
+ */
+async function floor(configUrl: string): Promise<void> {
+  const response = await fetch(configUrl);
+  const headers = Object.fromEntries([...response.headers].filter(([name]) => !PER_CONNECTION.has(name)));
+  const body = Buffer.from(await response.arrayBuffer());
+  const security = securityHeaders();
+  type Part = "logger" | "metrics" | "cors" | "problems";
+  const variant = async (parts: readonly Part[]) => {
+    const has = (part: Part) => parts.includes(part);
+    const app = Fastify(
+      has("logger")
+        ? {
+            logger: { level: "info", stream: { write: () => true } },
+            childLoggerFactory: lazyRequestLogger,
+            logController: new LogController({ disableRequestLogging: (request: { method?: string }) => request.method === "GET" }),
+          }
+        : {},
+    );
+    floorApps.push(app);
+    // The headers a part sets are not set again by the route: the answer's bytes stay the same.
+    let own = { ...headers };
+    if (has("problems")) {
+      installProblemHandlers(app, new Map(), security);
+      own = Object.fromEntries(Object.entries(own).filter(([name]) => !(name in security)));
+    }
+    if (has("cors")) {
+      await registerCors(app, ["loopback"]);
+      delete own.vary;
+    }
+    if (has("metrics")) {
+      const http = new HttpMetrics();
+      app.addHook("onResponse", (request, reply, done) => {
+        http.record(request.method, request.routeOptions.url ?? "unmatched", reply.statusCode, reply.elapsedTime / 1000);
+        done();
+      });
+    }
+    app.get("/config", (_request, reply) => reply.headers(own).send(body));
+    await app.listen({ host: "127.0.0.1", port: 0 });
+    return `http://127.0.0.1:${(app.server.address() as { port: number }).port}/config`;
+  };
+  const variants: Array<[string, string]> = [
+    ["bare Fastify", await variant([])],
+    ["+ logger (a lazy child, reads not logged)", await variant(["logger"])],
+    ["+ an onResponse hook (metrics)", await variant(["metrics"])],
+    ["+ @fastify/cors", await variant(["cors"])],
+    ["+ the problems' onRequest hook (security headers)", await variant(["problems"])],
+    ["all four (the runtime's machinery)", await variant(["logger", "metrics", "cors", "problems"])],
+  ];
+  for (const [, url] of variants) await slice(url, 2);
+  const slices = variants.map((): Slice[] => []);
+  for (let i = 0; i < ROUNDS; i++) {
+    const order = variants.map((_, v) => v);
+    if (i % 2 === 1) order.reverse();
+    for (const v of order) slices[v]?.push(await slice((variants[v] as [string, string])[1]));
+  }
+  const bareSlices = slices[0] as Slice[];
+  console.log(`floor: bare Fastify routes with the config's bytes, one part of the runtime added at a time, ${ROUNDS} rounds alternating; against the bare route of the same round:`);
+  variants.forEach(([name], v) => {
+    const mine = slices[v] as Slice[];
+    const cpu = median(mine.map((r, i) => r.cpuUs / (bareSlices[i] as Slice).cpuUs));
+    const rps = median(mine.map((r, i) => r.rps / (bareSlices[i] as Slice).rps));
+    console.log(`  ${name.padEnd(52)} CPU per request ${median(mine.map((r) => r.cpuUs)).toFixed(1)} µs (${cpu.toFixed(2)}x) | ${median(mine.map((r) => r.rps)).toFixed(0)} req/s (${rps.toFixed(2)}x)`);
+  });
 }
