@@ -1,6 +1,5 @@
 import path from "node:path";
 import { build } from "esbuild";
-import { makeBuildAscii } from "./ascii-bundle.ts";
 
 // The installed CLI (`npx queue-devstack`) as one file. Started from tsc's output, Node resolves and
 // compiles several hundred modules (viem, fastify, zod and theirs) on every start: a third of the
@@ -33,4 +32,5 @@ await build({
   logLevel: "warning",
 });
 // In ASCII: V8 holds a source with any other character as two bytes a character (8.8 MB for the bundle).
+const { makeBuildAscii } = await import("./ascii-bundle.ts");
 await makeBuildAscii(path.dirname(cli), performance.timeOrigin);
