@@ -94,6 +94,28 @@ describe("SqliteOperationStore", () => {
     store.close();
   });
 
+  it("peek: a write drops the peeked record of the operation it writes only; a restore drops them all", () => {
+    const store = new SqliteOperationStore(":memory:");
+    store.insert(record("a", ["1"]));
+    const a = store.peek("a");
+    store.insert(record("b", ["2"]));
+    moveTo(store, "b", "processing");
+    store.insertQuote({ id: "q", quote: {}, expiresAt: 10, client: "c" }, { now: 0, maxLivePerClient: 5, deleteExpiredBefore: 0 });
+    expect(store.peek("a")).toBe(a); // others' writes: still the record a poll was answered from
+    const b = store.peek("b");
+    const checkpoint = store.checkpoint();
+    expect(store.peek("b")).toBe(b);
+    moveTo(store, "a", "processing");
+    const a2 = store.peek("a");
+    expect(a2).not.toBe(a);
+    expect(a2?.state).toBe("processing");
+    expect(store.peek("b")).toBe(b);
+    store.restore(checkpoint);
+    expect(store.peek("a")?.state).toBe("accepted"); // read again: the restore changed it
+    expect(store.peek("b")).not.toBe(b);
+    store.close();
+  });
+
   it("tells its change listeners every insert and save after the commit, null after a restore, and nothing once they are removed", async () => {
     const store = new SqliteOperationStore(await file());
     const seen: Array<[string | null, string | undefined]> = [];
