@@ -3,6 +3,7 @@ import { Session } from "node:inspector/promises";
 import { encodeFunctionData, type TransactionReceipt } from "viem";
 import { closeProvers, createQueueClient, poolAbi, reviewedFrom, type PreparedTransaction } from "../harness/client/index.ts";
 import { startDevStack, type DevStack } from "../harness/index.ts";
+import { nodeFetchHooks } from "../src/chain/node-fetch.ts";
 import { DEFAULT_RELAY_SETTINGS } from "../src/relay/settings.ts";
 import { poolFixture } from "../test/support/pool.ts";
 import { cpuMs, depositedNotes, GAS, nodeCpuMs, QueuePathError, queueBurst as burstThroughQueue, sendFee } from "./relay-load.ts";
@@ -229,22 +230,26 @@ async function jsonRpc(url: string, method: string, params: unknown[]): Promise<
 }
 
 /**
- * Counts the JSON-RPC calls (a batch's each) this process sends by fetch to `urls`, by method, per phase.
- * The runtime runs in this process and its chain client uses fetch, so its calls are counted too.
+ * Counts the JSON-RPC calls (a batch's each) this process sends to `urls`, by method, per phase. The
+ * runtime runs in this process: its chain clients' calls (nodeFetch) are counted too.
  */
 function countRpcCalls(urls: string[]) {
   const counts = new Map<string, Map<string, number>>();
   let current: string | undefined;
-  const original = globalThis.fetch;
-  globalThis.fetch = (input, init) => {
-    const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
-    if (current !== undefined && urls.some((u) => url.startsWith(u)) && typeof init?.body === "string") {
+  const count = (url: string, body: unknown) => {
+    if (current !== undefined && urls.some((u) => url.startsWith(u)) && typeof body === "string" && body !== "") {
       const phase = counts.get(current) ?? new Map<string, number>();
       counts.set(current, phase);
-      const parsed = JSON.parse(init.body) as { method: string } | Array<{ method: string }>;
+      const parsed = JSON.parse(body) as { method: string } | Array<{ method: string }>;
       for (const call of Array.isArray(parsed) ? parsed : [parsed]) phase.set(call.method, (phase.get(call.method) ?? 0) + 1);
       phase.set("(HTTP requests)", (phase.get("(HTTP requests)") ?? 0) + 1);
     }
+  };
+  // The runtime's chain clients send by nodeFetch; this script's own (the direct path) by fetch.
+  nodeFetchHooks.onRequest = count;
+  const original = globalThis.fetch;
+  globalThis.fetch = (input, init) => {
+    count(typeof input === "string" ? input : input instanceof URL ? input.href : input.url, init?.body);
     return original(input, init);
   };
   return {
