@@ -10,7 +10,7 @@ import { StackParts, timed, type ProgressListener, type StackPart } from "./part
 import { stackInfoPart, stateDirPart, StackInfo, type LeftoverReport } from "./state-dir/index.ts";
 import { chainPart, faultsPart, forkUpstreamPart, saverPart, type DevAccount, type ForkPoint, type RpcFaultSpec, type RpcFaultState, type StackChain } from "./chain/index.ts";
 import { contractsPart, deploymentPart } from "./deployment/index.ts";
-import { runtimePart } from "./runtime/index.ts";
+import { runtimePart, warmUpRuntime } from "./runtime/index.ts";
 import { actionControls, allowedHostsFor, allowedOriginsFor, devRoutesPart, registerDevOnly, snapshotsPart, type ActionControls, type ServedDeployment, type StackSnapshot } from "./dev/index.ts";
 import { BundleError, saveBundle } from "./bundle/index.ts";
 import type { Trace } from "./trace/index.ts";
@@ -258,7 +258,8 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     const dir = await start(stateDirPart(options, { host }));
     const upstream = await start(forkUpstreamPart(options));
     const contracts = await start(contractsPart(options, { newLocalChain: !upstream.fork && !dir.resume, proofs }));
-    const chain = await start(chainPart(options, { host, dir, upstream, genesisState: contracts.genesisState }));
+    // While anvil boots, the runtime's start does ahead what needs no chain.
+    const chain = await start(chainPart(options, { host, dir, upstream, genesisState: contracts.genesisState, onBooting: () => warmUpRuntime(contracts.circuit) }));
     startedChain = chain;
     const saver = await start(saverPart(options, { chain, file: dir.chainStateFile }));
     const { manifest } = await start(deploymentPart(options, { dir, upstream, contracts, chain, saver, proofs }));

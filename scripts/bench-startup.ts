@@ -35,16 +35,31 @@ function stackOnce(entry: string[], hooks: Parameters<typeof launchToFirstOutput
   return launchToFirstOutput((stateDir) => [...entry, "--json", "--chain-port", "0", "--queue-port", "0", "--state-dir", stateDir], "bench-stack-", hooks);
 }
 
-/** A compiled launch, with its steps as the progress lines tell them (a line arrives as its step ends). */
-async function compiledOnce(): Promise<{ ms: number; steps: Steps }> {
+/** CPU time (user + system) a process has used so far, in ms, from /proc (clock ticks of 10 ms). */
+async function cpuMs(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, "utf8");
+  // The fields after the command's ")": utime and stime are the 12th and 13th.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/**
+ * A compiled launch, with its steps as the progress lines tell them (a line arrives as its step ends),
+ * and the CPU its node process used until ready: what the launch costs whatever the machine's load.
+ */
+async function compiledOnce(): Promise<{ ms: number; steps: Steps; cpu: number }> {
   const steps: Steps = new Map();
+  let cpu = Number.NaN;
   const ms = await stackOnce(CLI.compiled, {
     stderrLine(line, at) {
       const m = STEP_LINE.exec(line);
       if (m) steps.set(m[1] as string, { start: at - Number(m[2]), end: at });
     },
+    async ready(pid) {
+      cpu = await cpuMs(pid);
+    },
   });
-  return { ms, steps };
+  return { ms, steps, cpu };
 }
 
 async function anvilOnce(): Promise<number> {
@@ -124,7 +139,7 @@ async function idleMemoryOnce(): Promise<{ node: number; anvil: number }> {
 }
 
 await execa("npm", ["run", "build", "--silent"]);
-const compiled: Array<{ ms: number; steps: Steps }> = [];
+const compiled: Array<{ ms: number; steps: Steps; cpu: number }> = [];
 const source: number[] = [];
 const anvil: number[] = [];
 const devStack: number[] = [];
@@ -168,6 +183,8 @@ const rows = names.map((name) => {
 for (const row of rows.sort((a, b) => a.start - b.start)) phase(row.name, row.start, row.duration);
 const lastEnd = median(compiled.map((c) => Math.max(...[...c.steps.values()].map((s) => s.end))));
 phase("after the last step (the ready line)", lastEnd, Math.max(0, total - lastEnd));
+const cpu = compiled.map((c) => c.cpu);
+console.log(`installed CLI's node process, CPU (user + system) until ready: median ${ms(median(cpu))} (min ${Math.min(...cpu)}, max ${Math.max(...cpu)}); ${((median(cpu) / total) * 100).toFixed(0)}% of the launch`);
 
 line("startDevStack() -> ready, in process", devStack);
 line("prool Instance.anvil().start(), same anvil", prool);

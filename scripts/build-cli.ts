@@ -1,14 +1,32 @@
+import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { build } from "esbuild";
+import { build, type Plugin } from "esbuild";
 
-// The installed CLI (`npx queue-devstack`) as one file. Started from tsc's output, Node resolves and
+// The installed CLI (`npx queue-devstack`) as a bundle. Started from tsc's output, Node resolves and
 // compiles several hundred modules (viem, fastify, zod and theirs) on every start: a third of the
 // launch-to-ready time. esbuild bundles what a start loads into dist/scripts/dev-stack.js, in place of
 // tsc's file; the library entry points stay tsc's modules with their .d.ts. Left out: what a start
-// never loads (snarkjs, circom_runtime and circomlibjs, imported lazily; solc and hardhat, repository-only), what
-// finds files next to itself (@fastify/swagger-ui's static assets, the anvil binary package), and
-// the process spawners (@viem/anvil, execa), which stay as installed.
-const EXTERNAL = ["snarkjs", "circom_runtime", "circomlibjs", "solc", "hardhat", "@fastify/swagger-ui", "@foundry-rs/*", "@viem/anvil", "execa"];
+// never loads (snarkjs, circom_runtime and circomlibjs, imported lazily; solc and hardhat, repository-only)
+// and what finds files next to itself (the anvil binary package). @fastify/swagger-ui finds its static
+// assets next to itself too, but is bundled (see below).
+// The process spawners (execa, @viem/anvil) are bundled: as installed, Node resolved and compiled their
+// hundred-odd small modules on every start (bench:startup, issue 32).
+const EXTERNAL = ["snarkjs", "circom_runtime", "circomlibjs", "solc", "hardhat", "@fastify/swagger-ui/static/*", "@foundry-rs/*"];
+
+// @fastify/swagger-ui, bundled: as installed, its registration at every start required its routes,
+// @fastify/static, glob and a second yaml as CommonJS, resolved and compiled one by one (~40 ms). Its
+// two files that find its assets by __dirname find them in the installed package (a dependency) instead.
+const SWAGGER_UI_FILE = /[\\/]node_modules[\\/]@fastify[\\/]swagger-ui[\\/](index|lib[\\/]routes)\.js$/;
+const swaggerUiAssets: Plugin = {
+  name: "swagger-ui-assets",
+  setup(build) {
+    build.onLoad({ filter: SWAGGER_UI_FILE }, async (args) => {
+      const installed = 'require("node:path").dirname(require.resolve("@fastify/swagger-ui"))';
+      const dir = args.path.endsWith("index.js") ? installed : `require("node:path").join(${installed}, "lib")`;
+      return { contents: (await readFile(args.path, "utf8")).replaceAll("__dirname", `(${dir})`), loader: "js", resolveDir: path.dirname(args.path) };
+    });
+  },
+};
 // The build's folder: dist/ (npm run build), or another one given (the consumer test builds in a temp folder of its own).
 const repo = path.resolve(import.meta.dirname, "..");
 const dist = path.resolve(process.argv[2] ?? "dist");
@@ -16,7 +34,11 @@ const cli = path.join(dist, "scripts", "dev-stack.js");
 
 await build({
   entryPoints: [cli],
-  outfile: cli,
+  // What is imported with import() (the sub-commands, what a start loads only once anvil is spawned) goes
+  // to chunks of its own, loaded when asked for; dev-stack.js keeps its name.
+  outdir: path.dirname(cli),
+  splitting: true,
+  chunkNames: "chunks/[name]-[hash]",
   // Elsewhere (the consumer test's staging folder), the same bundle as in dist/: paths (its comments)
   // from the package's folder, and the dependencies from the repository's node_modules.
   absWorkingDir: path.dirname(dist),
@@ -27,6 +49,13 @@ await build({
   format: "esm",
   target: "node22.13",
   external: EXTERNAL,
+  plugins: [swaggerUiAssets],
+  // Less for Node to read, decode and parse on every start. Identifiers are not minified (stack traces
+  // stay readable); keepNames is off as before: its __name() call on every function created cost ~14 ms
+  // in noble's precomputation alone (--cpu-prof), and no code here reads a function's or class's name
+  // (errors set theirs).
+  minifyWhitespace: true,
+  minifySyntax: true,
   // Bundled CommonJS dependencies call require(): give the ESM bundle one.
   banner: { js: "import { createRequire as __queueDevstackRequire } from 'node:module'; const require = __queueDevstackRequire(import.meta.url);" },
   logLevel: "warning",

@@ -9,7 +9,7 @@ import { PROBLEM_CONTENT_TYPE, PROBLEM_STATUS, ProblemError, problemBody, sendPr
  * Every failure leaves as application/problem+json with a stable `code`. Anything unforeseen is a 500
  * whose detail says nothing about internals (it is logged instead).
  */
-export function installProblemHandlers(app: FastifyInstance, knownPaths: ReadonlyMap<string, readonly string[]>): void {
+export function installProblemHandlers(app: FastifyInstance, knownPaths: ReadonlyMap<string, readonly string[]>, everyAnswer: Readonly<Record<string, string>> = {}): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof ProblemError) return sendProblem(reply, error);
     if (error instanceof StoreWriteError) {
@@ -55,8 +55,10 @@ export function installProblemHandlers(app: FastifyInstance, knownPaths: Readonl
   app.addHook("preClose", async () => {
     closing = true;
   });
-  // A callback hook, not an async one: it runs on every request, and a promise each is measurable.
+  // A callback hook, not an async one: it runs on every request, and a promise each is measurable. It
+  // also sets the headers every answer carries (protection.ts's): one hook per request, not two.
   app.addHook("onRequest", (request, reply, done) => {
+    reply.headers(everyAnswer);
     responses.set(request.raw.socket, reply.raw);
     if (!closing) return done();
     sendProblem(

@@ -77,6 +77,26 @@ export async function loadProofArtifacts(config: DeploymentConfig, dir: string):
 }
 
 /**
+ * Hashes proof files ahead of loadProofArtifacts (a dev stack does it while anvil boots): their sha256 is
+ * remembered by file identity, so the check at start finds them hashed unless a file changed since.
+ * A file that cannot be read is left to that check to report.
+ */
+export async function hashProofFiles(dir: string, names: readonly string[]): Promise<void> {
+  await Promise.all(
+    names.map(async (name) => {
+      const handle = await openFile(path.join(dir, path.basename(name)), "r").catch(() => undefined);
+      try {
+        if (handle) await check(handle);
+      } catch {
+        // reported by loadProofArtifacts
+      } finally {
+        await handle?.close();
+      }
+    }),
+  );
+}
+
+/**
  * sha256 of the files this process has checked, by their identity (device, inode, size, modification and
  * change times): a stack started again in the same process (a test suite, a fixture) does not hash 12 MB
  * again. Any write to a file, or another file in its place, changes its identity.

@@ -36,19 +36,28 @@ function helmetHeaders(options: HelmetOptions): Record<string, string> {
   return headers;
 }
 
+/** The security headers every answer carries; server.ts has the problem handlers' onRequest hook set them. */
+export function securityHeaders(): Readonly<Record<string, string>> {
+  return helmetHeaders(HELMET);
+}
+
+const READS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/** The per-client rate limit on mutating routes. */
 export async function registerProtection(app: FastifyInstance, rateLimit: RateLimit | false): Promise<void> {
-  const headers = helmetHeaders(HELMET);
-  app.addHook("onRequest", (_request, reply, done) => {
-    reply.headers(headers);
-    done();
-  });
   if (rateLimit === false) return;
+  // Before the plugin's own onRoute hook: a read route gets no rate-limit hook at all (the allowList
+  // below still answers for any other), so a poll pays nothing for a limit it is never subject to.
+  app.addHook("onRoute", (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (methods.every((method) => READS.has(method))) route.config = { ...route.config, rateLimit: false };
+  });
   await app.register(fastifyRateLimit, {
     global: true,
     max: rateLimit.max,
     timeWindow: rateLimit.timeWindowMs,
     keyGenerator: (request) => clientKey(request.ip),
-    allowList: (request) => request.method === "GET" || request.method === "HEAD" || request.method === "OPTIONS",
+    allowList: (request) => READS.has(request.method),
     errorResponseBuilder: (_request, context) =>
       new ProblemError("rate_limited", `more than ${context.max} requests in ${Math.round(rateLimit.timeWindowMs / 1000)} s from this client; retry in ${context.after}`, {
         headers: { "retry-after": String(Math.max(1, Math.ceil(context.ttl / 1000))) },

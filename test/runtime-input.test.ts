@@ -374,7 +374,7 @@ describe("errors answered by the HTTP layer itself are problems too", () => {
 });
 
 describe("a request that arrives while the runtime is closing", () => {
-  it("is a 503 shutting_down problem with Connection: close", async () => {
+  it("is a 503 shutting_down problem with Connection: close, and the security headers of every answer", async () => {
     const app = await buildQueueRuntime({
       manifest: await readFile(stack.manifestPath), rpcUrl: stack.rpcUrl, relayerPrivateKey: RELAYER_KEY, artifactsDir: CIRCUIT_BUILD_DIR, store: ":memory:",
     });
@@ -393,6 +393,8 @@ describe("a request that arrives while the runtime is closing", () => {
       expectProblem(answer, 503, "shutting_down");
       expect(answer?.headers.connection).toBe("close");
       expect(Number(answer?.headers["retry-after"])).toBeGreaterThan(0);
+      expect(answer?.headers["content-security-policy"]).toContain("default-src 'none'");
+      expect(answer?.headers["x-content-type-options"]).toBe("nosniff");
     } finally {
       await (closing ?? app.close());
     }

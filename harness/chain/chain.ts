@@ -35,6 +35,11 @@ export interface ChainOptions {
    */
   onProcess?: (process: { marker: string; pid: number | null }) => Promise<void>;
   /**
+   * Called once anvil is spawned, while it boots (tens of milliseconds in which this process would wait):
+   * the caller does there what needs no chain.
+   */
+  onBooting?: () => void;
+  /**
    * Gives up the start: an anvil still starting (loading a big state, say) is killed, and startChain
    * rejects with the signal's reason. Once anvil is up the signal is let go: stop() stops it.
    */
@@ -166,7 +171,10 @@ export async function startChain(options: ChainOptions): Promise<Chain> {
   try {
     await options.onProcess?.({ marker, pid: null });
     options.signal?.throwIfAborted();
-    await anvil.start();
+    const listening = anvil.start();
+    // @viem/anvil spawns it as soon as its import of execa resolves, within this turn of the event loop.
+    if (options.onBooting) setImmediate(options.onBooting);
+    await listening;
   } catch (error) {
     await rm(runDir, { recursive: true, force: true });
     if (options.signal?.aborted) throw options.signal.reason;

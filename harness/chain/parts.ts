@@ -71,6 +71,8 @@ export function chainPart(
   options: { chainPort?: number; persist?: boolean; onProgress?: ProgressListener; signal?: AbortSignal },
   args: {
     host: string;
+    /** What the start does while anvil boots (see ChainOptions.onBooting). */
+    onBooting?: () => void;
     dir: { stateDir: string; chainStateFile: string; resume: boolean; recordAnvil(anvil: { marker: string; pid: number | null }): Promise<void> };
     upstream: ForkUpstream;
     /** The prepared genesis's state, for a new local chain. */
@@ -89,6 +91,7 @@ export function chainPart(
         // anvil writes the chain when it is stopped, also by the orphan guard when this process dies.
         dumpState: options.persist ? dir.chainStateFile : undefined,
         onProcess: (anvil) => dir.recordAnvil(anvil),
+        onBooting: args.onBooting,
         signal: options.signal,
       }),
     );

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { Hex } from "viem";
 import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
-import { buildQueueRuntime, type QueueRuntimeOptions } from "../../src/server.ts";
+import { buildQueueRuntime, warmUpQueueRuntime, type QueueRuntimeOptions } from "../../src/server.ts";
 import type { DevAccount } from "../chain/index.ts";
 import { CIRCUIT_BUILD_DIR, manifestBytes } from "../deployment/index.ts";
 import { definePart, type StackPart } from "../part/index.ts";
@@ -20,6 +20,14 @@ export interface StackRuntime {
   listen(): Promise<string>;
   /** The runtime's last log lines, unless the stack was given a logger. */
   recentLogs(): string[];
+}
+
+/**
+ * What the runtime's start does that needs no chain (the proof files' hashes among it), done ahead: the
+ * stack calls it while anvil boots, and never waits for it.
+ */
+export function warmUpRuntime(circuit: { files: ReadonlyArray<{ file: string }> }): void {
+  void warmUpQueueRuntime({ dir: CIRCUIT_BUILD_DIR, names: circuit.files.map((f) => f.file) }).catch(() => {});
 }
 
 /** The queue runtime (src/) with a dev stack's options, reaching anvil through the fault proxy. */
