@@ -13,6 +13,7 @@ const USAGE = `Usage: queue-devstack ctl <control> [--state-dir <dir>]
   drop <operation id>        drop the operation's transaction from the mempool (the relayer re-broadcasts it)
   reorg [depth]              replace the last blocks (default 1); their transactions are sent again
   rpc fail|timeout|drop-logs the runtime's RPC fails (503), never answers, or loses logs
+  rpc unsupported            the runtime's RPC lacks the --methods given (JSON-RPC error -32601)
   rpc delay <ms>             the runtime's RPC answers late
   rpc ok                     the runtime's RPC behaves again
       [--for <ms>]             the fault ends by itself
@@ -56,7 +57,8 @@ const request = ((): [string, unknown] => {
   if (control === "reorg" && b === undefined) return ["reorg", { depth: count(a, "depth", 1) }];
   if (control === "drop" && a !== undefined) return ["drop", { operationId: a }];
   if (control === "relayer" && a === "balance" && b !== undefined && /^(0|[1-9][0-9]*)$/.test(b)) return ["relayer", { balanceWei: b }];
-  if (control === "rpc" && (a === "fail" || a === "timeout" || a === "drop-logs")) return ["rpc", { fault: a, ...faultOptions() }];
+  if (control === "rpc" && a === "unsupported" && args.methods === undefined) fail("rpc unsupported needs --methods <m1,m2>: the methods the node lacks", 2);
+  if (control === "rpc" && (a === "fail" || a === "timeout" || a === "drop-logs" || a === "unsupported")) return ["rpc", { fault: a, ...faultOptions() }];
   if (control === "rpc" && a === "delay") return ["rpc", { fault: "delay", delayMs: count(b, "delay (ms)"), ...faultOptions() }];
   if (control === "rpc" && a === "ok") return ["rpc", { fault: "none" }];
   if (control === "revert-next" && (a === undefined || a === "off")) return ["revert-next", { armed: a !== "off" }];

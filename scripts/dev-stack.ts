@@ -40,7 +40,7 @@ queue-devstack patch --undo <contract> puts the deployed code back.
 
        queue-devstack ctl mine [blocks] | time <seconds> | mining hold|auto | reorg [depth] | drop <op id>
                           | relayer pause|resume|balance <wei> | revert-next [off] | config alternate|original
-                          | rpc fail|timeout|drop-logs|delay <ms>|ok [--for <ms>] [--methods <m1,m2>] | faults
+                          | rpc fail|timeout|drop-logs|unsupported|delay <ms>|ok [--for <ms>] [--methods <m1,m2>] | faults
 Dev controls and faults of the stack running from a state dir (--state-dir, default .devstack);
 queue-devstack ctl --help says what each does.
 

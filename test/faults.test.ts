@@ -98,6 +98,25 @@ describe("RPC faults", () => {
     expect((await syncPool({ client: faulty, ...args })).commitments.length).toBe(direct.commitments.length);
   });
 
+  it("unsupported: the methods given are answered as a node without them answers (-32601), the other calls of a batch go through", async () => {
+    expect((await ctl("rpc", "unsupported")).exitCode).toBe(2); // which methods?
+    expect(await dev("rpc", { fault: "unsupported" })).toMatchObject({ status: 400, body: { code: "invalid_request" } });
+    const on = await ctl("rpc", "unsupported", "--methods", "eth_getBlockReceipts");
+    expect(on.exitCode).toBe(0);
+    expect(JSON.parse(on.stdout)).toMatchObject({ fault: "unsupported", methods: ["eth_getBlockReceipts"] });
+    const rpc = async (body: unknown) => (await fetch(stack.faults.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })).json();
+    const call = (id: number, method: string, params: unknown[] = []) => ({ jsonrpc: "2.0", id, method, params });
+    const lacking = { code: -32601, message: "the method eth_getBlockReceipts does not exist/is not available" };
+    expect(await rpc(call(1, "eth_getBlockReceipts", ["latest"]))).toEqual({ jsonrpc: "2.0", id: 1, error: lacking });
+    expect(await rpc([call(1, "eth_chainId"), call(2, "eth_getBlockReceipts", ["latest"]), call(3, "eth_blockNumber")])).toEqual([
+      { jsonrpc: "2.0", id: 1, result: "0xaa36a7" },
+      { jsonrpc: "2.0", id: 2, error: lacking },
+      { jsonrpc: "2.0", id: 3, result: expect.stringMatching(/^0x[0-9a-f]+$/) },
+    ]);
+    expect(await rpc(call(4, "eth_chainId"))).toEqual({ jsonrpc: "2.0", id: 4, result: "0xaa36a7" }); // untouched, not parsed
+    expect(() => stack.faults.rpc({ kind: "unsupported" })).toThrow(/needs methods/);
+  });
+
   it("bad control input is a 400 problem, and the CLI refuses unknown faults", async () => {
     expect((await dev("rpc", { fault: "explode" })).status).toBe(400);
     expect((await dev("rpc", { fault: "fail", delayMs: 5 })).status).toBe(400);

@@ -56,3 +56,34 @@ describe("a burst of relays", () => {
     expect(calls.get("eth_sendRawTransaction")).toBe(4);
   });
 });
+
+describe("a node without eth_getBlockReceipts", () => {
+  // Last in this file: the engine remembers a node's refusal for its lifetime.
+  it("the relayer finds its receipts by hash instead, and asks for the method in one request at most", async () => {
+    const queue = createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(stack.manifest) });
+    const config = await queue.beforePrepare();
+    const fee = BigInt(config.relayFees.fees[0]?.send ?? "0");
+    const send = async (from: number) => {
+      const keys = createAccountKeys();
+      const { state, input } = await pool.fundedNote(from, keys, pool.usdc("3"));
+      const { transaction } = await pool.prove({ tree: state.tree, keys, inputs: [input], outputs: [{ amount: pool.usdc("3") - fee, to: recipientOf(createAccountKeys()) }], fee, relayer: stack.relayer.address });
+      return queue.waitFor("send", (await queue.submit("send", config, transaction)).id, { intervalMs: 25, timeoutMs: 30_000 });
+    };
+    // Whether a tick asks before the receipts are found by nonce is a race; once refused, never again.
+    const requests = { blockReceipts: 0, receiptByHash: 0 };
+    nodeFetchHooks.onRequest = (url, body) => {
+      if (!url.startsWith(stack.faults.rpcUrl)) return;
+      if (body.includes('"eth_getBlockReceipts"')) requests.blockReceipts++;
+      if (body.includes('"eth_getTransactionReceipt"')) requests.receiptByHash++;
+    };
+    stack.faults.rpc({ kind: "unsupported", methods: ["eth_getBlockReceipts"] });
+    try {
+      for (const from of [6, 7, 8]) expect((await send(from)).state).toBe("confirmed");
+      expect(requests.receiptByHash).toBeGreaterThan(0);
+      expect(requests.blockReceipts).toBeLessThanOrEqual(1);
+    } finally {
+      delete nodeFetchHooks.onRequest;
+      stack.faults.clear();
+    }
+  });
+});

@@ -6,15 +6,16 @@ import { listenOnLoopback } from "./loopback-server.ts";
 
 /**
  * What the runtime's RPC does wrong, for a while: fail (HTTP 503), time out (no answer), answer late,
- * or lose logs (eth_getLogs answers [], receipts carry no logs). anvil has no chaos mode of its own.
+ * lose logs (eth_getLogs answers [], receipts carry no logs), or lack some methods (answered as a node
+ * without them answers). anvil has no chaos mode of its own.
  */
-export type RpcFaultKind = "fail" | "timeout" | "delay" | "drop-logs";
+export type RpcFaultKind = "fail" | "timeout" | "delay" | "drop-logs" | "unsupported";
 
 export interface RpcFaultSpec {
   kind: RpcFaultKind;
   /** For "delay": how late each answer comes (default 1000 ms). */
   delayMs?: number;
-  /** Only these JSON-RPC methods misbehave (default: all). */
+  /** Only these JSON-RPC methods misbehave (default: all; "unsupported" needs them). */
   methods?: readonly string[];
   /** The fault ends by itself after this long (default: when cleared). */
   forMs?: number;
@@ -172,9 +173,10 @@ export async function startRpcFaultProxy(args: { anvilUrl: string; pool: Address
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks);
     let calls: RpcCall[] = [];
+    let parsedBody: unknown;
     try {
-      const parsed = JSON.parse(body.toString("utf8")) as unknown;
-      calls = (Array.isArray(parsed) ? parsed : [parsed]) as RpcCall[];
+      parsedBody = JSON.parse(body.toString("utf8")) as unknown;
+      calls = (Array.isArray(parsedBody) ? parsedBody : [parsedBody]) as RpcCall[];
     } catch {
       /* anvil answers what it cannot parse */
     }
@@ -195,7 +197,9 @@ export async function startRpcFaultProxy(args: { anvilUrl: string; pool: Address
     if (now?.kind === "delay") await sleep(now.delayMs ?? 1000);
     let answer: { status: number; body: Buffer };
     const verifier = revertArmed ? relayVerifier(calls) : undefined;
-    if (verifier) {
+    if (now?.kind === "unsupported") {
+      answer = await withoutMethods(calls, Array.isArray(parsedBody), now.methods ?? [], send);
+    } else if (verifier) {
       const done = sendRejected(body, verifier);
       swap = done.then(
         () => undefined,
@@ -224,6 +228,7 @@ export async function startRpcFaultProxy(args: { anvilUrl: string; pool: Address
   return {
     url: listening.url,
     set(next) {
+      if (next?.kind === "unsupported" && !next.methods?.length) throw new TypeError("the unsupported fault needs methods: the JSON-RPC methods the node lacks");
       setFault(next);
       return state();
     },
@@ -245,6 +250,34 @@ export async function startRpcFaultProxy(args: { anvilUrl: string; pool: Address
       agent.destroy();
     },
   };
+}
+
+/**
+ * The calls of these methods answered as a node without them answers (geth's -32601), the others of the
+ * request sent on to anvil: a provider that lacks a method, say eth_getBlockReceipts.
+ */
+async function withoutMethods(
+  calls: RpcCall[],
+  batch: boolean,
+  methods: readonly string[],
+  send: (body: Buffer) => Promise<{ status: number; body: Buffer }>,
+): Promise<{ status: number; body: Buffer }> {
+  const lacking = (call: RpcCall) => methods.includes(String(call.method));
+  const forwarded = calls.filter((call) => !lacking(call));
+  let status = 200;
+  let answers: unknown[] = [];
+  if (forwarded.length > 0) {
+    const answer = await send(Buffer.from(JSON.stringify(batch ? forwarded : forwarded[0])));
+    status = answer.status;
+    const parsed = JSON.parse(answer.body.toString("utf8")) as unknown;
+    answers = Array.isArray(parsed) ? parsed : [parsed];
+  }
+  // anvil answers a batch in its order: the forwarded calls' answers, in turn.
+  let next = 0;
+  const out = calls.map((call) =>
+    lacking(call) ? { jsonrpc: "2.0", id: call.id ?? null, error: { code: -32601, message: `the method ${String(call.method)} does not exist/is not available` } } : answers[next++],
+  );
+  return { status, body: Buffer.from(JSON.stringify(batch ? out : out[0])) };
 }
 
 /** eth_getLogs answers nothing, and receipts carry no logs: a provider that lost them. */

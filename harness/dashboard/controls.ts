@@ -22,7 +22,7 @@ ${form(at("reorg"), "reorg the last blocks", number("depth", "depth", "1", ' min
 ${form(
   at("rpc"),
   "RPC fault",
-  `<label>fault <select name="fault"><option>fail</option><option>timeout</option><option>delay</option><option>drop-logs</option><option value="none">none (off)</option></select></label>` +
+  `<label>fault <select name="fault"><option>fail</option><option>timeout</option><option>delay</option><option>drop-logs</option><option>unsupported</option><option value="none">none (off)</option></select></label>` +
     number("delayMs", "delay (ms, for delay)", "", ' min="1"') +
     `<label>methods <input name="methods" data-type="list" placeholder="eth_sendRawTransaction, eth_call" autocomplete="off"></label>` +
     number("forMs", "for (ms)", "", ' min="1"'),

@@ -231,7 +231,7 @@ const resetRoutes: FastifyPluginAsyncZod<DevDeps> = async (app, deps) => {
 
 const FaultState = z
   .strictObject({
-    fault: z.enum(["none", "fail", "timeout", "delay", "drop-logs"]),
+    fault: z.enum(["none", "fail", "timeout", "delay", "drop-logs", "unsupported"]),
     delayMs: z.int().nullable(),
     methods: z.array(z.string()).nullable(),
     endsAt: z.string().nullable().meta({ description: "when the fault ends by itself (ISO 8601), or null: when switched off" }),
@@ -250,10 +250,10 @@ const faultRoutes: FastifyPluginAsyncZod<DevDeps> = async (app, deps) => {
     schema: {
       ...dev(
         "make the runtime's RPC misbehave",
-        "Between the runtime and anvil: `fail` answers every call 503, `timeout` never answers, `delay` answers `delayMs` late, `drop-logs` answers eth_getLogs with [] and receipts without logs; `none` ends it. `methods` limits it to some JSON-RPC methods, `forMs` ends it by itself. Clients and wallets reach anvil directly, unaffected, unless they use the stack's fault RPC URL (stack.json `faultRpcUrl`).",
+        "Between the runtime and anvil: `fail` answers every call 503, `timeout` never answers, `delay` answers `delayMs` late, `drop-logs` answers eth_getLogs with [] and receipts without logs, `unsupported` answers the `methods` given as a node without them does (JSON-RPC error -32601); `none` ends it. `methods` limits it to some JSON-RPC methods, `forMs` ends it by itself. Clients and wallets reach anvil directly, unaffected, unless they use the stack's fault RPC URL (stack.json `faultRpcUrl`).",
       ),
       body: z.strictObject({
-        fault: z.enum(["none", "fail", "timeout", "delay", "drop-logs"]),
+        fault: z.enum(["none", "fail", "timeout", "delay", "drop-logs", "unsupported"]),
         delayMs: z.int().min(1).max(600_000).optional(),
         methods: z.array(z.string().regex(/^[a-z]+_[A-Za-z]+$/)).min(1).max(50).optional(),
         forMs: z.int().min(1).max(86_400_000).optional(),
@@ -264,6 +264,7 @@ const faultRoutes: FastifyPluginAsyncZod<DevDeps> = async (app, deps) => {
       deps.lock.run(async () => {
         const { fault, ...rest } = request.body;
         if (rest.delayMs !== undefined && fault !== "delay") throw new ProblemError("invalid_request", "delayMs is for the delay fault");
+        if (fault === "unsupported" && rest.methods === undefined) throw new ProblemError("invalid_request", "the unsupported fault needs methods: the JSON-RPC methods the node lacks");
         return deps.faults.set(fault === "none" ? null : { kind: fault, ...rest });
       }),
   });
