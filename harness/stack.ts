@@ -8,9 +8,9 @@ import { printable } from "../src/printable.ts";
 import type { ProofSystemName } from "../src/chain/dev-proof.ts";
 import { StackParts, timed, type ProgressListener, type StackPart } from "./part/index.ts";
 import { stackInfoPart, stateDirPart, StackInfo, type LeftoverReport } from "./state-dir/index.ts";
-import { chainPart, faultsPart, forkUpstreamPart, saverPart, type DevAccount, type ForkPoint, type RpcFaultSpec, type RpcFaultState, type StackChain } from "./chain/index.ts";
+import { chainPart, connectFaults, faultsPart, forkUpstreamPart, saverPart, type DevAccount, type ForkPoint, type RpcFaultSpec, type RpcFaultState, type StackChain } from "./chain/index.ts";
 import { contractsPart, deploymentPart } from "./deployment/index.ts";
-import { runtimePart, warmUpRuntime } from "./runtime/index.ts";
+import { runtimeBuilderPart, runtimePart, warmUpRuntime } from "./runtime/index.ts";
 import { actionControls, allowedHostsFor, allowedOriginsFor, devRoutesPart, registerDevOnly, snapshotsPart, type ActionControls, type ServedDeployment, type StackSnapshot } from "./dev/index.ts";
 import { BundleError, saveBundle } from "./bundle/index.ts";
 import type { Trace } from "./trace/index.ts";
@@ -258,16 +258,22 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     const dir = await start(stateDirPart(options, { host }));
     const upstream = await start(forkUpstreamPart(options));
     const contracts = await start(contractsPart(options, { newLocalChain: !upstream.fork && !dir.resume, proofs }));
-    // While anvil boots, the runtime's start does ahead what needs no chain.
-    const chain = await start(chainPart(options, { host, dir, upstream, genesisState: contracts.genesisState, onBooting: () => warmUpRuntime(contracts.circuit) }));
+    // The proxy the runtime reaches anvil through listens first: the runtime can be built with its URL.
+    const faults = await start(faultsPart());
+    const builder = await start(runtimeBuilderPart(options, { faults, fork: upstream.fork !== null, dir }));
+    // While anvil boots: a new chain from the committed genesis has its runtime built ahead (checked
+    // against the chain before it listens); any other start does ahead what needs no chain.
+    const { genesisManifest } = contracts;
+    const onBooting = contracts.genesis && genesisManifest && !dir.resume ? () => builder.buildAhead(genesisManifest) : () => warmUpRuntime(contracts.circuit);
+    const chain = await start(chainPart(options, { host, dir, upstream, genesisState: contracts.genesisState, onBooting }));
     startedChain = chain;
     const saver = await start(saverPart(options, { chain, file: dir.chainStateFile }));
     const { manifest } = await start(deploymentPart(options, { dir, upstream, contracts, chain, saver, proofs }));
+    connectFaults(faults, { chain, manifest });
     const patcher = await start(patchPart(options, { chain, manifest, dir, contracts }));
-    const faults = await start(faultsPart({ chain, manifest }));
     // One step: the runtime, its dev routes registered before it listens, listening.
     const { runtime, dev, queueUrl } = await timed(progress, "start queue runtime", async () => {
-      const runtime = await start(runtimePart(options, { host, chain, faults, fork: upstream.fork !== null, manifest, dir }));
+      const runtime = await start(runtimePart(options, { host, builder, chain, manifest, dir }));
       const dev = await start(devRoutesPart({ runtime, chain, contracts, manifest, manifestPath: dir.manifestPath, faults, fork: upstream.capture, allowedHosts, allowedOrigins }));
       await registerDevOnly(runtime.app, allowedHosts, allowedOrigins, async (scope) => {
         await scope.register(patchRoutes, { patcher });
