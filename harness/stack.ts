@@ -286,7 +286,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       }
       signal?.throwIfAborted();
       return { runtime, dev, queueUrl: await runtime.listen() };
-    });
+    }, ({ runtime }) => (runtime.builtAhead ? "built while anvil booted, checked against the chain before it listened" : undefined));
     const info = await start(stackInfoPart(options, { dir, upstream, chain, manifest, faults, queueUrl }));
     // stack.json and the runtime say what is patched, from now on at every patch.
     const writePatches = async (patches: PatchedContract[]) => {

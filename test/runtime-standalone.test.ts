@@ -3,7 +3,7 @@ import path from "node:path";
 import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startDevStack, type DevStack } from "../harness/index.ts";
-import { buildQueueRuntime } from "../src/server.ts";
+import { buildQueueRuntime, prepareQueueRuntime } from "../src/server.ts";
 import { CIRCUIT_BUILD_DIR } from "../harness/deployment/index.ts";
 import { RELAYER_KEY } from "./support/chain.ts";
 import { startRuntimeProcess } from "./support/runtime-process.ts";
@@ -114,6 +114,32 @@ describe("the queue runtime on its own", () => {
       const copy = structuredClone(manifest);
       mutate(copy);
       await expect(buildQueueRuntime({ manifest: Buffer.from(JSON.stringify(copy)), rpcUrl: stack.rpcUrl, relayerPrivateKey: RELAYER_KEY, artifactsDir: CIRCUIT_BUILD_DIR })).rejects.toThrow(error);
+      // Built ahead (as a dev stack does while anvil boots), the same check refuses it before it can
+      // listen, and closes it.
+      const prepared = await prepareQueueRuntime({ manifest: Buffer.from(JSON.stringify(copy)), rpcUrl: stack.rpcUrl, relayerPrivateKey: RELAYER_KEY, artifactsDir: CIRCUIT_BUILD_DIR });
+      let closed = false;
+      prepared.app.addHook("onClose", async () => void (closed = true));
+      await expect(prepared.check({})).rejects.toThrow(error);
+      expect(closed).toBe(true);
+    }
+  });
+
+  it("is built ahead with no chain to ask, and checked against the chain once it answers", async () => {
+    const manifest = await readFile(stack.manifestPath);
+    // Nothing listens on port 9: building ahead asks no chain; checking does, and fails.
+    const unreachable = await prepareQueueRuntime({ manifest, rpcUrl: "http://127.0.0.1:9", relayerPrivateKey: RELAYER_KEY, artifactsDir: CIRCUIT_BUILD_DIR, store: ":memory:" });
+    let closed = false;
+    unreachable.app.addHook("onClose", async () => void (closed = true));
+    await expect(unreachable.check({})).rejects.toThrow();
+    expect(closed).toBe(true);
+    const prepared = await prepareQueueRuntime({ manifest, rpcUrl: stack.rpcUrl, relayerPrivateKey: RELAYER_KEY, artifactsDir: CIRCUIT_BUILD_DIR, store: ":memory:" });
+    const app = await prepared.check({ publicRpcUrl: "http://wallet.example:8545" });
+    try {
+      expect((await app.inject({ url: "/api/queue/config" })).body).toBe(manifest.toString("utf8"));
+      // What needs the chain's own URL is given with the check.
+      expect((await app.inject({ url: "/api/queue/networks" })).body).toContain("http://wallet.example:8545");
+    } finally {
+      await app.close();
     }
   });
 

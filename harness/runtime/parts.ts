@@ -20,6 +20,8 @@ export interface StackRuntime {
   listen(): Promise<string>;
   /** The runtime's last log lines, unless the stack was given a logger. */
   recentLogs(): string[];
+  /** It was built while anvil booted (then checked against the chain). */
+  builtAhead: boolean;
 }
 
 /**
@@ -124,7 +126,8 @@ export function runtimePart(
     const bytes = manifestBytes(manifest);
     const ahead = await builder.takeAhead();
     let runtime: FastifyInstance;
-    if (ahead && ahead.relayerPrivateKey === chain.relayer.privateKey && Buffer.from(ahead.manifest).equals(bytes)) {
+    const builtAhead = ahead !== undefined && ahead.relayerPrivateKey === chain.relayer.privateKey && Buffer.from(ahead.manifest).equals(bytes);
+    if (ahead && builtAhead) {
       // The check buildQueueRuntime makes first (it closes the app when it fails).
       runtime = await ahead.prepared.check(late);
     } else {
@@ -143,6 +146,7 @@ export function runtimePart(
         return `http://${host}:${queuePort}`;
       },
       recentLogs: () => (options.logger === undefined ? builder.log.recent() : []),
+      builtAhead,
     };
   });
 }
