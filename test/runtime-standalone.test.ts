@@ -1,4 +1,6 @@
 import { readdir, readFile, writeFile } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -121,6 +123,39 @@ describe("the queue runtime on its own", () => {
       prepared.app.addHook("onClose", async () => void (closed = true));
       await expect(prepared.check({})).rejects.toThrow(error);
       expect(closed).toBe(true);
+    }
+  });
+
+  it("checks code hashes with a node that has no eth_getProof too (the code asked and hashed here)", async () => {
+    const manifest = await readFile(stack.manifestPath);
+    const copy = JSON.parse(manifest.toString("utf8"));
+    copy.queue.proof.verifier.runtimeCodeHash = `0x${"33".repeat(32)}`;
+    // A node that answers eth_getProof "method not found", each call of a batch on its own.
+    const node = createServer((req, res) => {
+      let body = "";
+      req.on("data", (chunk: Buffer) => (body += chunk.toString())).on("end", async () => {
+        const parsed = JSON.parse(body) as { id: number; method: string } | Array<{ id: number; method: string }>;
+        const answers = await Promise.all(
+          (Array.isArray(parsed) ? parsed : [parsed]).map(async (call) =>
+            call.method === "eth_getProof"
+              ? { jsonrpc: "2.0", id: call.id, error: { code: -32601, message: "the method eth_getProof does not exist/is not available" } }
+              : (await fetch(stack.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(call) })).json(),
+          ),
+        );
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(Array.isArray(parsed) ? answers : answers[0]));
+      });
+    });
+    await new Promise<void>((resolve) => node.listen(0, "127.0.0.1", resolve));
+    const rpcUrl = `http://127.0.0.1:${(node.address() as AddressInfo).port}`;
+    try {
+      const app = await buildQueueRuntime({ manifest, rpcUrl, relayerPrivateKey: RELAYER_KEY, artifactsDir: CIRCUIT_BUILD_DIR, store: ":memory:" });
+      await app.close();
+      await expect(buildQueueRuntime({ manifest: Buffer.from(JSON.stringify(copy)), rpcUrl, relayerPrivateKey: RELAYER_KEY, artifactsDir: CIRCUIT_BUILD_DIR })).rejects.toThrow(
+        /the Pool's verifier is 0x[0-9a-fA-F]{40} with code 0x[0-9a-f]{64}, the manifest says/,
+      );
+    } finally {
+      node.closeAllConnections();
+      await new Promise((resolve) => node.close(resolve));
     }
   });
 
