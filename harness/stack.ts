@@ -7,7 +7,7 @@ import { relayControl } from "../src/relay/control.ts";
 import { printable } from "../src/printable.ts";
 import type { ProofSystemName } from "../src/chain/dev-proof.ts";
 import { StackParts, timed, type ProgressListener, type StackPart } from "./part/index.ts";
-import { stackInfoPart, stateDirPart, StackInfo, type LeftoverReport } from "./state-dir/index.ts";
+import { readProofHashes, stackInfoPart, stateDirPart, StackInfo, writeProofHashes, type LeftoverReport } from "./state-dir/index.ts";
 import { chainPart, connectFaults, faultsPart, forkUpstreamPart, saverPart, type DevAccount, type ForkPoint, type RpcFaultSpec, type RpcFaultState, type StackChain } from "./chain/index.ts";
 import { contractsPart, deploymentPart } from "./deployment/index.ts";
 import { runtimeBuilderPart, runtimePart, warmUpRuntime } from "./runtime/index.ts";
@@ -256,6 +256,8 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
   let startedChain: StackChain | undefined;
   try {
     const dir = await start(stateDirPart(options, { host }));
+    // A state dir of the caller's (the CLI's .devstack) keeps the proof files' hashes across launches.
+    const keptHashes = ownsStateDir ? undefined : await readProofHashes(dir.stateDir);
     const upstream = await start(forkUpstreamPart(options));
     const contracts = await start(contractsPart(options, { newLocalChain: !upstream.fork && !dir.resume, proofs }));
     // The proxy the runtime reaches anvil through listens first: the runtime can be built with its URL.
@@ -301,6 +303,8 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     }
     const snapshots = await start(snapshotsPart<DevStack>({ chain, runtime, faults, deployments: dev.deployments, lock: dev.lock, afterRevert: () => patcher.reapply() }));
     dev.setReset(() => snapshots.reset());
+
+    if (!ownsStateDir) await writeProofHashes(dir.stateDir, keptHashes);
 
     const app = runtime.app;
     let stopping: Promise<void> | undefined;
