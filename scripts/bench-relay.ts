@@ -3,6 +3,7 @@ import { Session } from "node:inspector/promises";
 import { encodeFunctionData, type TransactionReceipt } from "viem";
 import { closeProvers, createQueueClient, poolAbi, reviewedFrom, type PreparedTransaction } from "../harness/client/index.ts";
 import { startDevStack, type DevStack } from "../harness/index.ts";
+import { nodeFetchHooks } from "../src/chain/node-fetch.ts";
 import { DEFAULT_RELAY_SETTINGS } from "../src/relay/settings.ts";
 import { poolFixture } from "../test/support/pool.ts";
 import { cpuMs, depositedNotes, GAS, nodeCpuMs, QueuePathError, queueBurst as burstThroughQueue, sendFee } from "./relay-load.ts";
@@ -29,9 +30,10 @@ const SINGLE_POLL_MS = 10;
 // the stack's fault proxy) on the queue path and of this script on the direct one. Off by default: the
 // counting parses every request body, which this process's CPU figure would include.
 const COUNT_RPC = process.env.BENCH_RPC_COUNT === "1";
-// BENCH_CPU_PROFILE=<file>: a V8 CPU profile of this process during the queue bursts only (set-up left out).
+// BENCH_CPU_PROFILE=<file>: V8 CPU profiles of this process during the bursts (set-up left out), one a burst:
+// <file>.queue.<round>.cpuprofile and <file>.direct.<round>.cpuprofile.
 const CPU_PROFILE = process.env.BENCH_CPU_PROFILE;
-const POLL_MS = 50;
+const POLL_MS = Number(process.env.BENCH_POLL_MS ?? 50);
 const TIMEOUT_MS = 120_000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -121,14 +123,21 @@ try {
     rpc?.phase("queue");
     await profiler?.resume();
     queueRuns.push(await measured(() => queueBurst(round.queued)));
-    await profiler?.pause();
+    await profiler?.pause("queue");
     rpc?.phase("direct");
+    await profiler?.resume();
     directRuns.push(await measured(() => directBurst(round.baseline)));
+    await profiler?.pause("direct");
   }
   rpc?.phase(undefined);
   if (profiler && CPU_PROFILE) await profiler.save(CPU_PROFILE);
 
-  // 3. One at a time on the idle queue: a single operation's latency, submit to confirmed.
+  // 3. What anvil spends on a relay's admission simulation (eth_call of Pool.transact from the relayer at
+  // "latest", as the runtime asks it) and on its verifier's part of it (the same call with the verifier's
+  // code overridden to answer true), each call repeated: the singles' proofs, not yet sent.
+  const simulation = SINGLE > 0 ? await simulationCost(singles) : undefined;
+
+  // 4. One at a time on the idle queue: a single operation's latency, submit to confirmed.
   const single: number[] = [];
   for (const tx of singles) {
     const t0 = performance.now();
@@ -169,6 +178,18 @@ try {
   if (queueRuns[0]?.cpu.anvil !== null) {
     console.log(`CPU per transaction (medians): through the queue anvil ${cpuPer(queueRuns, "anvil")}, node ${cpuPer(queueRuns, "node")} | direct anvil ${cpuPer(directRuns, "anvil")}, node ${cpuPer(directRuns, "node")}`);
   }
+  if (simulation && queueRuns[0]?.cpu.anvil !== null) {
+    const direct = (of: "anvil" | "node") => median(directRuns.map((run) => run.cpu[of] ?? 0)) / N;
+    const queued = (of: "anvil" | "node") => median(queueRuns.map((run) => run.cpu[of] ?? 0)) / N;
+    // On a machine whose cores are all busy, throughput goes as 1 / (CPU per transaction of both processes).
+    const bound = (extraAnvil: number) => (direct("anvil") + direct("node")) / (direct("anvil") + extraAnvil + direct("node"));
+    console.log(
+      `anvil per admission simulation (eth_call at latest, ${simulation.calls} calls): ${simulation.fullMs.toFixed(1)} ms, of it the verifier ${(simulation.fullMs - simulation.noVerifierMs).toFixed(1)} ms (${simulation.noVerifierMs.toFixed(1)} ms with the verifier answering true); anvil's extra per relay ${(queued("anvil") - direct("anvil")).toFixed(1)} ms`,
+    );
+    console.log(
+      `CPU-bound ratio (all cores busy): ${bound(queued("anvil") - direct("anvil") + queued("node") - direct("node")).toFixed(2)}x at this run's CPU per transaction; ${bound(simulation.fullMs).toFixed(2)}x if node's CPU per relay equalled direct's (the simulation the one extra)`,
+    );
+  }
   if (rpc) {
     const perTx = (phase: "queue" | "direct") => rpc.table(phase, N * ROUNDS);
     console.log(`JSON-RPC calls per transaction (over ${ROUNDS} rounds): through the queue ${perTx("queue")} | direct ${perTx("direct")}`);
@@ -182,23 +203,53 @@ try {
   await stack?.stop();
 }
 
+/** anvil's CPU per simulation of each of `txs` (REPEAT calls each), whole and with the verifier answering true. */
+async function simulationCost(txs: PreparedTransaction[]) {
+  const REPEAT = 4;
+  const s = stack as DevStack;
+  const verifier = s.manifest.queue.proof.verifier.address;
+  const accepting = { [verifier]: { code: "0x600160005260206000f3" } }; // returns 1: every proof verifies
+  const calls = txs.map((tx) => ({ from: s.relayer.address, to: s.manifest.poolAddress, gas: `0x${GAS.toString(16)}`, data: encodeFunctionData({ abi: poolAbi, functionName: "transact", args: [tx.proof, tx.publicInputs, tx.extData] }) }));
+  const perCall = async (override?: typeof accepting) => {
+    const before = cpuMs(s.chainPid) ?? 0;
+    for (let i = 0; i < REPEAT; i++) {
+      for (const call of calls) await jsonRpc(s.rpcUrl, "eth_call", override ? [call, "latest", override] : [call, "latest"]);
+    }
+    return ((cpuMs(s.chainPid) ?? 0) - before) / (REPEAT * calls.length);
+  };
+  const fullMs = median([await perCall(), await perCall(), await perCall()]);
+  const noVerifierMs = median([await perCall(accepting), await perCall(accepting), await perCall(accepting)]);
+  return { fullMs, noVerifierMs, calls: 3 * REPEAT * calls.length };
+}
+
+/** One JSON-RPC call straight to anvil (not through viem: only anvil's side is measured). */
+async function jsonRpc(url: string, method: string, params: unknown[]): Promise<unknown> {
+  const answer = (await (await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }) })).json()) as { result?: unknown; error?: { message: string } };
+  if (answer.error) throw new Error(`${method}: ${answer.error.message}`);
+  return answer.result;
+}
+
 /**
- * Counts the JSON-RPC calls (a batch's each) this process sends by fetch to `urls`, by method, per phase.
- * The runtime runs in this process and its chain client uses fetch, so its calls are counted too.
+ * Counts the JSON-RPC calls (a batch's each) this process sends to `urls`, by method, per phase. The
+ * runtime runs in this process: its chain clients' calls (nodeFetch) are counted too.
  */
 function countRpcCalls(urls: string[]) {
   const counts = new Map<string, Map<string, number>>();
   let current: string | undefined;
-  const original = globalThis.fetch;
-  globalThis.fetch = (input, init) => {
-    const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
-    if (current !== undefined && urls.some((u) => url.startsWith(u)) && typeof init?.body === "string") {
+  const count = (url: string, body: unknown) => {
+    if (current !== undefined && urls.some((u) => url.startsWith(u)) && typeof body === "string" && body !== "") {
       const phase = counts.get(current) ?? new Map<string, number>();
       counts.set(current, phase);
-      const parsed = JSON.parse(init.body) as { method: string } | Array<{ method: string }>;
+      const parsed = JSON.parse(body) as { method: string } | Array<{ method: string }>;
       for (const call of Array.isArray(parsed) ? parsed : [parsed]) phase.set(call.method, (phase.get(call.method) ?? 0) + 1);
       phase.set("(HTTP requests)", (phase.get("(HTTP requests)") ?? 0) + 1);
     }
+  };
+  // The runtime's chain clients send by nodeFetch; this script's own (the direct path) by fetch.
+  nodeFetchHooks.onRequest = count;
+  const original = globalThis.fetch;
+  globalThis.fetch = (input, init) => {
+    count(typeof input === "string" ? input : input instanceof URL ? input.href : input.url, init?.body);
     return original(input, init);
   };
   return {
@@ -217,14 +268,14 @@ async function startProfiler() {
   const session = new Session();
   session.connect();
   await session.post("Profiler.enable");
-  const profiles: unknown[] = [];
+  const profiles: Array<{ path: string; profile: unknown }> = [];
   return {
     resume: () => session.post("Profiler.start"),
-    async pause() {
-      profiles.push((await session.post("Profiler.stop")).profile);
+    async pause(path: "queue" | "direct") {
+      profiles.push({ path, profile: (await session.post("Profiler.stop")).profile });
     },
     async save(file: string) {
-      await Promise.all(profiles.map((profile, i) => writeFile(`${file}.${i}.cpuprofile`, JSON.stringify(profile))));
+      await Promise.all(profiles.map(({ path, profile }, i) => writeFile(`${file}.${path}.${Math.floor(i / 2)}.cpuprofile`, JSON.stringify(profile))));
       session.disconnect();
     },
   };

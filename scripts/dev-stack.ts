@@ -6,7 +6,7 @@ import { anvilIndexOf } from "../harness/chain/index.ts";
 import { checkAllowedHosts } from "../harness/dev/index.ts";
 import { STACK_URLS } from "../harness/state-dir/index.ts";
 import { findCommand, shellCommandLine, signalExitCode } from "../harness/exec/index.ts";
-import { watchLaunch } from "../harness/process/index.ts";
+import { settleMemoryAfterStart, watchLaunch } from "../harness/process/index.ts";
 import { checkCorsOrigins } from "../src/cors.ts";
 import { printable, printableJsonLine } from "../src/printable.ts";
 import { redactText } from "../src/redact.ts";
@@ -333,3 +333,5 @@ ${s.info.devAccounts.map((a, i) => `  ${`#${i}`.padStart(3)} (anvil #${anvilInde
 Ctrl-C stops everything.
 `;
 out.write(summary.split("\n").map(printable).join("\n"));
+// Started, the stack mostly waits: give back what the start grew (issue 32, item 5).
+settleMemoryAfterStart();

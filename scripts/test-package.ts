@@ -159,6 +159,9 @@ async function buildStaged(): Promise<void> {
   const dist = path.join(stage, "dist");
   await execa("npx", ["tsc", "-p", "tsconfig.build.json", "--outDir", dist], { cwd: repo });
   await execa(process.execPath, ["--experimental-strip-types", "--no-warnings=ExperimentalWarning", "scripts/build-cli.ts", dist], { cwd: repo });
+  // Any other character and V8 holds the bundle's source as two bytes a character (issue 32, item 5).
+  const cli = await readFile(path.join(dist, "scripts", "dev-stack.js"), "utf8");
+  if (!/^[\x00-\x7f]*$/.test(cli)) throw new Error("the CLI bundle is not ASCII-only: scripts/ascii-bundle.ts was skipped");
 }
 
 /** The repository's dist/ as it stands (each file's size and mtime), or "absent": compared at the end. */

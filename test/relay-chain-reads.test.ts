@@ -2,9 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startDevStack, type DevStack } from "../harness/index.ts";
 import { closeProvers, createAccountKeys, createQueueClient, recipientOf, reviewedFrom, type PreparedTransaction } from "../harness/client/index.ts";
 import { poolFixture } from "./support/pool.ts";
+import { nodeFetchHooks } from "../src/chain/node-fetch.ts";
 
 // What a relay asks the chain, counted on the runtime's own RPC (the stack's runtime runs in this
-// process, its chain client on fetch): the work the engine must not do twice.
+// process, its chain clients on nodeFetch): the work the engine must not do twice.
 afterAll(closeProvers);
 
 let stack: DevStack;
@@ -19,19 +20,15 @@ afterAll(() => stack?.stop());
 /** The runtime's JSON-RPC calls by method while `work` runs. */
 async function callsDuring(work: () => Promise<void>): Promise<Map<string, number>> {
   const calls = new Map<string, number>();
-  const original = globalThis.fetch;
-  globalThis.fetch = (input, init) => {
-    const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
-    if (url.startsWith(stack.faults.rpcUrl) && typeof init?.body === "string") {
-      const parsed = JSON.parse(init.body) as { method: string } | Array<{ method: string }>;
-      for (const call of Array.isArray(parsed) ? parsed : [parsed]) calls.set(call.method, (calls.get(call.method) ?? 0) + 1);
-    }
-    return original(input, init);
+  nodeFetchHooks.onRequest = (url, body) => {
+    if (!url.startsWith(stack.faults.rpcUrl) || body === "") return;
+    const parsed = JSON.parse(body) as { method: string } | Array<{ method: string }>;
+    for (const call of Array.isArray(parsed) ? parsed : [parsed]) calls.set(call.method, (calls.get(call.method) ?? 0) + 1);
   };
   try {
     await work();
   } finally {
-    globalThis.fetch = original;
+    delete nodeFetchHooks.onRequest;
   }
   return calls;
 }

@@ -1,9 +1,9 @@
 import { execFile } from "node:child_process";
 import path from "node:path";
 import { promisify } from "node:util";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { ObservedHead } from "../src/chain/head.ts";
-import type { OperationState } from "../src/relay/operation.ts";
+import { Operation, type OperationState } from "../src/relay/operation.ts";
 import { StatusAnswers } from "../src/relay/status-answer.ts";
 import { sqlite, SqliteOperationStore, StoreInUseError, StoreMismatchError, type OperationRecord, type OperationStore } from "../src/relay/store.ts";
 import { operationView } from "../src/relay/view.ts";
@@ -91,6 +91,51 @@ describe("SqliteOperationStore", () => {
     head = { number: 11n, observedAt: 2_000 };
     expectView(2_100);
     expect(answers.answer(second, 2_100).terminal).toBe(false);
+    store.close();
+  });
+
+  it("status answers: a new head rewrites the confirmations and the head only; the schema check runs once per record", () => {
+    const store = new SqliteOperationStore(":memory:");
+    store.insert(record("a", ["1"]));
+    const a = store.get("a") as OperationRecord;
+    Object.assign(a, { state: "confirmed", block: { number: 10, hash: `0x${"ab".repeat(32)}` }, minedHash: `0x${"cd".repeat(32)}`, reason: null });
+    a.history.push({ state: "confirmed", at: a.createdAt, detail: 'a "quoted" detail: \\"confirmations\\":1,"observedHead":{}}' });
+    store.save(a);
+    const mined = store.peek("a") as OperationRecord;
+    let head: ObservedHead | null = null;
+    const answers = new StatusAnswers({ head: { current: () => head }, reservations: { current: () => null }, requiredConfirmations: 2 });
+    const checks = vi.spyOn(Operation, "parse");
+    const expectView = (now: number) => expect(JSON.parse(answers.answer(mined, now).json)).toEqual(operationView(mined, head, 2, undefined, now));
+    expectView(500); // no head yet: 0 confirmations, observedHead null
+    for (const [number, observedAt, now] of [[9n, 1_000, 1_000], [10n, 1_500, 1_700], [11n, 2_000, 2_050], [15n, 2_000, 2_500]] as const) {
+      head = { number, observedAt };
+      expectView(now);
+    }
+    expect(answers.answer(mined, 3_000).terminal).toBe(true);
+    expect(checks).toHaveBeenCalledTimes(1);
+    checks.mockRestore();
+    store.close();
+  });
+
+  it("peek: a write drops the peeked record of the operation it writes only; a restore drops them all", () => {
+    const store = new SqliteOperationStore(":memory:");
+    store.insert(record("a", ["1"]));
+    const a = store.peek("a");
+    store.insert(record("b", ["2"]));
+    moveTo(store, "b", "processing");
+    store.insertQuote({ id: "q", quote: {}, expiresAt: 10, client: "c" }, { now: 0, maxLivePerClient: 5, deleteExpiredBefore: 0 });
+    expect(store.peek("a")).toBe(a); // others' writes: still the record a poll was answered from
+    const b = store.peek("b");
+    const checkpoint = store.checkpoint();
+    expect(store.peek("b")).toBe(b);
+    moveTo(store, "a", "processing");
+    const a2 = store.peek("a");
+    expect(a2).not.toBe(a);
+    expect(a2?.state).toBe("processing");
+    expect(store.peek("b")).toBe(b);
+    store.restore(checkpoint);
+    expect(store.peek("a")?.state).toBe("accepted"); // read again: the restore changed it
+    expect(store.peek("b")).not.toBe(b);
     store.close();
   });
 

@@ -12,25 +12,34 @@ export interface StatusSources {
 }
 
 interface Serialized {
-  /** What the answer was made from: the head seen and, for an action, its reservation as last read. */
-  head: { number: bigint; observedAt: number } | null;
+  /** What the answer was made from besides the operation: an action's reservation as last read. */
   reservation: { state: string; observedAt: number } | null;
   reservationId: string | null;
   terminal: boolean;
-  /** The JSON around the head's age, the one part that changes between two polls. */
-  beforeAge: string;
-  afterAge: string;
+  /** The block the operation was mined in, if any: its confirmations are counted from the head of each answer. */
+  block: number | null;
+  /**
+   * The JSON around the two parts that follow the head: the confirmations count, and the head itself (its
+   * number, when it was seen, its age). A new block changes only these.
+   */
+  beforeConfirmations: string;
+  betweenConfirmationsAndHead: string;
+  afterHead: string;
 }
 
 /**
  * Status answers as JSON. Clients poll the same few operations many times a second, and an answer
  * only changes when the operation, the head seen or its reservation does: it is built, checked against
- * the Operation schema and serialized once per change, and each poll writes only the head's age into it.
- * Records come from the store's peek (frozen, and a new object after every write), so they key the cache.
+ * the Operation schema and serialized once per change of the operation or its reservation, and each poll
+ * writes only the confirmations and the head into it (during a burst a block comes every few ms: the whole
+ * answer made again for each would be most of a poll's cost). Records come from the store's peek (frozen,
+ * and a new object after every write), so they key the cache.
  */
 export class StatusAnswers {
   private readonly answers = new WeakMap<Readonly<OperationRecord>, Serialized>();
   private readonly sources: StatusSources;
+  /** The last head's observedAt as ISO 8601: the same head is answered by many polls. */
+  private seen: { at: number; iso: string } = { at: Number.NaN, iso: "" };
 
   constructor(sources: StatusSources) {
     this.sources = sources;
@@ -39,18 +48,24 @@ export class StatusAnswers {
   answer(op: Readonly<OperationRecord>, now = Date.now()): { json: string; terminal: boolean } {
     const head = this.sources.head.current();
     let serialized = this.answers.get(op);
-    if (serialized === undefined || !this.madeFrom(serialized, head)) {
+    if (serialized === undefined || !this.sameReservation(serialized)) {
       serialized = this.serialize(op, head);
       this.answers.set(op, serialized);
     }
-    const age = head === null ? "" : String(Math.max(0, now - head.observedAt));
-    return { json: serialized.beforeAge + age + serialized.afterAge, terminal: serialized.terminal };
+    const confirmations = serialized.block === null || head === null ? 0 : Math.max(0, Number(head.number) - serialized.block + 1);
+    const json = serialized.beforeConfirmations + confirmations + serialized.betweenConfirmationsAndHead + this.headJson(head, now) + serialized.afterHead;
+    return { json, terminal: serialized.terminal };
   }
 
-  /** Whether the answer was made from this head and its reservation as now read (compared field by field: no key string per poll). */
-  private madeFrom(serialized: Serialized, head: ObservedHead | null): boolean {
-    const made = serialized.head;
-    if (made === null ? head !== null : head === null || made.number !== head.number || made.observedAt !== head.observedAt) return false;
+  /** observedHead as operationView makes it, as JSON. */
+  private headJson(head: ObservedHead | null, now: number): string {
+    if (head === null) return "null";
+    if (this.seen.at !== head.observedAt) this.seen = { at: head.observedAt, iso: new Date(head.observedAt).toISOString() };
+    return `{"number":${Number(head.number)},"observedAt":"${this.seen.iso}","ageMs":${Math.max(0, now - head.observedAt)}}`;
+  }
+
+  /** Whether an action's answer was made from its reservation as now read (compared field by field: no key string per poll). */
+  private sameReservation(serialized: Serialized): boolean {
     if (serialized.reservationId === null) return true;
     const now = this.sources.reservations.current(serialized.reservationId);
     const was = serialized.reservation;
@@ -58,19 +73,26 @@ export class StatusAnswers {
   }
 
   private serialize(op: Readonly<OperationRecord>, head: ObservedHead | null): Serialized {
-    // Age 0 marks the spot: the answer is made and checked once, as any other answer would be.
-    const view = Operation.parse(operationView(op, head, this.sources.requiredConfirmations, this.sources.reservations, head?.observedAt ?? 0));
+    const view = Operation.parse(operationView(op, head, this.sources.requiredConfirmations, this.sources.reservations));
     const json = JSON.stringify(view);
     const reservationId = view.action?.reservationId ?? null;
     const reservation = reservationId === null ? null : this.sources.reservations.current(reservationId);
-    const made = { head: head && { number: head.number, observedAt: head.observedAt }, reservation: reservation && { state: reservation.state, observedAt: reservation.observedAt }, reservationId };
-    if (view.observedHead === null) return { ...made, terminal: view.terminal, beforeAge: json, afterAge: "" };
-    // observedHead is a top-level key and ageMs its last field: the first `"observedHead":{` outside a
-    // string (a string's quotes are escaped) starts it.
-    const start = json.indexOf('"observedHead":{');
-    const field = '"ageMs":';
-    const at = json.indexOf(`${field}0}`, start);
-    if (start < 0 || at < 0) throw new Error("status answer without observedHead.ageMs"); // a change to the view would land here in tests
-    return { ...made, terminal: view.terminal, beforeAge: json.slice(0, at + field.length), afterAge: json.slice(at + field.length + 1) };
+    // Top-level keys, in the view's order: "confirmations", "requiredConfirmations", then "observedHead",
+    // whose value ends at the first "}" after it (or is null), followed by "createdAt". A key in the JSON
+    // is an unescaped quote pair, which no string value holds, and no nested object has these keys.
+    const confirmations = json.indexOf('"confirmations":');
+    const required = json.indexOf(',"requiredConfirmations":', confirmations);
+    const observed = json.indexOf('"observedHead":', required);
+    const after = json.indexOf(',"createdAt":', observed);
+    if (confirmations < 0 || required < 0 || observed < 0 || after < 0) throw new Error("status answer without confirmations and observedHead in their place"); // a change to the view would land here in tests
+    return {
+      reservation: reservation && { state: reservation.state, observedAt: reservation.observedAt },
+      reservationId,
+      terminal: view.terminal,
+      block: view.block?.number ?? null,
+      beforeConfirmations: json.slice(0, confirmations + '"confirmations":'.length),
+      betweenConfirmationsAndHead: json.slice(required, observed + '"observedHead":'.length),
+      afterHead: json.slice(after),
+    };
   }
 }

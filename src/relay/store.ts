@@ -374,7 +374,10 @@ export class SqliteOperationStore implements OperationStore {
   private matches: { checkpoint: number; changes: number } | null = null;
   /** Compiled once: compiling a statement costs more than running one. */
   private readonly statements = new Map<string, StatementSync>();
-  /** peek's records; emptied by every write transaction (this connection is the store's only writer). */
+  /**
+   * peek's records. A write transaction drops the one operation it writes, or all of them when it may
+   * change any (a restore); this connection is the store's only writer.
+   */
   private readonly peeked = new Map<string, Readonly<OperationRecord>>();
   private lastWriteError: string | null = null;
   private readonly listeners = new Set<(operationId: string | null) => void>();
@@ -478,7 +481,7 @@ export class SqliteOperationStore implements OperationStore {
         this.prepare("INSERT INTO idempotency_keys (key, operation_id, created_at) VALUES (?, ?, ?)").run(record.idempotencyKey, record.id, record.createdAt);
       }
       return { ok: true };
-    });
+    }, { operation: record.id });
     if (result.ok) this.changed(record.id);
     return result;
   }
@@ -499,9 +502,14 @@ export class SqliteOperationStore implements OperationStore {
     }
   }
 
-  /** Runs `work` in one IMMEDIATE transaction: all of it is committed, or none. */
-  private transaction<T>(work: () => T): T {
-    this.peeked.clear();
+  /**
+   * Runs `work` in one IMMEDIATE transaction: all of it is committed, or none. `writes`: the one operation
+   * whose rows it may change, or none: the other operations' peeked records stay (a burst's writes would
+   * otherwise send every client's next poll back to SQLite).
+   */
+  private transaction<T>(work: () => T, writes: { operation: string } | "no operation" | "any" = "any"): T {
+    if (writes === "any") this.peeked.clear();
+    else if (writes !== "no operation") this.peeked.delete(writes.operation);
     return this.write(() => {
       this.db.exec("BEGIN IMMEDIATE");
       try {
@@ -533,7 +541,7 @@ export class SqliteOperationStore implements OperationStore {
     if (this.lastWriteError === null) return null;
     try {
       // A real change (SQLite skips an update that changes nothing): it fails while the disk is still full.
-      this.transaction(() => this.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('write-check', ?)").run(new Date().toISOString()));
+      this.transaction(() => this.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('write-check', ?)").run(new Date().toISOString()), "no operation");
     } catch {
       /* still unwritable: lastWriteError says why */
     }
@@ -631,7 +639,7 @@ export class SqliteOperationStore implements OperationStore {
         );
       // Failed before anything was signed: nothing of it can be mined, so its quote may be used again.
       if (FAILED.has(record.state) && record.attempts.length === 0 && !attempt) this.prepare("UPDATE quotes SET used_by = NULL WHERE used_by = ?").run(record.id);
-    });
+    }, { operation: record.id });
     this.changed(record.id);
   }
 
@@ -649,7 +657,7 @@ export class SqliteOperationStore implements OperationStore {
         .prepare("INSERT INTO quotes (id, quote, expires_at, created_at, client) VALUES (?, ?, ?, ?, ?)")
         .run(quote.id, JSON.stringify(quote.quote), quote.expiresAt, new Date().toISOString(), quote.client);
       return { ok: true };
-    });
+    }, "no operation");
   }
 
   getQuote(id: string): unknown {
@@ -704,7 +712,7 @@ export class SqliteOperationStore implements OperationStore {
     // Copies in the connection's temp schema: never in the file, gone with the connection.
     this.transaction(() => {
       for (const table of OPERATION_TABLES) this.db.exec(`CREATE TEMP TABLE checkpoint_${id}_${table} AS SELECT * FROM main.${table}`);
-    });
+    }, "no operation");
     this.checkpoints.add(id);
     this.matches = { checkpoint: id, changes: this.changeCount() };
     return { id };
