@@ -7,10 +7,10 @@ import { relayControl } from "../src/relay/control.ts";
 import { printable } from "../src/printable.ts";
 import type { ProofSystemName } from "../src/chain/dev-proof.ts";
 import { StackParts, timed, type ProgressListener, type StackPart } from "./part/index.ts";
-import { stackInfoPart, stateDirPart, StackInfo, type LeftoverReport } from "./state-dir/index.ts";
-import { chainPart, faultsPart, forkUpstreamPart, saverPart, type DevAccount, type ForkPoint, type RpcFaultSpec, type RpcFaultState, type StackChain } from "./chain/index.ts";
+import { readProofHashes, stackInfoPart, stateDirPart, StackInfo, writeProofHashes, type LeftoverReport } from "./state-dir/index.ts";
+import { chainPart, connectFaults, faultsPart, forkUpstreamPart, saverPart, type DevAccount, type ForkPoint, type RpcFaultSpec, type RpcFaultState, type StackChain } from "./chain/index.ts";
 import { contractsPart, deploymentPart } from "./deployment/index.ts";
-import { runtimePart, warmUpRuntime } from "./runtime/index.ts";
+import { runtimeBuilderPart, runtimePart, warmUpRuntime } from "./runtime/index.ts";
 import { actionControls, allowedHostsFor, allowedOriginsFor, devRoutesPart, registerDevOnly, snapshotsPart, type ActionControls, type ServedDeployment, type StackSnapshot } from "./dev/index.ts";
 import { BundleError, saveBundle } from "./bundle/index.ts";
 import type { Trace } from "./trace/index.ts";
@@ -256,18 +256,26 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
   let startedChain: StackChain | undefined;
   try {
     const dir = await start(stateDirPart(options, { host }));
+    // A state dir of the caller's (the CLI's .devstack) keeps the proof files' hashes across launches.
+    const keptHashes = ownsStateDir ? undefined : await readProofHashes(dir.stateDir);
     const upstream = await start(forkUpstreamPart(options));
     const contracts = await start(contractsPart(options, { newLocalChain: !upstream.fork && !dir.resume, proofs }));
-    // While anvil boots, the runtime's start does ahead what needs no chain.
-    const chain = await start(chainPart(options, { host, dir, upstream, genesisState: contracts.genesisState, onBooting: () => warmUpRuntime(contracts.circuit) }));
+    // The proxy the runtime reaches anvil through listens first: the runtime can be built with its URL.
+    const faults = await start(faultsPart());
+    const builder = await start(runtimeBuilderPart(options, { faults, fork: upstream.fork !== null, dir }));
+    // While anvil boots: a new chain from the committed genesis has its runtime built ahead (checked
+    // against the chain before it listens); any other start does ahead what needs no chain.
+    const { genesisManifest } = contracts;
+    const onBooting = contracts.genesis && genesisManifest && !dir.resume ? () => builder.buildAhead(genesisManifest) : () => warmUpRuntime(contracts.circuit);
+    const chain = await start(chainPart(options, { host, dir, upstream, genesisState: contracts.genesisState, onBooting }));
     startedChain = chain;
     const saver = await start(saverPart(options, { chain, file: dir.chainStateFile }));
     const { manifest } = await start(deploymentPart(options, { dir, upstream, contracts, chain, saver, proofs }));
+    connectFaults(faults, { chain, manifest });
     const patcher = await start(patchPart(options, { chain, manifest, dir, contracts }));
-    const faults = await start(faultsPart({ chain, manifest }));
     // One step: the runtime, its dev routes registered before it listens, listening.
     const { runtime, dev, queueUrl } = await timed(progress, "start queue runtime", async () => {
-      const runtime = await start(runtimePart(options, { host, chain, faults, fork: upstream.fork !== null, manifest, dir }));
+      const runtime = await start(runtimePart(options, { host, builder, chain, manifest, dir }));
       const dev = await start(devRoutesPart({ runtime, chain, contracts, manifest, manifestPath: dir.manifestPath, faults, fork: upstream.capture, allowedHosts, allowedOrigins }));
       await registerDevOnly(runtime.app, allowedHosts, allowedOrigins, async (scope) => {
         await scope.register(patchRoutes, { patcher });
@@ -280,7 +288,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       }
       signal?.throwIfAborted();
       return { runtime, dev, queueUrl: await runtime.listen() };
-    });
+    }, ({ runtime }) => (runtime.builtAhead ? "built while anvil booted, checked against the chain before it listened" : undefined));
     const info = await start(stackInfoPart(options, { dir, upstream, chain, manifest, faults, queueUrl }));
     // stack.json and the runtime say what is patched, from now on at every patch.
     const writePatches = async (patches: PatchedContract[]) => {
@@ -295,6 +303,8 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     }
     const snapshots = await start(snapshotsPart<DevStack>({ chain, runtime, faults, deployments: dev.deployments, lock: dev.lock, afterRevert: () => patcher.reapply() }));
     dev.setReset(() => snapshots.reset());
+
+    if (!ownsStateDir) await writeProofHashes(dir.stateDir, keptHashes);
 
     const app = runtime.app;
     let stopping: Promise<void> | undefined;

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { Stats } from "node:fs";
+import type { BigIntStats } from "node:fs";
 import { open as openFile, type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import type { Readable } from "node:stream";
@@ -58,8 +58,8 @@ export async function loadProofArtifacts(config: DeploymentConfig, dir: string):
         let changed = checked.changed;
         const open = async () => {
           // Written to in place since it was checked (its change time moved): checked again before it is served.
-          const now = await handle.stat();
-          if (now.ctimeMs !== changed) {
+          const now = await handle.stat({ bigint: true });
+          if (now.ctimeNs !== changed) {
             const again = await check(handle);
             if (again.sha256 !== artifact.sha256 || again.size !== artifact.size) return undefined;
             changed = again.changed;
@@ -98,30 +98,71 @@ export async function hashProofFiles(dir: string, names: readonly string[]): Pro
 
 /**
  * sha256 of the files this process has checked, by their identity (device, inode, size, modification and
- * change times): a stack started again in the same process (a test suite, a fixture) does not hash 12 MB
- * again. Any write to a file, or another file in its place, changes its identity.
+ * change times in nanoseconds, as git's index keeps them): a stack started again in the same process (a
+ * test suite, a fixture) does not hash 12 MB again. Any write to a file, or another file in its place,
+ * changes its identity. Each with when its hashing began (ns since the epoch), for knownProofHashes.
  */
-const checkedFiles = new Map<string, string>();
-const identity = (stats: Stats) => `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}`;
+const checkedFiles = new Map<string, { sha256: string; hashedAt: bigint }>();
+const identity = (stats: BigIntStats) => `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}`;
+const nowNs = () => BigInt(Date.now()) * 1_000_000n;
 
-/** The open file's size and sha256, and its change time as of before they were read. */
-async function check(handle: FileHandle): Promise<{ size: number; sha256: string; changed: number }> {
-  const stats = await handle.stat();
+/**
+ * A file's identity is trusted for its hash only if it was last changed this long before its hashing
+ * began: a write within the file system's timestamp granularity (up to 2 s) after the hash could leave
+ * the identity as it was (git's "racily clean" entries; a dev stack's proof files are months old).
+ */
+const SETTLED_NS = 2_000_000_000n;
+
+/**
+ * The hashes checked so far, to keep across processes (a dev stack's state dir): only those of files
+ * settled when hashed (see SETTLED_NS). Given back with rememberProofHashes, a file whose identity
+ * changed since is hashed again, as by a new process.
+ */
+export function knownProofHashes(): Record<string, string> {
+  const known: Record<string, string> = {};
+  for (const [key, { sha256, hashedAt }] of checkedFiles) {
+    const changedNs = BigInt(key.slice(key.lastIndexOf(":") + 1));
+    if (changedNs < hashedAt - SETTLED_NS) known[key] = sha256;
+  }
+  return known;
+}
+
+/** Hashes kept by an earlier process (knownProofHashes), by file identity; anything malformed is ignored. */
+export function rememberProofHashes(known: unknown): void {
+  if (typeof known !== "object" || known === null) return;
+  for (const [key, sha256] of Object.entries(known)) {
+    if (/^\d+:\d+:\d+:\d+:\d+$/.test(key) && typeof sha256 === "string" && /^0x[0-9a-f]{64}$/.test(sha256) && !checkedFiles.has(key)) {
+      // Kept as hashed long after the change time: trusted again by knownProofHashes.
+      checkedFiles.set(key, { sha256, hashedAt: BigInt(key.slice(key.lastIndexOf(":") + 1)) + SETTLED_NS + 1n });
+    }
+  }
+}
+
+/** Forgets every hash (a test's stand-in for a new process). */
+export function forgetProofHashes(): void {
+  checkedFiles.clear();
+}
+
+/** The open file's size and sha256, and its change time (ns) as of before they were read. */
+async function check(handle: FileHandle): Promise<{ size: number; sha256: string; changed: bigint }> {
+  const stats = await handle.stat({ bigint: true });
   const key = identity(stats);
-  let sha256 = checkedFiles.get(key);
+  const size = Number(stats.size);
+  let sha256 = checkedFiles.get(key)?.sha256;
   if (sha256 === undefined) {
+    const hashedAt = nowNs();
     // Streamed through the hash: the whole file in one buffer would stay in malloc's arena, 12 MB of every
     // idle runtime's resident memory.
     const hash = createHash("sha256");
-    let size = 0;
+    let read = 0;
     for await (const chunk of handle.createReadStream({ start: 0, autoClose: false, emitClose: false }) as AsyncIterable<Buffer>) {
       hash.update(chunk);
-      size += chunk.length;
+      read += chunk.length;
     }
     // Not the size it had: written to while read, so not what was asked for (and not remembered).
-    if (size !== stats.size) return { size, sha256: "0x", changed: stats.ctimeMs };
+    if (read !== size) return { size: read, sha256: "0x", changed: stats.ctimeNs };
     sha256 = `0x${hash.digest("hex")}`;
-    checkedFiles.set(key, sha256);
+    checkedFiles.set(key, { sha256, hashedAt });
   }
-  return { size: stats.size, sha256, changed: stats.ctimeMs };
+  return { size, sha256, changed: stats.ctimeNs };
 }

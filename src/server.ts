@@ -150,11 +150,8 @@ export async function warmUpQueueRuntime(proofFiles?: { dir: string; names: read
   await hashed;
 }
 
-/**
- * Builds the queue runtime's Fastify app from a manifest and an RPC URL. It checks the manifest
- * against the chain first and refuses to start on any mismatch.
- */
-export async function buildQueueRuntime(options: QueueRuntimeOptions): Promise<FastifyInstance> {
+/** What the runtime's options give before any chain call: checked, the clients made (they connect on first use). */
+function startOptions(options: QueueRuntimeOptions) {
   // A copy: the bytes served and the config parsed from them stay one, whatever the caller does with its array.
   const manifest = Buffer.from(options.manifest);
   const config = parseManifest(manifest);
@@ -169,8 +166,17 @@ export async function buildQueueRuntime(options: QueueRuntimeOptions): Promise<F
   // Requests fail fast (one try, short timeout) and the client retries; the engine retries on its own.
   const chain = createChainClient(options.rpcUrl, { timeoutMs: chainTimeoutMs, retryCount: 0 });
   const engineChain = createChainClient(options.rpcUrl, { timeoutMs: settings.rpcTimeoutMs, retryCount: 1 });
+  return { manifest, config, account, settings, chain, engineChain, chainTimeoutMs, trustProxy };
+}
+
+/**
+ * Builds the queue runtime's Fastify app from a manifest and an RPC URL. It checks the manifest
+ * against the chain first and refuses to start on any mismatch.
+ */
+export async function buildQueueRuntime(options: QueueRuntimeOptions): Promise<FastifyInstance> {
+  const started = startOptions(options);
   // The chain check and the proof files' check at once (the chain's error first when both fail).
-  const [verified, loaded] = await Promise.allSettled([options.skipDeploymentCheck ? undefined : verifyDeployment(engineChain, config), loadProofArtifacts(config, options.artifactsDir)]);
+  const [verified, loaded] = await Promise.allSettled([options.skipDeploymentCheck ? undefined : verifyDeployment(started.engineChain, started.config), loadProofArtifacts(started.config, options.artifactsDir)]);
   if (verified.status === "rejected") {
     if (loaded.status === "fulfilled") await loaded.value.close();
     throw verified.reason;
@@ -178,11 +184,54 @@ export async function buildQueueRuntime(options: QueueRuntimeOptions): Promise<F
   if (loaded.status === "rejected") throw loaded.reason;
   const proofFiles = loaded.value;
   try {
-    return await buildApp(options, { manifest, config, account, settings, chain, engineChain, chainTimeoutMs, trustProxy, proofFiles });
+    const built = await buildApp(options, { ...started, proofFiles });
+    built.connect(options);
+    return built.app;
   } catch (error) {
     await proofFiles.close();
     throw error;
   }
+}
+
+/** A runtime built before its chain answers: see prepareQueueRuntime. */
+export interface PreparedQueueRuntime {
+  /** Its routes registered, its proof files checked; it must not listen (nor be ready) before check() resolved. */
+  app: FastifyInstance;
+  /**
+   * Checks the manifest against the chain (as buildQueueRuntime does first) and connects what needs the
+   * chain's own URL: the networks route's RPC and the head subscription. On a mismatch the app is closed
+   * and the error thrown.
+   */
+  check(late: Pick<QueueRuntimeOptions, "publicRpcUrl" | "wsRpcUrl">): Promise<FastifyInstance>;
+}
+
+/**
+ * buildQueueRuntime in two steps, for a caller that knows the manifest and the RPC URL (a proxy it runs,
+ * say) before the chain answers: the app is built while the chain boots, and checked against it once up.
+ */
+export async function prepareQueueRuntime(options: Omit<QueueRuntimeOptions, "publicRpcUrl" | "wsRpcUrl">): Promise<PreparedQueueRuntime> {
+  const started = startOptions(options);
+  const proofFiles = await loadProofArtifacts(started.config, options.artifactsDir);
+  let built: Awaited<ReturnType<typeof buildApp>>;
+  try {
+    built = await buildApp(options, { ...started, proofFiles });
+  } catch (error) {
+    await proofFiles.close();
+    throw error;
+  }
+  return {
+    app: built.app,
+    async check(late) {
+      try {
+        if (!options.skipDeploymentCheck) await verifyDeployment(started.engineChain, started.config);
+      } catch (error) {
+        await built.app.close();
+        throw error;
+      }
+      built.connect({ ...late, rpcUrl: options.rpcUrl });
+      return built.app;
+    },
+  };
 }
 
 /** The runtime's app, once its deployment and proof files are checked: the proof files are closed with it. */
@@ -199,10 +248,11 @@ async function buildApp(
     trustProxy: ReturnType<typeof checkTrustProxy> | undefined;
     proofFiles: ProofArtifacts;
   },
-): Promise<FastifyInstance> {
+): Promise<{ app: FastifyInstance; connect(urls: Pick<QueueRuntimeOptions, "rpcUrl" | "publicRpcUrl" | "wsRpcUrl">): void }> {
   const { manifest, config, account, settings, chain, engineChain, chainTimeoutMs, trustProxy, proofFiles } = checked;
   const artifacts = proofFiles.byName;
-  const publicRpcUrl = options.publicRpcUrl ?? redactUrl(options.rpcUrl);
+  const networks = (publicRpcUrl: string) =>
+    describeNetworks({ chainName: options.chainName ?? SEPOLIA_CHAIN_NAME, explorerUrl: options.explorerUrl ?? null, walletRpcUrl: publicRpcUrl, rpcUrl: publicRpcUrl });
   const context: RuntimeContext = {
     config,
     configBytes: manifest,
@@ -212,12 +262,7 @@ async function buildApp(
     artifacts,
     relayer: null,
     quoter: null,
-    networks: describeNetworks({
-      chainName: options.chainName ?? SEPOLIA_CHAIN_NAME,
-      explorerUrl: options.explorerUrl ?? null,
-      walletRpcUrl: publicRpcUrl,
-      rpcUrl: publicRpcUrl,
-    }),
+    networks: networks(redactUrl(options.rpcUrl)),
     patched: [],
   };
 
@@ -252,6 +297,8 @@ async function buildApp(
   // Only JSON bodies: a text/plain body is a 415, not a string that fails the schema.
   app.removeContentTypeParser("text/plain");
   const metrics = createMetrics(() => context.relayer?.store ?? null);
+  let heads: ReturnType<typeof subscribeNewHeads> | null = null;
+  let subscribe: ((wsRpcUrl: string) => void) | null = null;
   if (account) {
     const store = new SqliteOperationStore(options.store ?? ":memory:");
     try {
@@ -265,9 +312,9 @@ async function buildApp(
     context.quoter = new Quoter({ config, chain, account, store, settings: { ...DEFAULT_QUOTE_SETTINGS, ...options.quotes }, chainTimeoutMs });
     attachRelayControl(app, relayer);
     // New blocks by subscription, when the node has a WebSocket: the relayer looks at once.
-    const heads = options.wsRpcUrl
-      ? subscribeNewHeads(options.wsRpcUrl, (head) => relayer.engine.newHead(head), (error) => app.log.debug({ detail: redactText(error.message, options.wsRpcUrl) }, "newHeads subscription failed; polling meanwhile"))
-      : null;
+    subscribe = (wsRpcUrl) => {
+      heads = subscribeNewHeads(wsRpcUrl, (head) => relayer.engine.newHead(head), (error) => app.log.debug({ detail: redactText(error.message, wsRpcUrl) }, "newHeads subscription failed; polling meanwhile"));
+    };
     app.addHook("onClose", async () => {
       await heads?.close();
       await relayer.engine.stop();
@@ -305,7 +352,14 @@ async function buildApp(
   await app.register(finalizeRoutes, { context });
   await app.register(statusRoutes, { context });
   await app.register(healthRoutes, { context });
-  return app;
+  return {
+    app,
+    // What needs the chain's own URL, given once it is known (a chain that boots meanwhile).
+    connect(urls) {
+      context.networks = networks(urls.publicRpcUrl ?? redactUrl(urls.rpcUrl));
+      if (urls.wsRpcUrl) subscribe?.(urls.wsRpcUrl);
+    },
+  };
 }
 
 function positiveInteger(name: string, value: number): number {

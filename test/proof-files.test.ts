@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { cp, open, readFile, rename, writeFile } from "node:fs/promises";
+import { cp, open, readFile, rename, stat, utimes, writeFile } from "node:fs/promises";
 import path from "node:path";
 import * as snarkjs from "snarkjs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -10,6 +10,7 @@ import { startDevStack, type DevStack } from "../harness/index.ts";
 import { ArtifactIntegrityError, closeProvers, fetchProofFiles, hashExtData, poolAbi, randomFieldElement, reviewedFrom } from "../harness/client/index.ts";
 import { adapterErrorsAbi } from "../src/chain/abi.ts";
 import { buildQueueRuntime } from "../src/server.ts";
+import { forgetProofHashes, knownProofHashes, rememberProofHashes } from "../src/proof-artifacts.ts";
 import { clients, RELAYER_KEY } from "./support/chain.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
 
@@ -135,6 +136,49 @@ describe("the queue serves the proof files", () => {
     await expect(
       buildQueueRuntime({ manifest: await readFile(stack.manifestPath), rpcUrl: stack.rpcUrl, artifactsDir: dir, relayerPrivateKey: RELAYER_KEY, skipDeploymentCheck: true }),
     ).rejects.toThrow(/joinsplit.wasm is \d+ bytes with sha256/);
+  });
+
+  it("hashes kept across launches (by file identity, as git's index) are used only while a file is unchanged: an edited file is hashed again and refused", async () => {
+    const dir = await tempDir("artifacts-");
+    await cp(CIRCUIT_BUILD_DIR, dir, { recursive: true });
+    const wasm = path.join(dir, "joinsplit.wasm");
+    const key = async () => {
+      const s = await stat(wasm, { bigint: true });
+      return `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
+    };
+    const build = async () => (await buildQueueRuntime({ manifest: await readFile(stack.manifestPath), rpcUrl: stack.rpcUrl, artifactsDir: dir, relayerPrivateKey: RELAYER_KEY, skipDeploymentCheck: true })).close();
+    const listed = stack.manifest.queue.proof.artifacts.find((a) => a.name === "joinsplit.wasm")?.sha256 as string;
+    // A file changed just before it was hashed is not kept (a write in the same timestamp tick could follow unseen).
+    await build();
+    expect(Object.keys(knownProofHashes())).not.toContain(await key());
+    // An earlier launch's hash is what the check uses for a file of that identity (a wrong one is refused)...
+    forgetProofHashes();
+    rememberProofHashes({ [await key()]: `0x${"ab".repeat(32)}` });
+    await expect(build()).rejects.toThrow(/joinsplit.wasm is \d+ bytes with sha256 0xabab/);
+    forgetProofHashes();
+    rememberProofHashes({ [await key()]: listed });
+    await build();
+    // ...until the file is edited in place, same size, its modification time put back: its change time
+    // moved, so it is hashed again, and refused as in a new process.
+    const before = await stat(wasm);
+    const bytes = await readFile(wasm);
+    bytes[10] = (bytes[10] as number) ^ 1;
+    await writeFile(wasm, bytes);
+    await utimes(wasm, before.atime, before.mtime);
+    await expect(build()).rejects.toThrow(/joinsplit.wasm is \d+ bytes with sha256 0x(?!abab)/);
+    forgetProofHashes();
+  });
+
+  it("a stack started from a state dir of the caller's keeps the proof files' hashes there for the next launch", async () => {
+    const stateDir = await tempDir("state-");
+    const started = await startDevStack({ stateDir });
+    await started.stop();
+    const kept = JSON.parse(await readFile(path.join(stateDir, "proof-hashes.json"), "utf8")) as Record<string, string>;
+    const circuit = await loadCircuitManifest();
+    for (const file of circuit.files) {
+      const s = await stat(path.join(CIRCUIT_BUILD_DIR, file.file), { bigint: true });
+      expect(kept[`${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`]).toBe(`0x${file.sha256}`);
+    }
   });
 });
 

@@ -1,9 +1,11 @@
 import { readdir, readFile, writeFile } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startDevStack, type DevStack } from "../harness/index.ts";
-import { buildQueueRuntime } from "../src/server.ts";
+import { buildQueueRuntime, prepareQueueRuntime } from "../src/server.ts";
 import { CIRCUIT_BUILD_DIR } from "../harness/deployment/index.ts";
 import { RELAYER_KEY } from "./support/chain.ts";
 import { startRuntimeProcess } from "./support/runtime-process.ts";
@@ -114,6 +116,65 @@ describe("the queue runtime on its own", () => {
       const copy = structuredClone(manifest);
       mutate(copy);
       await expect(buildQueueRuntime({ manifest: Buffer.from(JSON.stringify(copy)), rpcUrl: stack.rpcUrl, relayerPrivateKey: RELAYER_KEY, artifactsDir: CIRCUIT_BUILD_DIR })).rejects.toThrow(error);
+      // Built ahead (as a dev stack does while anvil boots), the same check refuses it before it can
+      // listen, and closes it.
+      const prepared = await prepareQueueRuntime({ manifest: Buffer.from(JSON.stringify(copy)), rpcUrl: stack.rpcUrl, relayerPrivateKey: RELAYER_KEY, artifactsDir: CIRCUIT_BUILD_DIR });
+      let closed = false;
+      prepared.app.addHook("onClose", async () => void (closed = true));
+      await expect(prepared.check({})).rejects.toThrow(error);
+      expect(closed).toBe(true);
+    }
+  });
+
+  it("checks code hashes with a node that has no eth_getProof too (the code asked and hashed here)", async () => {
+    const manifest = await readFile(stack.manifestPath);
+    const copy = JSON.parse(manifest.toString("utf8"));
+    copy.queue.proof.verifier.runtimeCodeHash = `0x${"33".repeat(32)}`;
+    // A node that answers eth_getProof "method not found", each call of a batch on its own.
+    const node = createServer((req, res) => {
+      let body = "";
+      req.on("data", (chunk: Buffer) => (body += chunk.toString())).on("end", async () => {
+        const parsed = JSON.parse(body) as { id: number; method: string } | Array<{ id: number; method: string }>;
+        const answers = await Promise.all(
+          (Array.isArray(parsed) ? parsed : [parsed]).map(async (call) =>
+            call.method === "eth_getProof"
+              ? { jsonrpc: "2.0", id: call.id, error: { code: -32601, message: "the method eth_getProof does not exist/is not available" } }
+              : (await fetch(stack.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(call) })).json(),
+          ),
+        );
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(Array.isArray(parsed) ? answers : answers[0]));
+      });
+    });
+    await new Promise<void>((resolve) => node.listen(0, "127.0.0.1", resolve));
+    const rpcUrl = `http://127.0.0.1:${(node.address() as AddressInfo).port}`;
+    try {
+      const app = await buildQueueRuntime({ manifest, rpcUrl, relayerPrivateKey: RELAYER_KEY, artifactsDir: CIRCUIT_BUILD_DIR, store: ":memory:" });
+      await app.close();
+      await expect(buildQueueRuntime({ manifest: Buffer.from(JSON.stringify(copy)), rpcUrl, relayerPrivateKey: RELAYER_KEY, artifactsDir: CIRCUIT_BUILD_DIR })).rejects.toThrow(
+        /the Pool's verifier is 0x[0-9a-fA-F]{40} with code 0x[0-9a-f]{64}, the manifest says/,
+      );
+    } finally {
+      node.closeAllConnections();
+      await new Promise((resolve) => node.close(resolve));
+    }
+  });
+
+  it("is built ahead with no chain to ask, and checked against the chain once it answers", async () => {
+    const manifest = await readFile(stack.manifestPath);
+    // Nothing listens on port 9: building ahead asks no chain; checking does, and fails.
+    const unreachable = await prepareQueueRuntime({ manifest, rpcUrl: "http://127.0.0.1:9", relayerPrivateKey: RELAYER_KEY, artifactsDir: CIRCUIT_BUILD_DIR, store: ":memory:" });
+    let closed = false;
+    unreachable.app.addHook("onClose", async () => void (closed = true));
+    await expect(unreachable.check({})).rejects.toThrow();
+    expect(closed).toBe(true);
+    const prepared = await prepareQueueRuntime({ manifest, rpcUrl: stack.rpcUrl, relayerPrivateKey: RELAYER_KEY, artifactsDir: CIRCUIT_BUILD_DIR, store: ":memory:" });
+    const app = await prepared.check({ publicRpcUrl: "http://wallet.example:8545" });
+    try {
+      expect((await app.inject({ url: "/api/queue/config" })).body).toBe(manifest.toString("utf8"));
+      // What needs the chain's own URL is given with the check.
+      expect((await app.inject({ url: "/api/queue/networks" })).body).toContain("http://wallet.example:8545");
+    } finally {
+      await app.close();
     }
   });
 

@@ -2,7 +2,7 @@
 // forwarder and its cache), the fault proxy between the runtime and anvil, the saver of a persisted
 // chain, plain JSON-RPC for anvil's dev methods, and the check that the stack's ports (anvil's and the
 // runtime's) are free before a start. Parts: fork upstream, chain, saver, faults.
-export { forkUpstreamPart, chainPart, saverPart, faultsPart, anvilIndexOf, type ForkUpstream, type ForkCapture, type StackChain } from "./parts.ts";
+export { forkUpstreamPart, chainPart, saverPart, faultsPart, connectFaults, anvilIndexOf, type ForkUpstream, type ForkCapture, type StackChain } from "./parts.ts";
 export { startChain, ChainStartError, AnvilExitedError, CHAIN_ID, ANVIL_RUN_DIR_PREFIX, type Chain, type DevAccount } from "./chain.ts";
 export { anvilBinaryPath } from "./anvil-binary.ts";
 export { ForkUpstreamError, resolveForkPoint, type ForkPoint } from "./fork.ts";

@@ -128,14 +128,22 @@ export function saverPart(options: { persist?: boolean }, args: { chain: StackCh
   }));
 }
 
-/** The fault proxy: the runtime reaches anvil through it; wallets, clients and the controls reach anvil directly. */
-export function faultsPart(args: { chain: { rpcUrl: string }; manifest: DeploymentConfig }): StackPart<RpcFaultProxy> {
+/**
+ * The fault proxy: the runtime reaches anvil through it; wallets, clients and the controls reach anvil
+ * directly. It listens before anvil boots (the runtime is built meanwhile, with its URL) and is
+ * connected to anvil and the deployment with connectFaults once both are known.
+ */
+export function faultsPart(): StackPart<RpcFaultProxy> {
   return definePart("faults", async (onStop) => {
-    const { manifest } = args;
-    const faults = await startRpcFaultProxy({ anvilUrl: args.chain.rpcUrl, pool: manifest.poolAddress as Address, verifier: manifest.queue.proof.verifier.address as Address });
+    const faults = await startRpcFaultProxy();
     onStop(() => faults.close());
     return faults;
   });
+}
+
+/** The fault proxy pointed at anvil, its revert-next armed for the manifest's Pool and verifier. */
+export function connectFaults(faults: RpcFaultProxy, args: { chain: { rpcUrl: string }; manifest: DeploymentConfig }): void {
+  faults.connect({ anvilUrl: args.chain.rpcUrl, pool: args.manifest.poolAddress as Address, verifier: args.manifest.queue.proof.verifier.address as Address });
 }
 
 function toBigInt(value: bigint | number | undefined): bigint | undefined {

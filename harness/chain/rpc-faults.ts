@@ -34,6 +34,8 @@ export interface RpcFaultState {
 export interface RpcFaultProxy {
   /** Loopback URL the runtime talks to instead of anvil's. */
   url: string;
+  /** anvil's URL and the deployment, once anvil is up (the proxy listens before, so its URL is known while anvil boots). */
+  connect(args: { anvilUrl: string; pool: Address; verifier: Address }): void;
   set(fault: RpcFaultSpec | null): RpcFaultState;
   /** Another deployment whose relays revert-next applies to (the alternate one a config switch serves). */
   addDeployment(pool: Address, verifier: Address): void;
@@ -60,9 +62,11 @@ const FINALIZE_SELECTOR = toFunctionSelector("finalize(bytes32)");
  * are injected. Without a fault it forwards every request as it came; the harness's own controls talk
  * to anvil directly, so a fault never stops a control that would end it.
  */
-export async function startRpcFaultProxy(args: { anvilUrl: string; pool: Address; verifier: Address }): Promise<RpcFaultProxy> {
+export async function startRpcFaultProxy(): Promise<RpcFaultProxy> {
   // Pool -> its verifier, for every deployment the stack serves.
-  const verifiers = new Map<Address, Address>([[getAddress(args.pool), args.verifier]]);
+  const verifiers = new Map<Address, Address>();
+  let anvilUrl: string | null = null;
+  let anvil: URL | null = null;
   let fault: (RpcFaultSpec & { endsAt: number | null }) | null = null;
   let revertArmed = false;
   // Wakes requests held by a "timeout" fault when it ends.
@@ -98,9 +102,11 @@ export async function startRpcFaultProxy(args: { anvilUrl: string; pool: Address
   // node:http on kept-alive sockets rather than fetch: every RPC of the runtime crosses this proxy, and
   // fetch's machinery cost a relay burst a tenth of its main thread.
   const agent = new Agent({ keepAlive: true });
-  const anvil = new URL(args.anvilUrl);
-  const upstream = (onAnswer: (answer: IncomingMessage) => void): ClientRequest =>
-    request({ agent, host: anvil.hostname, port: anvil.port, method: "POST", path: anvil.pathname, headers: { "content-type": "application/json" } }, onAnswer);
+  const upstream = (onAnswer: (answer: IncomingMessage) => void): ClientRequest => {
+    // Nothing calls before connect(): the runtime's first call is its deployment check, once anvil is up.
+    if (anvil === null) throw new Error("the fault proxy is not connected to anvil yet");
+    return request({ agent, host: anvil.hostname, port: anvil.port, method: "POST", path: anvil.pathname, headers: { "content-type": "application/json" } }, onAnswer);
+  };
   const send = (body: Buffer): Promise<{ status: number; body: Buffer }> =>
     new Promise((resolve, reject) => {
       const call = upstream((answer) => {
@@ -146,7 +152,7 @@ export async function startRpcFaultProxy(args: { anvilUrl: string; pool: Address
    * call at that block, and a trace, see what the transaction saw.
    */
   async function sendRejected(body: Buffer, verifier: Address): Promise<{ status: number; body: Buffer }> {
-    const rpc = <T>(method: string, params: unknown[] = []) => jsonRpc<T>(args.anvilUrl, method, params);
+    const rpc = <T>(method: string, params: unknown[] = []) => jsonRpc<T>(anvilUrl as string, method, params);
     const original = await rpc<Hex>("eth_getCode", [verifier, "latest"]);
     await rpc("anvil_setCode", [verifier, REJECTING_VERIFIER]);
     try {
@@ -227,6 +233,11 @@ export async function startRpcFaultProxy(args: { anvilUrl: string; pool: Address
   const listening = await listenOnLoopback(server);
   return {
     url: listening.url,
+    connect(args) {
+      anvilUrl = args.anvilUrl;
+      anvil = new URL(args.anvilUrl);
+      verifiers.set(getAddress(args.pool), args.verifier);
+    },
     set(next) {
       if (next?.kind === "unsupported" && !next.methods?.length) throw new TypeError("the unsupported fault needs methods: the JSON-RPC methods the node lacks");
       setFault(next);

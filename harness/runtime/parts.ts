@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { Hex } from "viem";
 import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
-import { buildQueueRuntime, warmUpQueueRuntime, type QueueRuntimeOptions } from "../../src/server.ts";
+import { buildQueueRuntime, prepareQueueRuntime, warmUpQueueRuntime, type PreparedQueueRuntime, type QueueRuntimeOptions } from "../../src/server.ts";
 import type { DevAccount } from "../chain/index.ts";
 import { CIRCUIT_BUILD_DIR, manifestBytes } from "../deployment/index.ts";
 import { definePart, type StackPart } from "../part/index.ts";
@@ -20,6 +20,8 @@ export interface StackRuntime {
   listen(): Promise<string>;
   /** The runtime's last log lines, unless the stack was given a logger. */
   recentLogs(): string[];
+  /** It was built while anvil booted (then checked against the chain). */
+  builtAhead: boolean;
 }
 
 /**
@@ -30,32 +32,40 @@ export function warmUpRuntime(circuit: { files: ReadonlyArray<{ file: string }> 
   void warmUpQueueRuntime({ dir: CIRCUIT_BUILD_DIR, names: circuit.files.map((f) => f.file) }).catch(() => {});
 }
 
-/** The queue runtime (src/) with a dev stack's options, reaching anvil through the fault proxy. */
-export function runtimePart(
-  options: Pick<QueueRuntimeOptions, "relay" | "logger"> & {
-    queuePort?: number;
-    corsOrigins?: readonly string[];
-    runtime?: Pick<QueueRuntimeOptions, "chainTimeoutMs" | "requestTimeoutMs" | "headersTimeoutMs" | "quotes" | "rateLimit">;
-  },
-  args: {
-    host: string;
-    chain: { rpcUrl: string; relayer: DevAccount };
-    faults: { url: string };
-    fork: boolean;
-    manifest: DeploymentConfig;
-    /** The operation store's path; a store the start creates is the state dir's to remove if the start fails. */
-    dir: { storePath: string; claimStoreIfNew(): Promise<void> };
-  },
-): StackPart<StackRuntime> {
-  return definePart("runtime", async (onStop) => {
-    const { host, chain, faults, fork, manifest } = args;
-    const runtimeLog = new RecentLines();
-    // The runtime's options but its deployment: the alternate deployment's runtime (a config switch) shares them.
+type RuntimePartOptions = Pick<QueueRuntimeOptions, "relay" | "logger"> & {
+  queuePort?: number;
+  corsOrigins?: readonly string[];
+  runtime?: Pick<QueueRuntimeOptions, "chainTimeoutMs" | "requestTimeoutMs" | "headersTimeoutMs" | "quotes" | "rateLimit">;
+};
+
+/** anvil's account 1 (its default mnemonic's): the relayer the committed genesis's manifest names. */
+const GENESIS_RELAYER_KEY: Hex = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d";
+
+/** The runtime's options but its deployment and the chain's own URL, and what it may have built ahead. */
+export interface RuntimeBuilder {
+  /**
+   * Builds the runtime for the committed genesis's manifest while anvil boots (routes, store, proof
+   * files); the runtime part takes it over if the deployment is that manifest and anvil's relayer the
+   * genesis's, and checks it against the chain before it listens. Never required: the start builds it
+   * otherwise, and reports what went wrong then.
+   */
+  buildAhead(manifest: Uint8Array): void;
+  readonly options: Omit<QueueRuntimeOptions, "manifest" | "publicRpcUrl" | "wsRpcUrl">;
+  readonly log: RecentLines;
+  /** What was built ahead, handed over once (the part closes it if nobody took it). */
+  takeAhead(): Promise<{ manifest: Uint8Array; relayerPrivateKey: Hex; prepared: PreparedQueueRuntime } | undefined>;
+}
+
+/** The runtime's options, reaching anvil through the fault proxy (which listens before anvil boots). */
+export function runtimeBuilderPart(
+  options: RuntimePartOptions,
+  args: { faults: { url: string }; fork: boolean; dir: { storePath: string; claimStoreIfNew(): Promise<void> } },
+): StackPart<RuntimeBuilder> {
+  return definePart("runtime builder", async (onStop) => {
+    const { faults, fork } = args;
+    const log = new RecentLines();
     const runtimeOptions = {
       rpcUrl: faults.url,
-      // New blocks by subscription, straight from anvil (faults apply to reads, through the proxy).
-      wsRpcUrl: chain.rpcUrl.replace(/^http:/, "ws:"),
-      publicRpcUrl: chain.rpcUrl,
       explorerUrl: fork ? "https://sepolia.etherscan.io" : null,
       // A wallet shows this name: it must not take the dev chain for the real Sepolia (same chain id).
       chainName: fork ? LOCAL_FORK_CHAIN_NAME : LOCAL_CHAIN_NAME,
@@ -66,12 +76,65 @@ export function runtimePart(
       // Nor a per-client share of the in-flight limit: every client of a dev stack is this machine.
       relay: { maxLivePerClient: options.relay?.maxLiveOperations ?? Number.MAX_SAFE_INTEGER, ...options.relay },
       ...options.runtime,
-      logger: options.logger ?? { level: "info", stream: runtimeLog },
+      logger: options.logger ?? { level: "info", stream: log },
     } satisfies Omit<QueueRuntimeOptions, "manifest">;
+    let ahead: ReturnType<RuntimeBuilder["takeAhead"]> | undefined;
+    onStop(async () => {
+      await (await ahead)?.prepared.app.close();
+    });
+    return {
+      options: runtimeOptions,
+      log,
+      buildAhead(manifest) {
+        ahead = (async () => {
+          await args.dir.claimStoreIfNew();
+          const prepared = await prepareQueueRuntime({ ...runtimeOptions, manifest, relayerPrivateKey: GENESIS_RELAYER_KEY, store: args.dir.storePath });
+          return { manifest, relayerPrivateKey: GENESIS_RELAYER_KEY, prepared };
+        })().catch(() => undefined);
+      },
+      async takeAhead() {
+        const taken = await ahead;
+        ahead = undefined;
+        return taken;
+      },
+    };
+  });
+}
+
+/** The queue runtime (src/) with a dev stack's options, checked against the chain before it listens. */
+export function runtimePart(
+  options: RuntimePartOptions,
+  args: {
+    host: string;
+    builder: RuntimeBuilder;
+    chain: { rpcUrl: string; relayer: DevAccount };
+    manifest: DeploymentConfig;
+    /** The operation store's path; a store the start creates is the state dir's to remove if the start fails. */
+    dir: { storePath: string; claimStoreIfNew(): Promise<void> };
+  },
+): StackPart<StackRuntime> {
+  return definePart("runtime", async (onStop) => {
+    const { host, chain, manifest, builder } = args;
+    const late = {
+      // New blocks by subscription, straight from anvil (faults apply to reads, through the proxy).
+      wsRpcUrl: chain.rpcUrl.replace(/^http:/, "ws:"),
+      publicRpcUrl: chain.rpcUrl,
+    };
+    // The alternate deployment's runtime (a config switch) shares the options.
     const build: StackRuntime["build"] = (deployment) =>
-      buildQueueRuntime({ ...runtimeOptions, manifest: manifestBytes(deployment.manifest), relayerPrivateKey: deployment.relayerPrivateKey, store: deployment.store });
-    await args.dir.claimStoreIfNew();
-    const runtime = await build({ manifest, relayerPrivateKey: chain.relayer.privateKey, store: args.dir.storePath });
+      buildQueueRuntime({ ...builder.options, ...late, manifest: manifestBytes(deployment.manifest), relayerPrivateKey: deployment.relayerPrivateKey, store: deployment.store });
+    const bytes = manifestBytes(manifest);
+    const ahead = await builder.takeAhead();
+    let runtime: FastifyInstance;
+    const builtAhead = ahead !== undefined && ahead.relayerPrivateKey === chain.relayer.privateKey && Buffer.from(ahead.manifest).equals(bytes);
+    if (ahead && builtAhead) {
+      // The check buildQueueRuntime makes first (it closes the app when it fails).
+      runtime = await ahead.prepared.check(late);
+    } else {
+      await ahead?.prepared.app.close();
+      await args.dir.claimStoreIfNew();
+      runtime = await build({ manifest, relayerPrivateKey: chain.relayer.privateKey, store: args.dir.storePath });
+    }
     onStop(() => runtime.close());
     return {
       app: runtime,
@@ -82,7 +145,8 @@ export function runtimePart(
         const queuePort = typeof address === "object" && address !== null ? address.port : 0;
         return `http://${host}:${queuePort}`;
       },
-      recentLogs: () => (options.logger === undefined ? runtimeLog.recent() : []),
+      recentLogs: () => (options.logger === undefined ? builder.log.recent() : []),
+      builtAhead,
     };
   });
 }

@@ -5,3 +5,4 @@ export { stateDirPart, stackInfoPart, type StateDir } from "./parts.ts";
 export { StackAlreadyRunningError, sweepAbandonedTempStacks, readProcessRecord, TEMP_STATE_DIR_PREFIX, type LeftoverReport } from "./leftovers.ts";
 export { StackInfo } from "./stack-info.ts";
 export { STACK_URLS } from "./stack-urls.ts";
+export { readProofHashes, writeProofHashes } from "./proof-hashes.ts";

@@ -1,4 +1,4 @@
-import { keccak256, type Address, type PublicClient } from "viem";
+import { keccak256, type Address, type Hex, type PublicClient } from "viem";
 import { actionReadAbi, poolReadAbi, ROUTE_KINDS, verifierAbi } from "./abi.ts";
 import { describeProofSystem, devProof, type ProofSystemName } from "./dev-proof.ts";
 import type { DeploymentConfig } from "../config/deployment-config.ts";
@@ -12,54 +12,88 @@ export class DeploymentMismatchError extends Error {
  * address, other code, or a deployment block that is not on this chain.
  */
 export async function verifyDeployment(client: PublicClient, config: DeploymentConfig): Promise<void> {
-  const [chainId, code, block] = await Promise.all([
-    client.getChainId(),
-    client.getCode({ address: config.poolAddress }),
-    client.getBlock({ blockNumber: BigInt(config.deploymentBlock) }).catch(() => null),
-  ]);
+  // Everything is asked at once (one batched round trip where it was four, one after another: the start
+  // of every stack waits on it), then judged in the order the checks depend on each other: the first
+  // contradiction found is the one reported, as if asked one step at a time.
+  const { verifier } = config.queue.proof;
+  const chainIdAsked = settle(client.getChainId());
+  const codeAsked = settle(codeHashOf(client, config.poolAddress as Address));
+  const blockAsked = client.getBlock({ blockNumber: BigInt(config.deploymentBlock) }).catch(() => null);
+  const verifierAsked = settle(client.readContract({ address: config.poolAddress, abi: poolReadAbi, functionName: "verifier" }));
+  const verifierCodeAsked = settle(codeHashOf(client, verifier.address as Address));
+  const systemAsked = settle(readProofSystem(client, verifier.address as Address, config.chainId));
+  const routesAsked = config.routes.map((route) => (route.action === "external" ? settle(readRoute(client, config, route)) : undefined));
+  const chainId = taken(await chainIdAsked);
+  const code = taken(await codeAsked);
+  const block = await blockAsked;
   if (chainId !== config.chainId) {
     throw new DeploymentMismatchError(`the RPC reports chain id ${chainId}, the manifest says ${config.chainId}`);
   }
-  if (code === undefined || code === "0x") {
+  if (code === undefined) {
     throw new DeploymentMismatchError(`no contract at poolAddress ${config.poolAddress}`);
   }
-  if (keccak256(code) !== config.poolRuntimeCodeHash) {
-    throw new DeploymentMismatchError(`the Pool's runtime code hash is ${keccak256(code)}, the manifest says ${config.poolRuntimeCodeHash}`);
+  if (code !== config.poolRuntimeCodeHash) {
+    throw new DeploymentMismatchError(`the Pool's runtime code hash is ${code}, the manifest says ${config.poolRuntimeCodeHash}`);
   }
   if (block === null || block.hash !== config.deploymentBlockHash) {
     throw new DeploymentMismatchError(
       `block ${config.deploymentBlock} is ${block?.hash ?? "missing"} on this chain, the manifest says ${config.deploymentBlockHash}`,
     );
   }
-  // The verifier and every route at once (one batched round trip each step, not one per route).
-  await Promise.all([verifyProofSystem(client, config), ...config.routes.map((route) => (route.action === "external" ? verifyRoute(client, config, route) : undefined))]);
-}
-
-async function verifyRoute(client: PublicClient, config: DeploymentConfig, route: Extract<DeploymentConfig["routes"][number], { action: "external" }>): Promise<void> {
-  const [[adapter, codeHash, kind], adapterCode] = await Promise.all([
-    client.readContract({ address: config.poolAddress, abi: actionReadAbi, functionName: "routes", args: [route.id as `0x${string}`] }),
-    client.getCode({ address: route.adapter.address as `0x${string}` }),
-  ]);
-  if (adapter.toLowerCase() !== route.adapter.address.toLowerCase() || codeHash !== route.adapter.runtimeCodeHash || adapterCode === undefined || keccak256(adapterCode) !== codeHash || ROUTE_KINDS[kind] !== route.kind) {
-    throw new DeploymentMismatchError(`route ${route.name} (${route.id}) is not approved in the Pool as a ${route.kind} route for adapter ${route.adapter.address} with code ${route.adapter.runtimeCodeHash}`);
+  // The verifier, then every route (the first that contradicts the manifest is reported).
+  const address = taken(await verifierAsked);
+  // Another verifier than the manifest's: its own code is named (one more round trip, on a refusal only).
+  const verifierCode = address.toLowerCase() === verifier.address.toLowerCase() ? taken(await verifierCodeAsked) : await codeHashOf(client, address);
+  if (address.toLowerCase() !== verifier.address.toLowerCase() || verifierCode === undefined || verifierCode !== verifier.runtimeCodeHash) {
+    throw new DeploymentMismatchError(`the Pool's verifier is ${address} with code ${verifierCode ?? "none"}, the manifest says ${verifier.address} with code ${verifier.runtimeCodeHash}`);
+  }
+  const onChain = taken(await systemAsked);
+  if (onChain !== config.queue.proof.system) {
+    throw new DeploymentMismatchError(`the Pool's verifier expects ${describeProofSystem(onChain)}, the manifest says ${describeProofSystem(config.queue.proof.system)}`);
+  }
+  for (const [index, route] of config.routes.entries()) {
+    const asked = routesAsked[index];
+    if (asked === undefined || route.action !== "external") continue;
+    const [[adapter, codeHash, kind], adapterCode] = taken(await asked);
+    if (adapter.toLowerCase() !== route.adapter.address.toLowerCase() || codeHash !== route.adapter.runtimeCodeHash || adapterCode === undefined || adapterCode !== codeHash || ROUTE_KINDS[kind] !== route.kind) {
+      throw new DeploymentMismatchError(`route ${route.name} (${route.id}) is not approved in the Pool as a ${route.kind} route for adapter ${route.adapter.address} with code ${route.adapter.runtimeCodeHash}`);
+    }
   }
 }
+
+/** A call's outcome, kept for its turn (no unhandled rejection meanwhile). */
+type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
+const settle = <T>(promise: Promise<T>): Promise<Settled<T>> =>
+  promise.then(
+    (value) => ({ ok: true, value }),
+    (error: unknown) => ({ ok: false, error }),
+  );
+/** The value, or the call's error thrown where the step-by-step check would have thrown it. */
+function taken<T>(settled: Settled<T>): T {
+  if (!settled.ok) throw settled.error;
+  return settled.value;
+}
+
+function readRoute(client: PublicClient, config: DeploymentConfig, route: Extract<DeploymentConfig["routes"][number], { action: "external" }>) {
+  return Promise.all([
+    client.readContract({ address: config.poolAddress, abi: actionReadAbi, functionName: "routes", args: [route.id as `0x${string}`] }),
+    codeHashOf(client, route.adapter.address as Address),
+  ]);
+}
+
+const EMPTY_CODE_HASH = keccak256("0x");
 
 /**
- * The Pool's verifier is the manifest's, with its code, and expects the manifest's proof system: it
- * accepts a dev proof exactly when the manifest says "dev" (a Groth16 verifier refuses every one).
+ * The hash of the code at an address (undefined: none), as the node gives it (eth_getProof's codeHash),
+ * not hashed here: a verifier's code is tens of kilobytes, and keccak in JavaScript cost every start
+ * 20 ms of CPU. A node without eth_getProof is asked for the code, hashed here.
  */
-async function verifyProofSystem(client: PublicClient, config: DeploymentConfig): Promise<void> {
-  const { verifier, system } = config.queue.proof;
-  const address = await client.readContract({ address: config.poolAddress, abi: poolReadAbi, functionName: "verifier" });
+async function codeHashOf(client: PublicClient, address: Address): Promise<Hex | undefined> {
+  const proof = await client.getProof({ address, storageKeys: [] }).catch(() => null);
+  const hash = proof?.codeHash?.toLowerCase() as Hex | undefined;
+  if (hash !== undefined && /^0x[0-9a-f]{64}$/.test(hash)) return hash === EMPTY_CODE_HASH || /^0x0+$/.test(hash) ? undefined : hash;
   const code = await client.getCode({ address });
-  if (address.toLowerCase() !== verifier.address.toLowerCase() || code === undefined || keccak256(code) !== verifier.runtimeCodeHash) {
-    throw new DeploymentMismatchError(`the Pool's verifier is ${address} with code ${code === undefined ? "none" : keccak256(code)}, the manifest says ${verifier.address} with code ${verifier.runtimeCodeHash}`);
-  }
-  const onChain = await readProofSystem(client, address, config.chainId);
-  if (onChain !== system) {
-    throw new DeploymentMismatchError(`the Pool's verifier expects ${describeProofSystem(onChain)}, the manifest says ${describeProofSystem(system)}`);
-  }
+  return code === undefined || code === "0x" ? undefined : keccak256(code);
 }
 
 /** What a verifier expects, asked of the chain: it accepts a dev proof (DevVerifier), or it does not (a Groth16 verifier refuses every one). */

@@ -1,0 +1,29 @@
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { knownProofHashes, rememberProofHashes } from "../../src/proof-artifacts.ts";
+import { writeFileAtomic } from "../deployment/index.ts";
+
+/**
+ * The proof files' sha256 kept in the state dir across launches (12 MB hashed at every start otherwise),
+ * by file identity as git's index keeps them: a file changed since has another identity and is hashed
+ * again; one changed too recently to tell is not kept (src/proof-artifacts.ts).
+ */
+const FILE = "proof-hashes.json";
+
+/** What an earlier launch from this state dir kept; the text read, to write only what changed. */
+export async function readProofHashes(stateDir: string): Promise<string | undefined> {
+  const text = await readFile(path.join(stateDir, FILE), "utf8").catch(() => undefined);
+  if (text === undefined) return undefined;
+  try {
+    rememberProofHashes(JSON.parse(text));
+  } catch {
+    // a damaged cache is only a cache: the files are hashed
+  }
+  return text;
+}
+
+/** Keeps the hashes this process knows for the next launch (a cache: a failed write is ignored). */
+export async function writeProofHashes(stateDir: string, read: string | undefined): Promise<void> {
+  const text = `${JSON.stringify(knownProofHashes(), null, 1)}\n`;
+  if (text !== read) await writeFileAtomic(path.join(stateDir, FILE), text).catch(() => {});
+}
