@@ -16,6 +16,9 @@ import { startRuntimeProcess } from "./support/runtime-process.ts";
 import { withStacks } from "./support/stacks.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
 
+/** The page's globals a predicate run in it reads (a function, not a string: the page's CSP forbids eval). */
+type InPage = { document: { querySelector(selector: string): { children: { length: number } } | null } };
+
 // The dev stack's dashboard in a real browser: Debian's chromium, headless, driven by playwright-core
 // (never a downloaded browser build; .ci/run installs the package).
 const tempDir = withTempDirs();
@@ -428,7 +431,7 @@ describe("dashboard", () => {
 
   it("keeps at most 100 pushed entries: a burst of pushes lets the oldest go behind an 'older operations' button that pages them back from the store", async () => {
     await open();
-    await page.waitForFunction("document.querySelector('#ops').children.length > 0"); // the stored list's first page ("no operation yet" if run alone)
+    await page.waitForFunction(() => ((globalThis as unknown as InPage).document.querySelector("#ops")?.children.length ?? 0) > 0); // the stored list's first page ("no operation yet" if run alone)
     const stored = await page.locator("#ops > .op").evaluateAll((entries) => entries.map((op) => op.id));
     // 120 pushes as the channel sends them (an operation's entry each), newer than everything stored; not in the store.
     const now = Date.now();
@@ -444,7 +447,7 @@ describe("dashboard", () => {
     // The button pages from the last one kept: the 20 let go are not in the store, so the stored ones come next.
     const [older] = await Promise.all([page.waitForResponse((response) => response.url().includes("before=")), page.getByRole("button", { name: "older operations" }).click()]);
     expect(new URL(older.url()).searchParams.get("before")).toMatch(/ op_burst020$/);
-    await page.waitForFunction("!document.querySelector('#ops > button.older[hx-get*=op_burst]')");
+    await page.waitForFunction(() => !(globalThis as unknown as InPage).document.querySelector("#ops > button.older[hx-get*=op_burst]"));
     expect((await page.locator("#ops > .op").evaluateAll((entries) => entries.map((op) => op.id))).slice(100)).toEqual(stored);
     expect(consoleErrors).toEqual([]);
   }, 60_000);

@@ -17,10 +17,10 @@ export async function verifyDeployment(client: PublicClient, config: DeploymentC
   // contradiction found is the one reported, as if asked one step at a time.
   const { verifier } = config.queue.proof;
   const chainIdAsked = settle(client.getChainId());
-  const codeAsked = settle(codeHashOf(client, config.poolAddress as Address));
+  const codeAsked = settle(codeHashOf(client, config.poolAddress as Address, config.poolRuntimeCodeHash));
   const blockAsked = client.getBlock({ blockNumber: BigInt(config.deploymentBlock) }).catch(() => null);
   const verifierAsked = settle(client.readContract({ address: config.poolAddress, abi: poolReadAbi, functionName: "verifier" }));
-  const verifierCodeAsked = settle(codeHashOf(client, verifier.address as Address));
+  const verifierCodeAsked = settle(codeHashOf(client, verifier.address as Address, verifier.runtimeCodeHash));
   const systemAsked = settle(readProofSystem(client, verifier.address as Address, config.chainId));
   const routesAsked = config.routes.map((route) => (route.action === "external" ? settle(readRoute(client, config, route)) : undefined));
   const chainId = taken(await chainIdAsked);
@@ -77,21 +77,23 @@ function taken<T>(settled: Settled<T>): T {
 function readRoute(client: PublicClient, config: DeploymentConfig, route: Extract<DeploymentConfig["routes"][number], { action: "external" }>) {
   return Promise.all([
     client.readContract({ address: config.poolAddress, abi: actionReadAbi, functionName: "routes", args: [route.id as `0x${string}`] }),
-    codeHashOf(client, route.adapter.address as Address),
+    codeHashOf(client, route.adapter.address as Address, route.adapter.runtimeCodeHash),
   ]);
 }
 
-const EMPTY_CODE_HASH = keccak256("0x");
-
 /**
- * The hash of the code at an address (undefined: none), as the node gives it (eth_getProof's codeHash),
- * not hashed here: a verifier's code is tens of kilobytes, and keccak in JavaScript cost every start
- * 20 ms of CPU. A node without eth_getProof is asked for the code, hashed here.
+ * The hash of the code at an address (undefined: none). When the node's proof (eth_getProof's codeHash)
+ * names the hash expected, that answers: a verifier's code is tens of kilobytes, and keccak in
+ * JavaScript cost every start 20 ms of CPU. Any other answer is checked against the code itself, hashed
+ * here: anvil's proof of a forked account whose code was set (a patch) still names the upstream code,
+ * and a node without eth_getProof has none to give.
  */
-async function codeHashOf(client: PublicClient, address: Address): Promise<Hex | undefined> {
-  const proof = await client.getProof({ address, storageKeys: [] }).catch(() => null);
-  const hash = proof?.codeHash?.toLowerCase() as Hex | undefined;
-  if (hash !== undefined && /^0x[0-9a-f]{64}$/.test(hash)) return hash === EMPTY_CODE_HASH || /^0x0+$/.test(hash) ? undefined : hash;
+async function codeHashOf(client: PublicClient, address: Address, expected?: string): Promise<Hex | undefined> {
+  if (expected !== undefined) {
+    const proof = await client.getProof({ address, storageKeys: [] }).catch(() => null);
+    const hash = proof?.codeHash?.toLowerCase();
+    if (hash !== undefined && hash === expected.toLowerCase()) return hash as Hex;
+  }
   const code = await client.getCode({ address });
   return code === undefined || code === "0x" ? undefined : keccak256(code);
 }
