@@ -294,7 +294,9 @@ async function buildApp(
   app.removeContentTypeParser("text/plain");
   const metrics = createMetrics(() => context.relayer?.store ?? null);
   let heads: ReturnType<typeof subscribeNewHeads> | null = null;
-  let subscribe: ((wsRpcUrl: string) => void) | null = null;
+  let headsUrl: string | undefined;
+  let openHeads: (() => void) | null = null;
+  let closing = false;
   if (account) {
     const store = new SqliteOperationStore(options.store ?? ":memory:");
     try {
@@ -303,15 +305,27 @@ async function buildApp(
       store.close();
       throw error;
     }
-    const relayer = new Relayer({ store, chain, engineChain, account, config, settings, log: app.log, chainTimeoutMs, events: metrics.engine });
+    // The head subscription opens with the first operation that moves: only operations in flight wait on
+    // heads (an idle runtime holds no socket, and a start opens none before it is ready).
+    const events: typeof metrics.engine = {
+      transition(op, from) {
+        openHeads?.();
+        metrics.engine.transition(op, from);
+      },
+      feeBump: (op) => metrics.engine.feeBump(op),
+    };
+    const relayer = new Relayer({ store, chain, engineChain, account, config, settings, log: app.log, chainTimeoutMs, events });
     context.relayer = relayer;
     context.quoter = new Quoter({ config, chain, account, store, settings: { ...DEFAULT_QUOTE_SETTINGS, ...options.quotes }, chainTimeoutMs });
     attachRelayControl(app, relayer);
     // New blocks by subscription, when the node has a WebSocket: the relayer looks at once.
-    subscribe = (wsRpcUrl) => {
+    openHeads = () => {
+      const wsRpcUrl = headsUrl;
+      if (heads !== null || wsRpcUrl === undefined || closing) return;
       heads = subscribeNewHeads(wsRpcUrl, (head) => relayer.engine.newHead(head), (error) => app.log.debug({ detail: redactText(error.message, wsRpcUrl) }, "newHeads subscription failed; polling meanwhile"));
     };
     app.addHook("onClose", async () => {
+      closing = true;
       await heads?.close();
       await relayer.engine.stop();
       store.close();
@@ -353,7 +367,7 @@ async function buildApp(
     // What needs the chain's own URL, given once it is known (a chain that boots meanwhile).
     connect(urls) {
       context.networks = networks(urls.publicRpcUrl ?? redactUrl(urls.rpcUrl));
-      if (urls.wsRpcUrl) subscribe?.(urls.wsRpcUrl);
+      headsUrl = urls.wsRpcUrl;
     },
   };
 }
