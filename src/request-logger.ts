@@ -1,4 +1,4 @@
-import type { FastifyBaseLogger } from "fastify";
+import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from "fastify";
 
 type Bindings = Parameters<FastifyBaseLogger["child"]>[0];
 type ChildOptions = Parameters<FastifyBaseLogger["child"]>[1];
@@ -61,3 +61,31 @@ class LazyRequestLogger {
 
 /** Fastify's childLoggerFactory: each request's logger, made when it first logs. */
 export const lazyRequestLogger = (logger: FastifyBaseLogger, bindings: Bindings, options: ChildOptions): FastifyBaseLogger => new LazyRequestLogger(logger, bindings, options) as unknown as FastifyBaseLogger;
+
+const READS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/**
+ * Fastify's per-request log lines, and each answer's count (`answered`, /metrics). Reads are polled (a
+ * status every second per client): logging each would drown the log and cost more than answering it, so
+ * they are logged only once `logReads` is set (from --log-level debug on). Fastify calls requestCompleted
+ * from the response listeners it sets up for its logger on every request, so an answer is counted there
+ * rather than in an onResponse hook: that hook's runner (three closures a request) is spared.
+ */
+export class RequestLogController extends LogController {
+  logReads = false;
+  readonly #answered: (request: FastifyRequest, reply: FastifyReply) => void;
+
+  constructor(answered: (request: FastifyRequest, reply: FastifyReply) => void) {
+    super();
+    this.#answered = answered;
+  }
+
+  override isLogDisabled(request: FastifyRequest): boolean {
+    return !this.logReads && READS.has(request.method);
+  }
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply, metadata?: Record<string, unknown>): void {
+    this.#answered(request, reply);
+    super.requestCompleted(error, request, reply, metadata);
+  }
+}
