@@ -35,7 +35,7 @@ import { DEFAULT_RELAY_SETTINGS, type RelaySettings } from "./relay/settings.ts"
 import { SqliteOperationStore } from "./relay/store.ts";
 import { validatorCompiler } from "./validation.ts";
 import { redactText, redactUrl } from "./redact.ts";
-import { lazyRequestLogger, RequestLogController } from "./request-logger.ts";
+import { makeChildrenLazy, RequestLogController } from "./request-logger.ts";
 
 export interface QueueRuntimeOptions {
   /** The manifest file's bytes (what GET /config serves). */
@@ -282,7 +282,6 @@ async function buildApp(
     bodyLimit: options.bodyLimit ?? 64 * 1024,
     // Never trust a client-chosen request id in our logs.
     requestIdHeader: false,
-    childLoggerFactory: lazyRequestLogger,
     ...(trustProxy === undefined ? {} : { trustProxy }),
     logController,
     // zod validates and serializes every route (its schemas are the one source of truth): given as the
@@ -291,6 +290,8 @@ async function buildApp(
     schemaController: ZOD_SCHEMA_CONTROLLER,
   }).withTypeProvider<ZodTypeProvider>();
   logController.logReads = app.log.level === "debug" || app.log.level === "trace";
+  // A request's logger is made on its first line: a polled read logs nothing.
+  makeChildrenLazy(app.log);
   app.addHook("onClose", () => proofFiles.close());
   // Only JSON bodies: a text/plain body is a 415, not a string that fails the schema.
   app.removeContentTypeParser("text/plain");
