@@ -2,6 +2,7 @@ import type { ServerResponse } from "node:http";
 import { STATUS_CODES } from "node:http";
 import type { Socket } from "node:net";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { Cors } from "./cors.ts";
 import { StoreWriteError } from "./relay/store.ts";
 import { PROBLEM_CONTENT_TYPE, PROBLEM_STATUS, ProblemError, problemBody, sendProblem, type ProblemCode } from "./problem.ts";
 
@@ -9,7 +10,7 @@ import { PROBLEM_CONTENT_TYPE, PROBLEM_STATUS, ProblemError, problemBody, sendPr
  * Every failure leaves as application/problem+json with a stable `code`. Anything unforeseen is a 500
  * whose detail says nothing about internals (it is logged instead).
  */
-export function installProblemHandlers(app: FastifyInstance, knownPaths: ReadonlyMap<string, readonly string[]>, everyAnswer: Readonly<Record<string, string>> = {}): void {
+export function installProblemHandlers(app: FastifyInstance, knownPaths: ReadonlyMap<string, readonly string[]>, everyAnswer: Readonly<Record<string, string>> = {}, cors: Cors | null = null): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof ProblemError) return sendProblem(reply, error);
     if (error instanceof StoreWriteError) {
@@ -55,16 +56,21 @@ export function installProblemHandlers(app: FastifyInstance, knownPaths: Readonl
   app.addHook("preClose", async () => {
     closing = true;
   });
-  // A callback hook, not an async one: it runs on every request, and a promise each is measurable. It
-  // also sets the headers every answer carries (protection.ts's): one hook per request, not two.
+  // The one onRequest hook of every route: a callback, not an async one (a promise per request is
+  // measurable), setting the headers every answer carries (protection.ts's, and CORS's Vary) and
+  // handing a request with an Origin to @fastify/cors (cors.ts).
+  const headers = { ...everyAnswer, ...cors?.headers };
   app.addHook("onRequest", (request, reply, done) => {
-    reply.headers(everyAnswer);
+    reply.headers(headers);
     responses.set(request.raw.socket, reply.raw);
-    if (!closing) return done();
-    sendProblem(
-      reply.header("connection", "close"),
-      new ProblemError("shutting_down", "the runtime is shutting down; try again", { headers: { "retry-after": "5" } }),
-    );
+    if (closing) {
+      return void sendProblem(
+        reply.header("connection", "close"),
+        new ProblemError("shutting_down", "the runtime is shutting down; try again", { headers: { "retry-after": "5" } }),
+      );
+    }
+    if (cors !== null && request.raw.headers.origin !== undefined) return cors.onRequest(request, reply, done);
+    done();
   });
 }
 

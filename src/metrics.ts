@@ -1,4 +1,4 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import { z } from "zod";
 import { METRICS_PATH } from "./paths.ts";
@@ -33,18 +33,20 @@ interface RouteCounts {
 /**
  * Requests by route and status, and their latency, counted in plain numbers: a read answered thousands
  * of times a second pays an increment, not prom-client's label checks and hashing (a tenth of a small
- * read's time). prom-client reads them at a scrape.
+ * read's time). prom-client reads them at a scrape. Looked up by route, then method: both are strings
+ * Fastify and Node keep (their hashes are kept with them), where a key joined per answer is hashed anew.
  */
 export class HttpMetrics {
-  private readonly routes = new Map<string, RouteCounts>();
+  private readonly routes = new Map<string, Map<string, RouteCounts>>();
 
   /** One answer of `method route` with `status`, after `seconds`. */
   record(method: string, route: string, status: number, seconds: number): void {
-    const key = method + " " + route;
-    let counts = this.routes.get(key);
+    let methods = this.routes.get(route);
+    if (methods === undefined) this.routes.set(route, (methods = new Map()));
+    let counts = methods.get(method);
     if (counts === undefined) {
       counts = { labels: { method, route }, statuses: new Map(), buckets: new Float64Array(LATENCY_BUCKETS.length + 1), sum: 0, count: 0 };
-      this.routes.set(key, counts);
+      methods.set(method, counts);
     }
     counts.statuses.set(status, (counts.statuses.get(status) ?? 0) + 1);
     let bucket = 0;
@@ -56,7 +58,7 @@ export class HttpMetrics {
 
   /** The counts, for prom-client at a scrape. */
   *counts(): Iterable<RouteCounts> {
-    yield* this.routes.values();
+    for (const methods of this.routes.values()) yield* methods.values();
   }
 }
 
@@ -143,13 +145,13 @@ export function createMetrics(storeOf: () => OperationStore | null): RuntimeMetr
   };
 }
 
-/** Counts every answer by its route pattern (never the raw URL: ids would explode the label set), and serves GET /metrics. */
+/** Counts an answer by its route pattern (never the raw URL: ids would explode the label set); server.ts's log controller calls it for every answer. */
+export function countAnswer(http: HttpMetrics, request: FastifyRequest, reply: FastifyReply): void {
+  http.record(request.method, request.routeOptions.url ?? "unmatched", reply.statusCode, reply.elapsedTime / 1000);
+}
+
+/** Serves GET /metrics. */
 export function registerMetrics(app: FastifyInstance, metrics: RuntimeMetrics): void {
-  const { http } = metrics;
-  app.addHook("onResponse", (request, reply, done) => {
-    http.record(request.method, request.routeOptions.url ?? "unmatched", reply.statusCode, reply.elapsedTime / 1000);
-    done();
-  });
   app.get(METRICS_PATH, {
     schema: {
       summary: "Prometheus metrics",

@@ -1,27 +1,30 @@
-import type { FastifyBaseLogger } from "fastify";
+import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from "fastify";
 
 type Bindings = Parameters<FastifyBaseLogger["child"]>[0];
 type ChildOptions = Parameters<FastifyBaseLogger["child"]>[1];
+type MakeChild = FastifyBaseLogger["child"];
 
 /**
- * A request's logger, made on its first line: a polled read logs nothing (see disableRequestLogging),
+ * A request's logger, made on its first line: a polled read logs nothing (see RequestLogController),
  * and making a pino child (its bindings serialized) for each cost a twentieth of one. The first line
  * makes the same child Fastify would have, so every line still carries its reqId.
  */
 class LazyRequestLogger {
   readonly #parent: FastifyBaseLogger;
+  readonly #makeChild: MakeChild;
   readonly #bindings: Bindings;
   readonly #options: ChildOptions;
   #child: FastifyBaseLogger | undefined;
 
-  constructor(parent: FastifyBaseLogger, bindings: Bindings, options: ChildOptions) {
+  constructor(parent: FastifyBaseLogger, makeChild: MakeChild, bindings: Bindings, options: ChildOptions) {
     this.#parent = parent;
+    this.#makeChild = makeChild;
     this.#bindings = bindings;
     this.#options = options;
   }
 
   private get real(): FastifyBaseLogger {
-    return (this.#child ??= this.#parent.child(this.#bindings, this.#options));
+    return (this.#child ??= this.#makeChild.call(this.#parent, this.#bindings, this.#options));
   }
 
   get level(): string {
@@ -59,5 +62,44 @@ class LazyRequestLogger {
   }
 }
 
-/** Fastify's childLoggerFactory: each request's logger, made when it first logs. */
-export const lazyRequestLogger = (logger: FastifyBaseLogger, bindings: Bindings, options: ChildOptions): FastifyBaseLogger => new LazyRequestLogger(logger, bindings, options) as unknown as FastifyBaseLogger;
+/**
+ * Makes the children a logger's child() gives lazy: each request's logger is `log.child({ reqId })`,
+ * from Fastify's default child logger factory. Given as a childLoggerFactory instead, each request's
+ * logger would be checked by Fastify for its seven methods (3% of a read's CPU, bench:load). A child made
+ * real inherits this child() (pino makes a child by Object.create of its parent): its own children are
+ * lazy too, and bound to it.
+ */
+export function makeChildrenLazy(log: FastifyBaseLogger): void {
+  const makeChild = log.child;
+  log.child = function (this: FastifyBaseLogger, bindings: Bindings, options?: ChildOptions) {
+    return new LazyRequestLogger(this, makeChild, bindings, options) as unknown as FastifyBaseLogger;
+  } as MakeChild;
+}
+
+const READS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/**
+ * Fastify's per-request log lines, and each answer's count (`answered`, /metrics). Reads are polled (a
+ * status every second per client): logging each would drown the log and cost more than answering it, so
+ * they are logged only once `logReads` is set (from --log-level debug on). Fastify calls requestCompleted
+ * from the response listeners it sets up for its logger on every request, so an answer is counted there
+ * rather than in an onResponse hook: that hook's runner (three closures a request) is spared.
+ */
+export class RequestLogController extends LogController {
+  logReads = false;
+  readonly #answered: (request: FastifyRequest, reply: FastifyReply) => void;
+
+  constructor(answered: (request: FastifyRequest, reply: FastifyReply) => void) {
+    super();
+    this.#answered = answered;
+  }
+
+  override isLogDisabled(request: FastifyRequest): boolean {
+    return !this.logReads && READS.has(request.method);
+  }
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply, metadata?: Record<string, unknown>): void {
+    this.#answered(request, reply);
+    super.requestCompleted(error, request, reply, metadata);
+  }
+}

@@ -1,6 +1,6 @@
 import "./node-version-guard.ts"; // first: one line on an older Node, before anything needing 22 runs
 import { createHash } from "node:crypto";
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from "fastify";
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
 import { serializerCompiler, type ZodTypeProvider } from "fastify-type-provider-zod";
 import type { Hex, PublicClient } from "viem";
 import type { PrivateKeyAccount } from "viem/accounts";
@@ -9,7 +9,7 @@ import { verifyDeployment } from "./chain/verify-deployment.ts";
 import { DeploymentConfig } from "./config/deployment-config.ts";
 import { describeNetworks, SEPOLIA_CHAIN_NAME } from "./config/networks.ts";
 import { manifestPathProblem } from "./config/manifest-paths.ts";
-import { checkCorsOrigins, registerCors, type CorsOrigins } from "./cors.ts";
+import { checkCorsOrigins, corsFor, type CorsOrigins } from "./cors.ts";
 import { checkTrustProxy, type TrustProxy } from "./client-address.ts";
 import type { RuntimeContext } from "./context.ts";
 import { answerClientError, answerFrameworkError, installProblemHandlers } from "./errors.ts";
@@ -21,7 +21,7 @@ import { configRoutes } from "./routes/config.ts";
 import { networksRoutes } from "./routes/networks.ts";
 import { relayRoutes } from "./routes/relay.ts";
 import { healthRoutes } from "./routes/health.ts";
-import { createMetrics, registerMetrics } from "./metrics.ts";
+import { countAnswer, createMetrics, registerMetrics } from "./metrics.ts";
 import { subscribeNewHeads } from "./chain/new-heads.ts";
 import { relayerAccount } from "./chain/relayer-account.ts";
 import { DEFAULT_RATE_LIMIT, registerProtection, securityHeaders, type RateLimit } from "./protection.ts";
@@ -36,7 +36,7 @@ import { DEFAULT_RELAY_SETTINGS, type RelaySettings } from "./relay/settings.ts"
 import { SqliteOperationStore } from "./relay/store.ts";
 import { validatorCompiler } from "./validation.ts";
 import { redactText, redactUrl } from "./redact.ts";
-import { lazyRequestLogger } from "./request-logger.ts";
+import { makeChildrenLazy, RequestLogController } from "./request-logger.ts";
 
 export interface QueueRuntimeOptions {
   /** The manifest file's bytes (what GET /config serves). */
@@ -99,8 +99,6 @@ export { TrustProxyError, type TrustProxy } from "./client-address.ts";
 export { DEFAULT_RATE_LIMIT, type RateLimit } from "./protection.ts";
 export { relayControl, type RelayControl } from "./relay/control.ts";
 export { codeChanges, type CodeChanges, type PatchedContract } from "./code-change.ts";
-
-const READ_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
 export const DEFAULT_CHAIN_TIMEOUT_MS = 3_000;
 
@@ -264,7 +262,9 @@ async function buildApp(
 
   const requestTimeoutMs = positiveInteger("requestTimeoutMs", options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
   const headersTimeoutMs = Math.min(requestTimeoutMs, positiveInteger("headersTimeoutMs", options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS));
-  let logReads = false; // set once the logger exists
+  const metrics = createMetrics(() => context.relayer?.store ?? null);
+  // Logs requests (reads only from --log-level debug on) and counts every answer in /metrics.
+  const logController = new RequestLogController((request, reply) => countAnswer(metrics.http, request, reply));
   const app = Fastify({
     logger: withRedactedErrors(options.logger ?? false, options.rpcUrl),
     // Fastify's own errors (a malformed URL, say), parser errors and the closing answer are problems too.
@@ -278,21 +278,19 @@ async function buildApp(
     bodyLimit: options.bodyLimit ?? 64 * 1024,
     // Never trust a client-chosen request id in our logs.
     requestIdHeader: false,
-    childLoggerFactory: lazyRequestLogger,
     ...(trustProxy === undefined ? {} : { trustProxy }),
-    // Reads are polled (a status every second per client): logging each would drown the log and cost
-    // more than answering it. They are counted in /metrics, and logged from --log-level debug on.
-    logController: new LogController({ disableRequestLogging: (request: { method?: string }) => READ_METHODS.has(request.method ?? "") && !logReads }),
+    logController,
     // zod validates and serializes every route (its schemas are the one source of truth): given as the
     // compilers' factories, Fastify never builds its default ajv and fast-json-stringify compilers, nor
     // loads them (a fifth of the runtime's start, bench:startup).
     schemaController: ZOD_SCHEMA_CONTROLLER,
   }).withTypeProvider<ZodTypeProvider>();
-  logReads = app.log.level === "debug" || app.log.level === "trace";
+  logController.logReads = app.log.level === "debug" || app.log.level === "trace";
+  // A request's logger is made on its first line: a polled read logs nothing.
+  makeChildrenLazy(app.log);
   app.addHook("onClose", () => proofFiles.close());
   // Only JSON bodies: a text/plain body is a 415, not a string that fails the schema.
   app.removeContentTypeParser("text/plain");
-  const metrics = createMetrics(() => context.relayer?.store ?? null);
   let heads: ReturnType<typeof subscribeNewHeads> | null = null;
   let headsUrl: string | undefined;
   let openHeads: (() => void) | null = null;
@@ -343,15 +341,15 @@ async function buildApp(
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     knownPaths.set(route.url, [...(knownPaths.get(route.url) ?? []), ...methods.filter((m) => m !== "HEAD")]);
   });
-  // Its onRequest hook puts the security headers on every answer, problems included.
-  installProblemHandlers(app, knownPaths, securityHeaders());
-  // Before the routes: its onRequest hook puts the CORS headers on every answer, problems included.
-  await registerCors(app, options.corsOrigins);
+  // Its onRequest hook, the one every request runs, puts the security and CORS headers on every answer,
+  // problems included; @fastify/cors's own hook runs from it, for the requests it can change.
+  const cors = corsFor(options.corsOrigins);
+  installProblemHandlers(app, knownPaths, securityHeaders(), cors);
+  await cors?.register(app);
   await registerProtection(app, options.rateLimit ?? DEFAULT_RATE_LIMIT);
   // Before the route plugins: @fastify/swagger collects routes through onRoute.
   await registerOpenApi(app);
 
-  // Before the route plugins: its onResponse hook counts every route's answers.
   registerMetrics(app, metrics);
   await app.register(configRoutes, { context });
   await app.register(networksRoutes, { context });
@@ -393,7 +391,8 @@ export function relaySettings(overrides: Partial<RelaySettings> = {}): RelaySett
  * quotes the URL it called, and an operator's URL may carry an API key.
  */
 function withRedactedErrors(logger: FastifyServerOptions["logger"], rpcUrl: string): FastifyServerOptions["logger"] {
-  if (!logger) return false;
+  // No logger is a silent one: Fastify then still calls the log controller as each answer leaves, which counts it.
+  if (!logger) return { level: "silent" };
   const base = logger === true ? {} : logger;
   const err = (error: Error) => ({
     type: error.name,

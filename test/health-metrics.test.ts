@@ -1,4 +1,8 @@
+import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
+import { CIRCUIT_BUILD_DIR } from "../harness/deployment/index.ts";
+import { buildQueueRuntime } from "../src/server.ts";
+import { RELAYER_KEY } from "./support/chain.ts";
 import type { DevStack } from "../harness/index.ts";
 import type { QueueClient } from "../harness/client/index.ts";
 import { poolFixture, provenSend } from "./support/pool.ts";
@@ -88,5 +92,21 @@ describe("metrics", () => {
     await fetch(`${stack.queueUrl}/api/queue/send-status?id=op_nope`);
     expect(await metric(/^queue_http_requests_total\{method="GET",route="\/api\/queue\/send-status",status="404"\}/)).toBe(1);
     expect(await metric(/^queue_process_resident_memory_bytes /)).toBeGreaterThan(0);
+  });
+
+  // Issue 32, item 3: answers are counted from Fastify's log controller as each leaves, which Fastify
+  // calls only with a logger: a runtime given none gets a silent one, and counts all the same.
+  it("count answers of a runtime built without a logger", async () => {
+    const app = await buildQueueRuntime({ manifest: await readFile(stack.manifestPath), rpcUrl: stack.rpcUrl, relayerPrivateKey: RELAYER_KEY, artifactsDir: CIRCUIT_BUILD_DIR, store: ":memory:", logger: false });
+    try {
+      expect((await app.inject("/api/queue/config")).statusCode).toBe(200);
+      expect((await app.inject("/api/queue/send-status?id=op_nope")).statusCode).toBe(404);
+      const text = (await app.inject("/metrics")).body;
+      expect(text).toMatch(/^queue_http_requests_total\{method="GET",route="\/api\/queue\/config",status="200"\} 1$/m);
+      expect(text).toMatch(/^queue_http_requests_total\{method="GET",route="\/api\/queue\/send-status",status="404"\} 1$/m);
+      expect(text).toMatch(/^queue_http_request_duration_seconds_count\{method="GET",route="\/api\/queue\/config"\} 1$/m);
+    } finally {
+      await app.close();
+    }
   });
 });
