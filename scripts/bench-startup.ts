@@ -1,4 +1,5 @@
-import { readFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { execa } from "execa";
 import { Instance } from "prool";
@@ -10,8 +11,10 @@ import { median } from "./stats.ts";
 // Start-up of the local stack, each figure against its baseline measured in the same run, alternating:
 // 1. the compiled CLI of the package (`queue-devstack --json`, what `npx queue-devstack` runs) from launch
 //    until it prints its line, against a bare anvil answering eth_chainId; with each start-up step's
-//    share (from the CLI's progress lines), so a regression shows where it happened; also the CLI run
-//    from source (npm run dev-stack);
+//    share (from the CLI's progress lines), so a regression shows where it happened. It runs from one
+//    state dir kept across the runs, as `npx queue-devstack` run again in a project finds its `.devstack`
+//    (what an earlier launch kept there: the proof files' hashes); the first launch, in a fresh state dir,
+//    is measured beside it. Also the CLI run from source (npm run dev-stack);
 // 2. startDevStack() → ready in this process (its modules loaded) against prool's Instance.anvil().start()
 //    of the same anvil binary;
 // 3. the resident memory of an idle stack: the CLI's node process and its anvil, some seconds after ready.
@@ -31,8 +34,8 @@ type Steps = Map<string, { start: number; end: number }>;
 /** The CLI's progress line: `  <step>  <ms> ms  <detail>`. */
 const STEP_LINE = /^ {2}(\S.*?)\s+(\d+) ms(?: {2}.*)?$/;
 
-function stackOnce(entry: string[], hooks: Parameters<typeof launchToFirstOutput>[2] = {}): Promise<number> {
-  return launchToFirstOutput((stateDir) => [...entry, "--json", "--chain-port", "0", "--queue-port", "0", "--state-dir", stateDir], "bench-stack-", hooks);
+function stackOnce(entry: string[], hooks: Parameters<typeof launchToFirstOutput>[2] = {}, keptStateDir?: string): Promise<number> {
+  return launchToFirstOutput((stateDir) => [...entry, "--json", "--chain-port", "0", "--queue-port", "0", "--state-dir", stateDir], "bench-stack-", hooks, keptStateDir);
 }
 
 /** CPU time (user + system) a process has used so far, in ms, from /proc (clock ticks of 10 ms). */
@@ -47,7 +50,7 @@ async function cpuMs(pid: number): Promise<number> {
  * A compiled launch, with its steps as the progress lines tell them (a line arrives as its step ends),
  * and the CPU its node process used until ready: what the launch costs whatever the machine's load.
  */
-async function compiledOnce(): Promise<{ ms: number; steps: Steps; cpu: number }> {
+async function compiledOnce(keptStateDir?: string): Promise<{ ms: number; steps: Steps; cpu: number }> {
   const steps: Steps = new Map();
   let cpu = Number.NaN;
   const ms = await stackOnce(CLI.compiled, {
@@ -58,7 +61,7 @@ async function compiledOnce(): Promise<{ ms: number; steps: Steps; cpu: number }
     async ready(pid) {
       cpu = await cpuMs(pid);
     },
-  });
+  }, keptStateDir);
   return { ms, steps, cpu };
 }
 
@@ -139,22 +142,29 @@ async function idleMemoryOnce(): Promise<{ node: number; anvil: number }> {
 }
 
 await execa("npm", ["run", "build", "--silent"]);
+const keptStateDir = await mkdtemp(path.join(tmpdir(), "bench-stack-kept-"));
 const compiled: Array<{ ms: number; steps: Steps; cpu: number }> = [];
+const firstLaunch: Array<{ ms: number; cpu: number }> = [];
 const source: number[] = [];
 const anvil: number[] = [];
 const devStack: number[] = [];
 const prool: number[] = [];
-// Warm-up: the file cache, Node's compile cache, this process's modules.
-await compiledOnce();
-await stackOnce(CLI.source);
-await startDevStackOnce();
-await proolOnce();
-for (let i = 0; i < RUNS; i++) {
-  anvil.push(await anvilOnce());
-  compiled.push(await compiledOnce());
-  source.push(await stackOnce(CLI.source));
-  prool.push(await proolOnce());
-  devStack.push(await startDevStackOnce());
+try {
+  // Warm-up: the file cache, this process's modules, and the kept state dir's first launch.
+  await compiledOnce(keptStateDir);
+  await stackOnce(CLI.source);
+  await startDevStackOnce();
+  await proolOnce();
+  for (let i = 0; i < RUNS; i++) {
+    anvil.push(await anvilOnce());
+    compiled.push(await compiledOnce(keptStateDir));
+    firstLaunch.push(await compiledOnce());
+    source.push(await stackOnce(CLI.source));
+    prool.push(await proolOnce());
+    devStack.push(await startDevStackOnce());
+  }
+} finally {
+  await rm(keptStateDir, { recursive: true, force: true });
 }
 const memory: Array<{ node: number; anvil: number }> = [];
 for (let i = 0; i < MEMORY_RUNS; i++) memory.push(await idleMemoryOnce());
@@ -164,9 +174,10 @@ const line = (label: string, xs: number[]) => console.log(`${label.padEnd(44)} m
 const total = median(compiled.map((c) => c.ms));
 console.log(`runs: ${RUNS} each, alternating`);
 line("local stack, installed CLI -> ready", compiled.map((c) => c.ms));
+line("  its first launch (a fresh state dir)", firstLaunch.map((c) => c.ms));
 line("local stack, from source -> ready", source);
 line("bare anvil launch -> eth_chainId", anvil);
-console.log(`ratio installed CLI / bare anvil: ${(total / median(anvil)).toFixed(1)}x`);
+console.log(`ratio installed CLI / bare anvil: ${(total / median(anvil)).toFixed(1)}x (first launch: ${(median(firstLaunch.map((c) => c.ms)) / median(anvil)).toFixed(1)}x)`);
 
 // Each step's median start and duration, and its share of the median launch; steps run side by side
 // may add up to more than the whole.
@@ -184,7 +195,7 @@ for (const row of rows.sort((a, b) => a.start - b.start)) phase(row.name, row.st
 const lastEnd = median(compiled.map((c) => Math.max(...[...c.steps.values()].map((s) => s.end))));
 phase("after the last step (the ready line)", lastEnd, Math.max(0, total - lastEnd));
 const cpu = compiled.map((c) => c.cpu);
-console.log(`installed CLI's node process, CPU (user + system) until ready: median ${ms(median(cpu))} (min ${Math.min(...cpu)}, max ${Math.max(...cpu)}); ${((median(cpu) / total) * 100).toFixed(0)}% of the launch`);
+console.log(`installed CLI's node process, CPU (user + system) until ready: median ${ms(median(cpu))} (min ${Math.min(...cpu)}, max ${Math.max(...cpu)}); ${((median(cpu) / total) * 100).toFixed(0)}% of the launch; first launch ${ms(median(firstLaunch.map((c) => c.cpu)))}`);
 
 line("startDevStack() -> ready, in process", devStack);
 line("prool Instance.anvil().start(), same anvil", prool);

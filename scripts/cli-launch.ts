@@ -14,10 +14,11 @@ export interface LaunchHooks {
 /**
  * The benchmarks' launch timing: starts `node <args>` with a fresh temp state dir (args(stateDir)), times
  * it until its first stdout data, then stops it with SIGINT, waits for it and removes the state dir, also
- * when it failed.
+ * when it failed. With `keptStateDir`, the launch runs from that one instead and leaves it (a project's
+ * `.devstack`, launched again), for the caller to remove.
  */
-export async function launchToFirstOutput(args: (stateDir: string) => string[], prefix: string, hooks: LaunchHooks = {}): Promise<number> {
-  const stateDir = await mkdtemp(path.join(tmpdir(), prefix));
+export async function launchToFirstOutput(args: (stateDir: string) => string[], prefix: string, hooks: LaunchHooks = {}, keptStateDir?: string): Promise<number> {
+  const stateDir = keptStateDir ?? (await mkdtemp(path.join(tmpdir(), prefix)));
   const started = performance.now();
   const child = execa(process.execPath, args(stateDir), { reject: false });
   let partial = "";
@@ -36,6 +37,6 @@ export async function launchToFirstOutput(args: (stateDir: string) => string[], 
   } finally {
     child.kill("SIGINT");
     await child;
-    await rm(stateDir, { recursive: true, force: true });
+    if (keptStateDir === undefined) await rm(stateDir, { recursive: true, force: true });
   }
 }

@@ -2,7 +2,7 @@
 import { parseArgs } from "node:util";
 import { formatEther } from "viem";
 import { PortInUseError, startDevStack, type DevStack } from "../harness/index.ts";
-import { anvilIndexOf } from "../harness/chain/index.ts";
+import { anvilIndexOf, jsonRpc } from "../harness/chain/index.ts";
 import { checkAllowedHosts } from "../harness/dev/index.ts";
 import { STACK_URLS } from "../harness/state-dir/index.ts";
 import { findCommand, shellCommandLine, signalExitCode } from "../harness/exec/index.ts";
@@ -300,14 +300,10 @@ if (exec) {
 if (values.json) process.stdout.write(`${JSON.stringify(s.info)}\n`);
 // Every dev account starts with anvil's 10000 ETH, and the deployer has since paid the fixtures' gas
 // (in the genesis, or live on a fork): the figure for all is another account's, the deployer's its own.
+// By node:http (jsonRpc): fetch would load undici and its parser into an idle stack's memory.
 const etherOf = (address: string | undefined) =>
-  fetch(s.rpcUrl, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_getBalance", params: [address, "latest"] }),
-  })
-    .then((r) => r.json() as Promise<{ result: string }>)
-    .then((r) => BigInt(r.result))
+  jsonRpc<string>(s.rpcUrl, "eth_getBalance", [address, "latest"])
+    .then((balance) => BigInt(balance))
     .catch(() => undefined);
 const [each, deployer] = await Promise.all([etherOf(s.accounts[1]?.address), etherOf(s.accounts[0]?.address)]);
 const balance = each === undefined ? "?" : `${formatEther(each)} ETH`;

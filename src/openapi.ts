@@ -1,7 +1,5 @@
-import fastifySwagger, { type SwaggerTransform, type SwaggerTransformObject } from "@fastify/swagger";
-import fastifySwaggerUi from "@fastify/swagger-ui";
-import type { FastifyInstance } from "fastify";
-import { jsonSchemaTransform, jsonSchemaTransformObject } from "fastify-type-provider-zod";
+import type { SwaggerTransform, SwaggerTransformObject } from "@fastify/swagger";
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteOptions } from "fastify";
 import { $ZodType, globalRegistry } from "zod/v4/core";
 import { API_PREFIX } from "./paths.ts";
 import { Problem, PROBLEM_CONTENT_TYPE, PROBLEM_STATUS } from "./problem.ts";
@@ -59,7 +57,9 @@ function operationIdOf(method: string | string[], url: string): string {
  * application/problem+json (what sendProblem sends), others as application/json with the schema's own
  * description. Only the document changes; the routes' serializers still see their zod schemas.
  */
-const transform: SwaggerTransform = (withoutId) => {
+type ZodProvider = typeof import("fastify-type-provider-zod");
+
+const transformWith = ({ jsonSchemaTransform }: ZodProvider): SwaggerTransform => (withoutId) => {
   const document = { ...withoutId, schema: { operationId: operationIdOf(withoutId.route.method, withoutId.url), ...withoutId.schema } } as typeof withoutId;
   const response = document.schema?.response as Record<string, unknown> | undefined;
   if (response === undefined || document.schema.hide) return jsonSchemaTransform(document as never);
@@ -84,7 +84,7 @@ const transform: SwaggerTransform = (withoutId) => {
  * (`<id>Input`) and an output (`<id>`) variant of every registered schema, and the registry is
  * process-wide; keep only the components the paths actually reference (transitively).
  */
-const transformObject: SwaggerTransformObject = (documentObject) => {
+const transformObjectWith = ({ jsonSchemaTransformObject }: ZodProvider): SwaggerTransformObject => (documentObject) => {
   const openapi = jsonSchemaTransformObject(documentObject) as { components?: { schemas?: Record<string, unknown> }; paths?: unknown };
   const all = openapi.components?.schemas ?? {};
   const used = new Set<string>();
@@ -109,11 +109,53 @@ const transformObject: SwaggerTransformObject = (documentObject) => {
 };
 
 /**
- * Registers @fastify/swagger (it collects routes through onRoute, so call this before the route
- * plugins), GET /api/queue/openapi.json and the Swagger UI docs page at GET /api/queue/docs.
+ * GET /api/queue/openapi.json and the Swagger UI docs page at GET /api/queue/docs. Both are made on their
+ * first request (issue 32: nothing on the start path that the first requests do not need): @fastify/swagger
+ * and @fastify/swagger-ui, their modules loaded then, in an app of their own that holds the routes as
+ * declared here (recorded through onRoute, so call this before the route plugins), each with its schema
+ * and a handler never called. Their answers are this app's, through its hooks (security headers, CORS,
+ * problems): a path the docs app does not serve is this app's 404.
  */
 export async function registerOpenApi(app: FastifyInstance): Promise<void> {
-  await app.register(fastifySwagger, {
+  const routes: RouteOptions[] = [];
+  let docs: Promise<FastifyInstance> | undefined;
+  const docsApp = () =>
+    (docs ??= buildDocsApp(routes).catch((error: unknown) => {
+      docs = undefined; // the next request tries again
+      throw error;
+    }));
+  app.addHook("onClose", async () => {
+    await (await docs?.catch(() => undefined))?.close();
+  });
+  app.get(OPENAPI_PATHS.document, { schema: { hide: true } }, async (_request, reply) =>
+    reply.type("application/json; charset=utf-8").send((await docsApp()).swagger()),
+  );
+  const forward = async (request: FastifyRequest, reply: FastifyReply) => {
+    const answer = await (await docsApp()).inject({ method: request.method as "GET" | "HEAD", url: request.url, headers: request.headers });
+    if (answer.statusCode === 404) return reply.callNotFound();
+    for (const [name, value] of Object.entries(answer.headers)) if (!HOP_HEADERS.has(name) && value !== undefined) reply.header(name, value);
+    return reply.code(answer.statusCode).send(answer.rawPayload);
+  };
+  app.get(OPENAPI_PATHS.docs, { schema: { hide: true } }, forward);
+  app.get(`${OPENAPI_PATHS.docs}/*`, { schema: { hide: true } }, forward);
+
+  // Every route declared from here on, as the docs app declares it again.
+  app.addHook("onRoute", (route) => {
+    if (route.method !== "HEAD") routes.push(route);
+  });
+}
+
+/** Set by the docs app's own answer, or by this app's. */
+const HOP_HEADERS = new Set(["content-length", "transfer-encoding", "connection", "keep-alive", "date"]);
+
+/** The routes declared as they were (the docs app makes their HEAD routes again), under @fastify/swagger and its UI. */
+async function buildDocsApp(routes: readonly RouteOptions[]): Promise<FastifyInstance> {
+  const [{ default: fastifySwagger }, { default: fastifySwaggerUi }, provider] = await Promise.all([import("@fastify/swagger"), import("@fastify/swagger-ui"), import("fastify-type-provider-zod")]);
+  const docs = Fastify({ logger: false });
+  // Its handlers never run: no schema is compiled (the zod ones would need the runtime's compilers).
+  docs.setValidatorCompiler(() => () => true);
+  docs.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  await docs.register(fastifySwagger, {
     openapi: {
       openapi: "3.1.0",
       info: { title: "queue runtime", version: QUEUE_API_VERSION, description: DESCRIPTION, license: { name: "MIT", identifier: "MIT" } },
@@ -122,15 +164,11 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       // No route needs credentials (spec §5): stated, not left out.
       security: [],
     },
-    transform,
-    transformObject,
+    transform: transformWith(provider),
+    transformObject: transformObjectWith(provider),
   });
-
-  app.get(OPENAPI_PATHS.document, { schema: { hide: true } }, async (_request, reply) =>
-    reply.type("application/json; charset=utf-8").send(app.swagger()),
-  );
-
-  await app.register(fastifySwaggerUi, {
+  for (const { method, url, schema, config } of routes) docs.route({ method, url, schema, config, handler: async () => null });
+  await docs.register(fastifySwaggerUi, {
     routePrefix: OPENAPI_PATHS.docs,
     theme: { title: "queue runtime API" },
     uiConfig: { deepLinking: true, defaultModelsExpandDepth: 0 },
@@ -138,4 +176,6 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
     staticCSP: true,
     transformStaticCSP: (header: string) => header,
   });
+  await docs.ready();
+  return docs;
 }

@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from "fastify";
 import { serializerCompiler, type ZodTypeProvider } from "fastify-type-provider-zod";
 import type { Hex, PublicClient } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
+import type { PrivateKeyAccount } from "viem/accounts";
 import { createChainClient } from "./chain/client.ts";
 import { verifyDeployment } from "./chain/verify-deployment.ts";
 import { DeploymentConfig } from "./config/deployment-config.ts";
@@ -23,6 +23,7 @@ import { relayRoutes } from "./routes/relay.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { createMetrics, registerMetrics } from "./metrics.ts";
 import { subscribeNewHeads } from "./chain/new-heads.ts";
+import { relayerAccount } from "./chain/relayer-account.ts";
 import { DEFAULT_RATE_LIMIT, registerProtection, securityHeaders, type RateLimit } from "./protection.ts";
 import { statusRoutes } from "./routes/status.ts";
 import { attachRelayControl } from "./relay/control.ts";
@@ -135,19 +136,14 @@ export function parseManifest(bytes: Uint8Array): DeploymentConfig {
   return parsed.data;
 }
 
-/** A key of no account: deriving its address builds secp256k1's tables. */
-const WARM_UP_KEY: Hex = `0x${"01".padStart(64, "0")}`;
-
 /**
  * Does ahead what buildQueueRuntime's first call would do that needs neither a chain nor a manifest: the
  * proof files' sha256 (remembered by file identity: the start's own check finds them hashed unless a file
- * changed) and the tables secp256k1 builds on its first key (the relayer's account). A dev stack calls it
- * while anvil boots. Never required; whatever it finds wrong is left to the start to report.
+ * changed). A dev stack calls it while anvil boots. Never required; whatever it finds wrong is left to the
+ * start to report.
  */
 export async function warmUpQueueRuntime(proofFiles?: { dir: string; names: readonly string[] }): Promise<void> {
-  const hashed = proofFiles ? hashProofFiles(proofFiles.dir, proofFiles.names) : undefined;
-  privateKeyToAccount(WARM_UP_KEY);
-  await hashed;
+  if (proofFiles) await hashProofFiles(proofFiles.dir, proofFiles.names);
 }
 
 /** What the runtime's options give before any chain call: checked, the clients made (they connect on first use). */
@@ -157,7 +153,7 @@ function startOptions(options: QueueRuntimeOptions) {
   const config = parseManifest(manifest);
   if (options.corsOrigins !== undefined) checkCorsOrigins(options.corsOrigins); // before any chain call
   const trustProxy = options.trustProxy === undefined ? undefined : checkTrustProxy(options.trustProxy);
-  const account = options.relayerPrivateKey === undefined ? null : privateKeyToAccount(options.relayerPrivateKey);
+  const account = options.relayerPrivateKey === undefined ? null : relayerAccount(options.relayerPrivateKey);
   if ((account?.address ?? null) !== config.relayFees.relayer) {
     throw new ManifestInvalidError(`the manifest names relayer ${config.relayFees.relayer}, but this runtime relays as ${account?.address ?? "nobody"}`);
   }
@@ -240,7 +236,7 @@ async function buildApp(
   checked: {
     manifest: Buffer;
     config: DeploymentConfig;
-    account: ReturnType<typeof privateKeyToAccount> | null;
+    account: PrivateKeyAccount | null;
     settings: RelaySettings;
     chain: PublicClient;
     engineChain: PublicClient;
@@ -298,7 +294,9 @@ async function buildApp(
   app.removeContentTypeParser("text/plain");
   const metrics = createMetrics(() => context.relayer?.store ?? null);
   let heads: ReturnType<typeof subscribeNewHeads> | null = null;
-  let subscribe: ((wsRpcUrl: string) => void) | null = null;
+  let headsUrl: string | undefined;
+  let openHeads: (() => void) | null = null;
+  let closing = false;
   if (account) {
     const store = new SqliteOperationStore(options.store ?? ":memory:");
     try {
@@ -307,15 +305,27 @@ async function buildApp(
       store.close();
       throw error;
     }
-    const relayer = new Relayer({ store, chain, engineChain, account, config, settings, log: app.log, chainTimeoutMs, events: metrics.engine });
+    // The head subscription opens with the first operation that moves: only operations in flight wait on
+    // heads (an idle runtime holds no socket, and a start opens none before it is ready).
+    const events: typeof metrics.engine = {
+      transition(op, from) {
+        openHeads?.();
+        metrics.engine.transition(op, from);
+      },
+      feeBump: (op) => metrics.engine.feeBump(op),
+    };
+    const relayer = new Relayer({ store, chain, engineChain, account, config, settings, log: app.log, chainTimeoutMs, events });
     context.relayer = relayer;
     context.quoter = new Quoter({ config, chain, account, store, settings: { ...DEFAULT_QUOTE_SETTINGS, ...options.quotes }, chainTimeoutMs });
     attachRelayControl(app, relayer);
     // New blocks by subscription, when the node has a WebSocket: the relayer looks at once.
-    subscribe = (wsRpcUrl) => {
+    openHeads = () => {
+      const wsRpcUrl = headsUrl;
+      if (heads !== null || wsRpcUrl === undefined || closing) return;
       heads = subscribeNewHeads(wsRpcUrl, (head) => relayer.engine.newHead(head), (error) => app.log.debug({ detail: redactText(error.message, wsRpcUrl) }, "newHeads subscription failed; polling meanwhile"));
     };
     app.addHook("onClose", async () => {
+      closing = true;
       await heads?.close();
       await relayer.engine.stop();
       store.close();
@@ -357,7 +367,7 @@ async function buildApp(
     // What needs the chain's own URL, given once it is known (a chain that boots meanwhile).
     connect(urls) {
       context.networks = networks(urls.publicRpcUrl ?? redactUrl(urls.rpcUrl));
-      if (urls.wsRpcUrl) subscribe?.(urls.wsRpcUrl);
+      headsUrl = urls.wsRpcUrl;
     },
   };
 }

@@ -26,15 +26,17 @@ export interface ActionControls {
 
 /** Controls for a stack whose fixtures were deployed by `deployerKey` (the price setter and filler). */
 export function actionControls(args: { rpcUrl: string; client: PublicClient; config: DeploymentConfig; deployerKey: Hex }): ActionControls {
-  const wallet = createWalletClient({ account: privateKeyToAccount(args.deployerKey), chain: sepoliaAt(args.rpcUrl), transport: http(args.rpcUrl) });
+  // Made on first use: its account's first key builds secp256k1's tables (~25 ms of a stack's start).
+  let madeWallet: ReturnType<typeof deployerWallet> | undefined;
+  const wallet = () => (madeWallet ??= deployerWallet(args.rpcUrl, args.deployerKey));
   const route = (name: string) => {
     const found = args.config.routes.find((r): r is ExternalActionRoute => r.action === "external" && r.name === name);
     if (!found) throw new Error(`this stack has no ${name} route (a pinned Pool has only its own)`);
     return found.adapter.address as Address;
   };
   const send = async (address: Address, functionName: "setPrice" | "fill", callArgs: readonly unknown[]) => {
-    await args.client.simulateContract({ account: wallet.account, address, abi: adapterAbi, functionName, args: callArgs } as never);
-    const hash = await wallet.writeContract({ address, abi: adapterAbi, functionName, args: callArgs, gas: 500_000n } as never);
+    await args.client.simulateContract({ account: wallet().account, address, abi: adapterAbi, functionName, args: callArgs } as never);
+    const hash = await wallet().writeContract({ address, abi: adapterAbi, functionName, args: callArgs, gas: 500_000n } as never);
     const receipt = await args.client.waitForTransactionReceipt({ hash });
     if (receipt.status !== "success") throw new Error(`${functionName} reverted in ${hash}`);
   };
@@ -50,3 +52,5 @@ export function actionControls(args: { rpcUrl: string; client: PublicClient; con
     },
   };
 }
+
+const deployerWallet = (rpcUrl: string, key: Hex) => createWalletClient({ account: privateKeyToAccount(key), chain: sepoliaAt(rpcUrl), transport: http(rpcUrl) });

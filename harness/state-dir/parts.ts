@@ -17,7 +17,7 @@ import {
   type LeftoverReport,
   type ProcessRecord,
 } from "./leftovers.ts";
-import { StackInfo } from "./stack-info.ts";
+import type { StackInfo } from "./stack-info.ts";
 import { stackUrls } from "./stack-urls.ts";
 import { stateDirUndo } from "./state-dir-undo.ts";
 
@@ -154,7 +154,9 @@ export function stackInfoPart(
     const { chain, manifest, faults, queueUrl } = args;
     const { relayer, deployer } = chain;
     const accounts = chain.devAccounts;
-    const info = StackInfo.parse({
+    // Typed, not parsed: these are the stack's own values, and zod's first parse of a schema costs a start
+    // its lazy set-up (readers of stack.json parse it: scripts/running-stack.ts).
+    const info: StackInfo = {
       version: 1,
       mode: fork ? "fork" : "local",
       pool: options.pool === undefined ? "deployed" : "pinned",
@@ -168,10 +170,10 @@ export function stackInfoPart(
       chainState: options.persist ? chainStateFile : null,
       poolAddress: manifest.poolAddress,
       relayer: { address: relayer.address },
-      devAccounts: accounts.map((a) => ({ ...a, role: a === deployer ? "deployer" : "dev" })),
+      devAccounts: accounts.map((a) => ({ address: a.address, privateKey: a.privateKey, role: a === deployer ? "deployer" : "dev" })),
       processes: { owner, anvil: { pid: chain.pid, marker: chain.marker } },
       startedAt: new Date().toISOString(),
-    });
+    };
     await writeFileAtomic(stackInfoPath, `${JSON.stringify(info, null, 2)}\n`);
     onStop(() => rm(stackInfoPath, { force: true }));
     await swept;
