@@ -1,9 +1,10 @@
 import { writeFile } from "node:fs/promises";
 import { Session } from "node:inspector/promises";
-import { encodeFunctionData, type TransactionReceipt } from "viem";
+import { createPublicClient, encodeFunctionData, http, toFunctionSelector, type TransactionReceipt } from "viem";
 import { closeProvers, createQueueClient, poolAbi, reviewedFrom, type PreparedTransaction } from "../harness/client/index.ts";
 import { startDevStack, type DevStack } from "../harness/index.ts";
-import { nodeFetchHooks } from "../src/chain/node-fetch.ts";
+import { sepoliaAt } from "../src/chain/client.ts";
+import { nodeFetch, nodeFetchHooks } from "../src/chain/node-fetch.ts";
 import { DEFAULT_RELAY_SETTINGS } from "../src/relay/settings.ts";
 import { poolFixture } from "../test/support/pool.ts";
 import { cpuMs, depositedNotes, GAS, nodeCpuMs, QueuePathError, queueBurst as burstThroughQueue, sendFee } from "./relay-load.ts";
@@ -46,12 +47,14 @@ try {
   const pool = await poolFixture(stack); // the served proof files, checked, and a prover over them
   const { config, asset } = pool;
   const direct = pool.user(3);
-  const chain = direct.public;
+  // Both paths' clients on the same transport, node:http on kept-alive sockets (the runtime's own
+  // nodeFetch): fetch's machinery cost each status poll and receipt poll about twice its CPU.
+  const chain = createPublicClient({ chain: sepoliaAt(stack.rpcUrl), transport: http(stack.rpcUrl, { fetchFn: nodeFetch }) });
 
   // Set-up (untimed): one approval, 2N deposits to one set of keys, one sync, 2N proofs. The same
   // private send for both paths, its fee paid to the stack's relayer through the queue, to the direct
   // account itself on the baseline: same calldata shape, same token transfers.
-  const queue = createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(config) });
+  const queue = createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(config), fetch: nodeFetch });
   const queueConfig = await queue.beforePrepare();
   const { notes, prove } = await depositedNotes(pool, 2 * N * ROUNDS + SINGLE, sendFee(queueConfig, asset));
   const rounds: Array<{ queued: PreparedTransaction[]; baseline: PreparedTransaction[] }> = [];
@@ -184,7 +187,7 @@ try {
     // On a machine whose cores are all busy, throughput goes as 1 / (CPU per transaction of both processes).
     const bound = (extraAnvil: number) => (direct("anvil") + direct("node")) / (direct("anvil") + extraAnvil + direct("node"));
     console.log(
-      `anvil per admission simulation (eth_call at latest, ${simulation.calls} calls): ${simulation.fullMs.toFixed(1)} ms, of it the verifier ${(simulation.fullMs - simulation.noVerifierMs).toFixed(1)} ms (${simulation.noVerifierMs.toFixed(1)} ms with the verifier answering true); anvil's extra per relay ${(queued("anvil") - direct("anvil")).toFixed(1)} ms`,
+      `anvil per admission simulation (eth_call at latest, ${simulation.calls} calls): ${simulation.fullMs.toFixed(1)} ms, of it the verifier ${(simulation.fullMs - simulation.noVerifierMs).toFixed(1)} ms (${simulation.noVerifierMs.toFixed(1)} ms with the verifier answering true), the tree's Poseidon hashing ${(simulation.fullMs - simulation.noHasherMs).toFixed(1)} ms (${simulation.noHasherMs.toFixed(1)} ms with the hasher answering 0); anvil's extra per relay ${(queued("anvil") - direct("anvil")).toFixed(1)} ms`,
     );
     console.log(
       `CPU-bound ratio (all cores busy): ${bound(queued("anvil") - direct("anvil") + queued("node") - direct("node")).toFixed(2)}x at this run's CPU per transaction; ${bound(simulation.fullMs).toFixed(2)}x if node's CPU per relay equalled direct's (the simulation the one extra)`,
@@ -203,14 +206,14 @@ try {
   await stack?.stop();
 }
 
-/** anvil's CPU per simulation of each of `txs` (REPEAT calls each), whole and with the verifier answering true. */
+/** anvil's CPU per simulation of each of `txs` (REPEAT calls each): whole, with the verifier answering true, with the hasher answering 0. */
 async function simulationCost(txs: PreparedTransaction[]) {
   const REPEAT = 4;
   const s = stack as DevStack;
   const verifier = s.manifest.queue.proof.verifier.address;
   const accepting = { [verifier]: { code: "0x600160005260206000f3" } }; // returns 1: every proof verifies
   const calls = txs.map((tx) => ({ from: s.relayer.address, to: s.manifest.poolAddress, gas: `0x${GAS.toString(16)}`, data: encodeFunctionData({ abi: poolAbi, functionName: "transact", args: [tx.proof, tx.publicInputs, tx.extData] }) }));
-  const perCall = async (override?: typeof accepting) => {
+  const perCall = async (override?: Record<string, { code: string }>) => {
     const before = cpuMs(s.chainPid) ?? 0;
     for (let i = 0; i < REPEAT; i++) {
       for (const call of calls) await jsonRpc(s.rpcUrl, "eth_call", override ? [call, "latest", override] : [call, "latest"]);
@@ -219,7 +222,12 @@ async function simulationCost(txs: PreparedTransaction[]) {
   };
   const fullMs = median([await perCall(), await perCall(), await perCall()]);
   const noVerifierMs = median([await perCall(accepting), await perCall(accepting), await perCall(accepting)]);
-  return { fullMs, noVerifierMs, calls: 3 * REPEAT * calls.length };
+  // The tree insertion's Poseidon hashing: the same call with the Pool's hasher answering 0 (not done by
+  // the runtime: see docs/benchmarks.md, where a relay's CPU goes).
+  const hasher = `0x${((await jsonRpc(s.rpcUrl, "eth_call", [{ to: s.manifest.poolAddress, data: toFunctionSelector("hasher()") }, "latest"])) as string).slice(26)}`;
+  const hashing = { [hasher]: { code: "0x600060005260206000f3" } }; // returns 0, in the field: hashLeftRight's checks pass as before
+  const noHasherMs = median([await perCall(hashing), await perCall(hashing), await perCall(hashing)]);
+  return { fullMs, noVerifierMs, noHasherMs, calls: 3 * REPEAT * calls.length };
 }
 
 /** One JSON-RPC call straight to anvil (not through viem: only anvil's side is measured). */
@@ -245,13 +253,8 @@ function countRpcCalls(urls: string[]) {
       phase.set("(HTTP requests)", (phase.get("(HTTP requests)") ?? 0) + 1);
     }
   };
-  // The runtime's chain clients send by nodeFetch; this script's own (the direct path) by fetch.
+  // The runtime's chain clients and this script's own (the direct path) send by nodeFetch.
   nodeFetchHooks.onRequest = count;
-  const original = globalThis.fetch;
-  globalThis.fetch = (input, init) => {
-    count(typeof input === "string" ? input : input instanceof URL ? input.href : input.url, init?.body);
-    return original(input, init);
-  };
   return {
     phase(name: string | undefined) {
       current = name;

@@ -49,6 +49,12 @@ describe("nodeFetch, the chain clients' fetch", () => {
     expect([answer.status, answer.ok, answer.statusText, answer.headers.get("Retry-After"), answer.headers.get("x-none"), await answer.text()]).toEqual([503, false, "Busy", "2", null, "try later"]);
   });
 
+  it("parses a JSON answer with json(), as fetch does", async () => {
+    const url = await serve((_req, res) => res.writeHead(202, { "content-type": "application/json" }).end('{"id":"op_1","n":[1,2]}'));
+    const answer = await nodeFetch(new URL("/x?id=1", url), { headers: { accept: "application/json" } });
+    expect([answer.status, answer.ok, await answer.json()]).toEqual([202, true, { id: "op_1", n: [1, 2] }]);
+  });
+
   it("a refused connection, a cut answer and a timeout are outages (chain_unavailable), and a timed-out request is closed", async () => {
     const refused = await serve(() => {});
     await new Promise((resolve) => servers.pop()?.close(resolve));

@@ -24,7 +24,7 @@ class AnswerHeaders {
  * fetch for viem's http transport (its fetchFn) on node:http: the runtime's JSON-RPC calls are small and
  * many, and undici's fetch costs this process about twice node:http's CPU per call (measured per
  * eth_blockNumber: 230–310 µs against 110–160 µs). It answers what the transport reads: status, ok,
- * statusText, headers, text(). A failure of the way (refused, reset) rejects, as fetch does, and viem
+ * statusText, headers, text(), and json() (bench:relay's queue client polls by it). A failure of the way (refused, reset) rejects, as fetch does, and viem
  * names it an HttpRequestError; an abort (viem's timeout) destroys the request.
  */
 export const nodeFetch = ((input: string | URL, init: RequestInit = {}) =>
@@ -48,7 +48,7 @@ export const nodeFetch = ((input: string | URL, init: RequestInit = {}) =>
           signal?.removeEventListener("abort", onAbort);
           const text = Buffer.concat(chunks).toString("utf8");
           const status = answer.statusCode ?? 0;
-          resolve({ status, ok: status >= 200 && status < 300, statusText: answer.statusMessage ?? "", headers: new AnswerHeaders(answer.headers), body: null, text: async () => text } as unknown as Response);
+          resolve({ status, ok: status >= 200 && status < 300, statusText: answer.statusMessage ?? "", headers: new AnswerHeaders(answer.headers), body: null, text: async () => text, json: async () => JSON.parse(text) as unknown } as unknown as Response);
         });
       },
     );

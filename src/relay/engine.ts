@@ -267,7 +267,19 @@ export class RelayEngine {
     if (Date.now() - Date.parse(op.createdAt) >= settings.maxWaitMs) {
       return this.fail(op, "expired", { code: "expired", detail: `not broadcast within ${settings.maxWaitMs} ms of acceptance` });
     }
-    if (op.state === "accepted") this.transition(op, "processing");
+    // "processing" is written with what comes of this step (signed: in the same write as its attempt),
+    // one write instead of two; a step that stops short writes it on its own (finally).
+    const picked = op.state === "accepted";
+    if (picked) this.transition(op, "processing", undefined, { deferWrite: true });
+    try {
+      await this.processPicked(op, prepared);
+    } finally {
+      if (picked && op.state === "processing") this.deps.store.save(op);
+    }
+  }
+
+  private async processPicked(op: OperationRecord, prepared: Prepared | null): Promise<void> {
+    const { store } = this.deps;
     if (!prepared) return; // read before it was stored? The next tick prepares it again.
     const { ready, fresh, pending } = prepared;
     if (fresh.status === "rejected") {
@@ -447,12 +459,14 @@ export class RelayEngine {
       // Re-mined in another block between two looks: the old block still left the chain.
       this.transition(op, "submitted", `reorg: block ${op.block.number} (${op.block.hash}) left the canonical chain`);
     }
+    const final = head - receipt.blockNumber + 1n >= BigInt(this.deps.settings.requiredConfirmations);
     if (op.state !== "included" || op.block?.hash !== receipt.blockHash) {
       op.minedHash = receipt.transactionHash;
       op.block = { number: Number(receipt.blockNumber), hash: receipt.blockHash };
-      this.transition(op, "included", `${receipt.transactionHash} in block ${receipt.blockNumber}${receipt.status === "success" ? "" : " (status 0)"}`);
+      // Confirmed at once (enough blocks on it): written with "confirmed", one write instead of two.
+      this.transition(op, "included", `${receipt.transactionHash} in block ${receipt.blockNumber}${receipt.status === "success" ? "" : " (status 0)"}`, { deferWrite: final && receipt.status === "success" });
     }
-    if (head - receipt.blockNumber + 1n < BigInt(this.deps.settings.requiredConfirmations)) return;
+    if (!final) return;
     if (receipt.status === "success") {
       this.transition(op, "confirmed"); // its nullifiers stay claimed: it spent them
     } else {
@@ -536,7 +550,8 @@ export class RelayEngine {
     this.transition(op, state, reason.detail); // frees its nullifiers (a failed state)
   }
 
-  private transition(op: OperationRecord, state: OperationState, detail?: string, changes?: { attempt?: StoredAttempt }): void {
+  /** `deferWrite`: the next transition, made at once in the same step, writes this one with it. */
+  private transition(op: OperationRecord, state: OperationState, detail?: string, changes?: { attempt?: StoredAttempt; deferWrite?: boolean }): void {
     if (TERMINAL_STATES.has(state)) {
       this.lastChecked.delete(op.id);
       this.withheld.delete(op.id);
@@ -546,7 +561,7 @@ export class RelayEngine {
     op.state = state;
     op.updatedAt = at;
     op.history.push(detail === undefined ? { state, at } : { state, at, detail });
-    this.deps.store.save(op, changes);
+    if (!changes?.deferWrite) this.deps.store.save(op, changes?.attempt ? { attempt: changes.attempt } : {});
     this.deps.log.info({ operation: op.id, kind: op.kind, from, state, ...(detail === undefined ? {} : { detail }) }, "operation state");
     this.deps.events?.transition(op, from);
   }
