@@ -8,8 +8,8 @@ import { closeProvers, createQueueClient, reviewedFrom, type PreparedTransaction
 import { startDevStack, type DevStack } from "../harness/index.ts";
 import { relayControl, type RelayControl } from "../src/relay/control.ts";
 import { poolFixture } from "../test/support/pool.ts";
-import { cpuMs, depositedNotes, nodeCpuMs, QueuePathError, queueBurst, sendFee } from "./relay-load.ts";
-import { median, percentile } from "./stats.ts";
+import { depositedNotes, nodeCpuMs, QueuePathError, queueBurst, sendFee } from "./relay-load.ts";
+import { cpuMs, median, percentile } from "./stats.ts";
 
 // The dashboard's costs, in one run on one local stack (automine) and Debian's chromium (headless,
 // driven by playwright-core as test/dashboard.test.ts does):

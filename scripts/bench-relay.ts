@@ -2,13 +2,14 @@ import { writeFile } from "node:fs/promises";
 import { Session } from "node:inspector/promises";
 import { createPublicClient, encodeFunctionData, http, toFunctionSelector, type TransactionReceipt } from "viem";
 import { closeProvers, createQueueClient, poolAbi, reviewedFrom, type PreparedTransaction } from "../harness/client/index.ts";
+import { jsonRpc } from "../harness/chain/index.ts";
 import { startDevStack, type DevStack } from "../harness/index.ts";
 import { sepoliaAt } from "../src/chain/client.ts";
 import { nodeFetch, nodeFetchHooks } from "../src/chain/node-fetch.ts";
 import { DEFAULT_RELAY_SETTINGS } from "../src/relay/settings.ts";
 import { poolFixture } from "../test/support/pool.ts";
-import { cpuMs, depositedNotes, GAS, nodeCpuMs, QueuePathError, queueBurst as burstThroughQueue, sendFee } from "./relay-load.ts";
-import { median, percentile } from "./stats.ts";
+import { depositedNotes, GAS, nodeCpuMs, QueuePathError, queueBurst as burstThroughQueue, sendFee } from "./relay-load.ts";
+import { cpuMs, median, percentile } from "./stats.ts";
 
 // Sustained relay throughput through the queue (POST /send-relay, polled until `confirmed`) against
 // the same kind of transactions sent straight to Pool.transact by one account, in the same run on one
@@ -228,13 +229,6 @@ async function simulationCost(txs: PreparedTransaction[]) {
   const hashing = { [hasher]: { code: "0x600060005260206000f3" } }; // returns 0, in the field: hashLeftRight's checks pass as before
   const noHasherMs = median([await perCall(hashing), await perCall(hashing), await perCall(hashing)]);
   return { fullMs, noVerifierMs, noHasherMs, calls: 3 * REPEAT * calls.length };
-}
-
-/** One JSON-RPC call straight to anvil (not through viem: only anvil's side is measured). */
-async function jsonRpc(url: string, method: string, params: unknown[]): Promise<unknown> {
-  const answer = (await (await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }) })).json()) as { result?: unknown; error?: { message: string } };
-  if (answer.error) throw new Error(`${method}: ${answer.error.message}`);
-  return answer.result;
 }
 
 /**

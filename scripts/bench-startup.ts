@@ -6,7 +6,7 @@ import { Instance } from "prool";
 import { anvilBinaryPath } from "../harness/chain/index.ts";
 import { startDevStack } from "../harness/index.ts";
 import { launchToFirstOutput } from "./cli-launch.ts";
-import { median } from "./stats.ts";
+import { cpuMs, median } from "./stats.ts";
 
 // Start-up of the local stack, each figure against its baseline measured in the same run, alternating:
 // 1. the compiled CLI of the package (`queue-devstack --json`, what `npx queue-devstack` runs) from launch
@@ -38,14 +38,6 @@ function stackOnce(entry: string[], hooks: Parameters<typeof launchToFirstOutput
   return launchToFirstOutput((stateDir) => [...entry, "--json", "--chain-port", "0", "--queue-port", "0", "--state-dir", stateDir], "bench-stack-", hooks, keptStateDir);
 }
 
-/** CPU time (user + system) a process has used so far, in ms, from /proc (clock ticks of 10 ms). */
-async function cpuMs(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, "utf8");
-  // The fields after the command's ")": utime and stime are the 12th and 13th.
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
 /**
  * A compiled launch, with its steps as the progress lines tell them (a line arrives as its step ends),
  * and the CPU its node process used until ready: what the launch costs whatever the machine's load.
@@ -59,7 +51,7 @@ async function compiledOnce(keptStateDir?: string): Promise<{ ms: number; steps:
       if (m) steps.set(m[1] as string, { start: at - Number(m[2]), end: at });
     },
     async ready(pid) {
-      cpu = await cpuMs(pid);
+      cpu = cpuMs(pid) ?? Number.NaN;
     },
   }, keptStateDir);
   return { ms, steps, cpu };

@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { erc20Abi, maxUint256, type Address, type Hex } from "viem";
 import {
   createAccountKeys,
@@ -21,16 +20,6 @@ import type { poolFixture } from "../test/support/pool.ts";
 // own deposited note, proved before anything is timed, then submitted through the queue in bursts.
 
 export const GAS = 3_000_000n; // explicit: eth_estimateGas is wrong for snarkjs verifiers
-
-/** CPU time (ms) a process has used so far, from /proc (Linux); null elsewhere. */
-export function cpuMs(pid: number): number | null {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime + stime, in 1/100 s
-  } catch {
-    return null;
-  }
-}
 
 /** CPU time (ms) this process has used so far. */
 export const nodeCpuMs = () => {

@@ -18,3 +18,6 @@ export const QUEUE_PATHS = {
 export const HEALTH_PATH = `${API_PREFIX}/health`;
 /** Prometheus metrics, text exposition format (outside the API prefix, where scrapers look). */
 export const METRICS_PATH = "/metrics";
+
+/** The methods that only read: nothing a request of them asks changes anything. */
+export const READ_METHODS: ReadonlySet<string> = new Set(["GET", "HEAD", "OPTIONS"]);

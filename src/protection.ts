@@ -4,6 +4,7 @@ import fastifyRateLimit from "@fastify/rate-limit";
 import type { FastifyInstance } from "fastify";
 import { clientKey } from "./client-address.ts";
 import { ProblemError } from "./problem.ts";
+import { READ_METHODS } from "./paths.ts";
 
 /** Requests per client (by IP, an IPv6 one by its /64: clientKey) per window on the routes that change something: relays, quotes, finalizes. */
 export interface RateLimit {
@@ -41,7 +42,6 @@ export function securityHeaders(): Readonly<Record<string, string>> {
   return helmetHeaders(HELMET);
 }
 
-const READS = new Set(["GET", "HEAD", "OPTIONS"]);
 
 /** The per-client rate limit on mutating routes. */
 export async function registerProtection(app: FastifyInstance, rateLimit: RateLimit | false): Promise<void> {
@@ -50,14 +50,14 @@ export async function registerProtection(app: FastifyInstance, rateLimit: RateLi
   // below still answers for any other), so a poll pays nothing for a limit it is never subject to.
   app.addHook("onRoute", (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
-    if (methods.every((method) => READS.has(method))) route.config = { ...route.config, rateLimit: false };
+    if (methods.every((method) => READ_METHODS.has(method))) route.config = { ...route.config, rateLimit: false };
   });
   await app.register(fastifyRateLimit, {
     global: true,
     max: rateLimit.max,
     timeWindow: rateLimit.timeWindowMs,
     keyGenerator: (request) => clientKey(request.ip),
-    allowList: (request) => READS.has(request.method),
+    allowList: (request) => READ_METHODS.has(request.method),
     errorResponseBuilder: (_request, context) =>
       new ProblemError("rate_limited", `more than ${context.max} requests in ${Math.round(rateLimit.timeWindowMs / 1000)} s from this client; retry in ${context.after}`, {
         headers: { "retry-after": String(Math.max(1, Math.ceil(context.ttl / 1000))) },

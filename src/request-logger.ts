@@ -1,4 +1,5 @@
 import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from "fastify";
+import { READ_METHODS } from "./paths.ts";
 
 type Bindings = Parameters<FastifyBaseLogger["child"]>[0];
 type ChildOptions = Parameters<FastifyBaseLogger["child"]>[1];
@@ -76,7 +77,6 @@ export function makeChildrenLazy(log: FastifyBaseLogger): void {
   } as MakeChild;
 }
 
-const READS = new Set(["GET", "HEAD", "OPTIONS"]);
 
 /**
  * Fastify's per-request log lines, and each answer's count (`answered`, /metrics). Reads are polled (a
@@ -95,7 +95,7 @@ export class RequestLogController extends LogController {
   }
 
   override isLogDisabled(request: FastifyRequest): boolean {
-    return !this.logReads && READS.has(request.method);
+    return !this.logReads && READ_METHODS.has(request.method);
   }
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply, metadata?: Record<string, unknown>): void {

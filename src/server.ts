@@ -23,7 +23,7 @@ import { relayRoutes } from "./routes/relay.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { countAnswer, createMetrics, registerMetrics } from "./metrics.ts";
 import { subscribeNewHeads } from "./chain/new-heads.ts";
-import { relayerAccount } from "./chain/relayer-account.ts";
+import { keyAccount } from "./chain/key-account.ts";
 import { DEFAULT_RATE_LIMIT, registerProtection, securityHeaders, type RateLimit } from "./protection.ts";
 import { statusRoutes } from "./routes/status.ts";
 import { attachRelayControl } from "./relay/control.ts";
@@ -151,7 +151,7 @@ function startOptions(options: QueueRuntimeOptions) {
   const config = parseManifest(manifest);
   if (options.corsOrigins !== undefined) checkCorsOrigins(options.corsOrigins); // before any chain call
   const trustProxy = options.trustProxy === undefined ? undefined : checkTrustProxy(options.trustProxy);
-  const account = options.relayerPrivateKey === undefined ? null : relayerAccount(options.relayerPrivateKey);
+  const account = options.relayerPrivateKey === undefined ? null : keyAccount(options.relayerPrivateKey);
   if ((account?.address ?? null) !== config.relayFees.relayer) {
     throw new ManifestInvalidError(`the manifest names relayer ${config.relayFees.relayer}, but this runtime relays as ${account?.address ?? "nobody"}`);
   }
@@ -291,10 +291,7 @@ async function buildApp(
   app.addHook("onClose", () => proofFiles.close());
   // Only JSON bodies: a text/plain body is a 415, not a string that fails the schema.
   app.removeContentTypeParser("text/plain");
-  let heads: ReturnType<typeof subscribeNewHeads> | null = null;
-  let headsUrl: string | undefined;
-  let openHeads: (() => void) | null = null;
-  let closing = false;
+  let headsUrl: string | undefined; // the node's WebSocket, once connect() is told it
   if (account) {
     const store = new SqliteOperationStore(options.store ?? ":memory:");
     try {
@@ -303,25 +300,27 @@ async function buildApp(
       store.close();
       throw error;
     }
-    // The head subscription opens with the first operation that moves: only operations in flight wait on
-    // heads (an idle runtime holds no socket, and a start opens none before it is ready).
+    // New blocks by subscription, when the node has a WebSocket: the relayer looks at once. It opens with
+    // the first operation that moves: only operations in flight wait on heads (an idle runtime holds no
+    // socket, and a start opens none before it is ready).
+    let heads: ReturnType<typeof subscribeNewHeads> | null = null;
+    let closing = false;
+    const openHeads = () => {
+      const wsRpcUrl = headsUrl;
+      if (heads !== null || wsRpcUrl === undefined || closing) return;
+      heads = subscribeNewHeads(wsRpcUrl, (head) => relayer.engine.newHead(head), (error) => app.log.debug({ detail: redactText(error.message, wsRpcUrl) }, "newHeads subscription failed; polling meanwhile"));
+    };
     const events: typeof metrics.engine = {
+      ...metrics.engine,
       transition(op, from) {
-        openHeads?.();
+        openHeads();
         metrics.engine.transition(op, from);
       },
-      feeBump: (op) => metrics.engine.feeBump(op),
     };
     const relayer = new Relayer({ store, chain, engineChain, account, config, settings, log: app.log, chainTimeoutMs, events });
     context.relayer = relayer;
     context.quoter = new Quoter({ config, chain, account, store, settings: { ...DEFAULT_QUOTE_SETTINGS, ...options.quotes }, chainTimeoutMs });
     attachRelayControl(app, relayer);
-    // New blocks by subscription, when the node has a WebSocket: the relayer looks at once.
-    openHeads = () => {
-      const wsRpcUrl = headsUrl;
-      if (heads !== null || wsRpcUrl === undefined || closing) return;
-      heads = subscribeNewHeads(wsRpcUrl, (head) => relayer.engine.newHead(head), (error) => app.log.debug({ detail: redactText(error.message, wsRpcUrl) }, "newHeads subscription failed; polling meanwhile"));
-    };
     app.addHook("onClose", async () => {
       closing = true;
       await heads?.close();

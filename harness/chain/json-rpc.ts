@@ -19,7 +19,7 @@ export async function jsonRpc<T>(url: string, method: string, params: unknown[] 
     body: JSON.stringify({ jsonrpc: "2.0", id: nextId++, method, params }),
     ...(options.timeoutMs ? { signal: AbortSignal.timeout(options.timeoutMs) } : {}),
   });
-  const body = JSON.parse(await response.text()) as { result?: T; error?: { message: string } };
+  const body = (await response.json()) as { result?: T; error?: { message: string } };
   if (body.error) throw new JsonRpcError(`${method}: ${body.error.message}`);
   return body.result as T;
 }
@@ -32,7 +32,7 @@ export async function jsonRpcBatch(url: string, calls: Array<[method: string, pa
     headers: { "content-type": "application/json" },
     body: JSON.stringify(calls.map(([method, params = []], i) => ({ jsonrpc: "2.0", id: ids[i], method, params }))),
   });
-  const answers = JSON.parse(await response.text()) as Array<{ id: number; result?: unknown; error?: { message: string } }>;
+  const answers = (await response.json()) as Array<{ id: number; result?: unknown; error?: { message: string } }>;
   return ids.map((id, i) => {
     const answer = answers.find((a) => a.id === id);
     if (!answer || answer.error) throw new JsonRpcError(`${calls[i]?.[0]}: ${answer?.error?.message ?? "no answer"}`);

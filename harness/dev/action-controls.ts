@@ -1,5 +1,5 @@
 import { createWalletClient, http, parseAbi, type Address, type Hex, type PublicClient } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
+import { keyAccount } from "../../src/chain/key-account.ts";
 import { sepoliaAt } from "../../src/chain/client.ts";
 import type { DeploymentConfig, ExternalActionRoute } from "../../src/config/deployment-config.ts";
 import { readReservation } from "../../src/actions/reservation-tracker.ts";
@@ -26,17 +26,16 @@ export interface ActionControls {
 
 /** Controls for a stack whose fixtures were deployed by `deployerKey` (the price setter and filler). */
 export function actionControls(args: { rpcUrl: string; client: PublicClient; config: DeploymentConfig; deployerKey: Hex }): ActionControls {
-  // Made on first use: its account's first key builds secp256k1's tables (~25 ms of a stack's start).
-  let madeWallet: ReturnType<typeof deployerWallet> | undefined;
-  const wallet = () => (madeWallet ??= deployerWallet(args.rpcUrl, args.deployerKey));
+  // keyAccount: a stack's start builds no secp256k1 tables for it (src/chain/key-account.ts).
+  const wallet = createWalletClient({ account: keyAccount(args.deployerKey), chain: sepoliaAt(args.rpcUrl), transport: http(args.rpcUrl) });
   const route = (name: string) => {
     const found = args.config.routes.find((r): r is ExternalActionRoute => r.action === "external" && r.name === name);
     if (!found) throw new Error(`this stack has no ${name} route (a pinned Pool has only its own)`);
     return found.adapter.address as Address;
   };
   const send = async (address: Address, functionName: "setPrice" | "fill", callArgs: readonly unknown[]) => {
-    await args.client.simulateContract({ account: wallet().account, address, abi: adapterAbi, functionName, args: callArgs } as never);
-    const hash = await wallet().writeContract({ address, abi: adapterAbi, functionName, args: callArgs, gas: 500_000n } as never);
+    await args.client.simulateContract({ account: wallet.account, address, abi: adapterAbi, functionName, args: callArgs } as never);
+    const hash = await wallet.writeContract({ address, abi: adapterAbi, functionName, args: callArgs, gas: 500_000n } as never);
     const receipt = await args.client.waitForTransactionReceipt({ hash });
     if (receipt.status !== "success") throw new Error(`${functionName} reverted in ${hash}`);
   };
@@ -52,5 +51,3 @@ export function actionControls(args: { rpcUrl: string; client: PublicClient; con
     },
   };
 }
-
-const deployerWallet = (rpcUrl: string, key: Hex) => createWalletClient({ account: privateKeyToAccount(key), chain: sepoliaAt(rpcUrl), transport: http(rpcUrl) });

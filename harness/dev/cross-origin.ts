@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { ProblemError } from "../../src/problem.ts";
 import { hostAllowed, hostnameOf } from "./allowed-hosts.ts";
+import { READ_METHODS } from "../../src/paths.ts";
 
 /**
  * Which browser pages may drive the dev controls. A POST with no body, or with a text/plain one, is a
@@ -26,7 +27,6 @@ export function allowedOriginsFor(corsOrigins: readonly string[] = []): AllowedO
   return { cors: new Set(corsOrigins.filter((origin) => origin !== "loopback")) };
 }
 
-const READS = new Set(["GET", "HEAD", "OPTIONS"]);
 /** Loopback names only: the bind address and user names count as the request's own host, not as any page's. */
 const LOOPBACK_ONLY = { exact: new Set<string>(), suffixes: [] };
 
@@ -50,7 +50,7 @@ export function crossOriginRefusal(headers: { origin?: string | undefined; host?
 /** Refuses, in this scope, every request that changes something and comes from another site's page (403 cross_origin_refused). */
 export function refuseCrossOrigin(scope: FastifyInstance, allowed: AllowedOrigins): void {
   scope.addHook("onRequest", async (request: FastifyRequest) => {
-    if (READS.has(request.method)) return;
+    if (READ_METHODS.has(request.method)) return;
     const why = crossOriginRefusal(request.headers as Record<string, string | undefined>, allowed);
     if (why === null) return;
     throw new ProblemError(

@@ -16,15 +16,15 @@ export async function verifyDeployment(client: PublicClient, config: DeploymentC
   // of every stack waits on it), then judged in the order the checks depend on each other: the first
   // contradiction found is the one reported, as if asked one step at a time.
   const { verifier } = config.queue.proof;
-  const chainIdAsked = settle(client.getChainId());
-  const codeAsked = settle(codeHashOf(client, config.poolAddress as Address, config.poolRuntimeCodeHash));
+  const chainIdAsked = asked(client.getChainId());
+  const codeAsked = asked(codeHashOf(client, config.poolAddress as Address, config.poolRuntimeCodeHash));
   const blockAsked = client.getBlock({ blockNumber: BigInt(config.deploymentBlock) }).catch(() => null);
-  const verifierAsked = settle(client.readContract({ address: config.poolAddress, abi: poolReadAbi, functionName: "verifier" }));
-  const verifierCodeAsked = settle(codeHashOf(client, verifier.address as Address, verifier.runtimeCodeHash));
-  const systemAsked = settle(readProofSystem(client, verifier.address as Address, config.chainId));
-  const routesAsked = config.routes.map((route) => (route.action === "external" ? settle(readRoute(client, config, route)) : undefined));
-  const chainId = taken(await chainIdAsked);
-  const code = taken(await codeAsked);
+  const verifierAsked = asked(client.readContract({ address: config.poolAddress, abi: poolReadAbi, functionName: "verifier" }));
+  const verifierCodeAsked = asked(codeHashOf(client, verifier.address as Address, verifier.runtimeCodeHash));
+  const systemAsked = asked(readProofSystem(client, verifier.address as Address, config.chainId));
+  const routesAsked = config.routes.map((route) => (route.action === "external" ? asked(readRoute(client, config, route)) : undefined));
+  const chainId = await chainIdAsked;
+  const code = await codeAsked;
   const block = await blockAsked;
   if (chainId !== config.chainId) {
     throw new DeploymentMismatchError(`the RPC reports chain id ${chainId}, the manifest says ${config.chainId}`);
@@ -41,38 +41,31 @@ export async function verifyDeployment(client: PublicClient, config: DeploymentC
     );
   }
   // The verifier, then every route (the first that contradicts the manifest is reported).
-  const address = taken(await verifierAsked);
+  const address = await verifierAsked;
   // Another verifier than the manifest's: its own code is named (one more round trip, on a refusal only).
-  const verifierCode = address.toLowerCase() === verifier.address.toLowerCase() ? taken(await verifierCodeAsked) : await codeHashOf(client, address);
+  const verifierCode = address.toLowerCase() === verifier.address.toLowerCase() ? await verifierCodeAsked : await codeHashOf(client, address);
   if (address.toLowerCase() !== verifier.address.toLowerCase() || verifierCode === undefined || verifierCode !== verifier.runtimeCodeHash) {
     throw new DeploymentMismatchError(`the Pool's verifier is ${address} with code ${verifierCode ?? "none"}, the manifest says ${verifier.address} with code ${verifier.runtimeCodeHash}`);
   }
-  const onChain = taken(await systemAsked);
+  const onChain = await systemAsked;
   if (onChain !== config.queue.proof.system) {
     throw new DeploymentMismatchError(`the Pool's verifier expects ${describeProofSystem(onChain)}, the manifest says ${describeProofSystem(config.queue.proof.system)}`);
   }
   for (const [index, route] of config.routes.entries()) {
-    const asked = routesAsked[index];
-    if (asked === undefined || route.action !== "external") continue;
-    const [[adapter, codeHash, kind], adapterCode] = taken(await asked);
+    const routeAsked = routesAsked[index];
+    if (routeAsked === undefined || route.action !== "external") continue;
+    const [[adapter, codeHash, kind], adapterCode] = await routeAsked;
     if (adapter.toLowerCase() !== route.adapter.address.toLowerCase() || codeHash !== route.adapter.runtimeCodeHash || adapterCode === undefined || adapterCode !== codeHash || ROUTE_KINDS[kind] !== route.kind) {
       throw new DeploymentMismatchError(`route ${route.name} (${route.id}) is not approved in the Pool as a ${route.kind} route for adapter ${route.adapter.address} with code ${route.adapter.runtimeCodeHash}`);
     }
   }
 }
 
-/** A call's outcome, kept for its turn (no unhandled rejection meanwhile). */
-type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
-const settle = <T>(promise: Promise<T>): Promise<Settled<T>> =>
-  promise.then(
-    (value) => ({ ok: true, value }),
-    (error: unknown) => ({ ok: false, error }),
-  );
-/** The value, or the call's error thrown where the step-by-step check would have thrown it. */
-function taken<T>(settled: Settled<T>): T {
-  if (!settled.ok) throw settled.error;
-  return settled.value;
-}
+/** A call asked now, its outcome awaited in its turn: a failure meanwhile is no unhandled rejection. */
+const asked = <T>(promise: Promise<T>): Promise<T> => {
+  promise.catch(() => {});
+  return promise;
+};
 
 function readRoute(client: PublicClient, config: DeploymentConfig, route: Extract<DeploymentConfig["routes"][number], { action: "external" }>) {
   return Promise.all([
