@@ -100,9 +100,9 @@ export async function hashProofFiles(dir: string, names: readonly string[]): Pro
  * sha256 of the files this process has checked, by their identity (device, inode, size, modification and
  * change times in nanoseconds, as git's index keeps them): a stack started again in the same process (a
  * test suite, a fixture) does not hash 12 MB again. Any write to a file, or another file in its place,
- * changes its identity. Each with when its hashing began (ns since the epoch), for knownProofHashes.
+ * changes its identity. Each says whether the file was settled when its hashing began (see SETTLED_NS).
  */
-const checkedFiles = new Map<string, { sha256: string; hashedAt: bigint }>();
+const checkedFiles = new Map<string, { sha256: string; settled: boolean }>();
 const identity = (stats: BigIntStats) => `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}`;
 const nowNs = () => BigInt(Date.now()) * 1_000_000n;
 
@@ -120,10 +120,7 @@ const SETTLED_NS = 2_000_000_000n;
  */
 export function knownProofHashes(): Record<string, string> {
   const known: Record<string, string> = {};
-  for (const [key, { sha256, hashedAt }] of checkedFiles) {
-    const changedNs = BigInt(key.slice(key.lastIndexOf(":") + 1));
-    if (changedNs < hashedAt - SETTLED_NS) known[key] = sha256;
-  }
+  for (const [key, { sha256, settled }] of checkedFiles) if (settled) known[key] = sha256;
   return known;
 }
 
@@ -132,8 +129,8 @@ export function rememberProofHashes(known: unknown): void {
   if (typeof known !== "object" || known === null) return;
   for (const [key, sha256] of Object.entries(known)) {
     if (/^\d+:\d+:\d+:\d+:\d+$/.test(key) && typeof sha256 === "string" && /^0x[0-9a-f]{64}$/.test(sha256) && !checkedFiles.has(key)) {
-      // Kept as hashed long after the change time: trusted again by knownProofHashes.
-      checkedFiles.set(key, { sha256, hashedAt: BigInt(key.slice(key.lastIndexOf(":") + 1)) + SETTLED_NS + 1n });
+      // Kept because it was settled when hashed: kept again.
+      checkedFiles.set(key, { sha256, settled: true });
     }
   }
 }
@@ -150,7 +147,7 @@ async function check(handle: FileHandle): Promise<{ size: number; sha256: string
   const size = Number(stats.size);
   let sha256 = checkedFiles.get(key)?.sha256;
   if (sha256 === undefined) {
-    const hashedAt = nowNs();
+    const settled = stats.ctimeNs < nowNs() - SETTLED_NS;
     // Streamed through the hash: the whole file in one buffer would stay in malloc's arena, 12 MB of every
     // idle runtime's resident memory.
     const hash = createHash("sha256");
@@ -162,7 +159,7 @@ async function check(handle: FileHandle): Promise<{ size: number; sha256: string
     // Not the size it had: written to while read, so not what was asked for (and not remembered).
     if (read !== size) return { size: read, sha256: "0x", changed: stats.ctimeNs };
     sha256 = `0x${hash.digest("hex")}`;
-    checkedFiles.set(key, { sha256, hashedAt });
+    checkedFiles.set(key, { sha256, settled });
   }
   return { size, sha256, changed: stats.ctimeNs };
 }

@@ -2,7 +2,7 @@ import type { ObservedHead } from "../chain/head.ts";
 import type { ObservedReservation } from "../actions/reservation-tracker.ts";
 import { Operation } from "./operation.ts";
 import type { OperationRecord } from "./store.ts";
-import { operationView } from "./view.ts";
+import { confirmationsOf, operationView } from "./view.ts";
 
 /** What a status answer says, besides the operation: the head it counts from, and its reservation. */
 export interface StatusSources {
@@ -52,7 +52,7 @@ export class StatusAnswers {
       serialized = this.serialize(op, head);
       this.answers.set(op, serialized);
     }
-    const confirmations = serialized.block === null || head === null ? 0 : Math.max(0, Number(head.number) - serialized.block + 1);
+    const confirmations = confirmationsOf(serialized.block, head);
     const json = serialized.beforeConfirmations + confirmations + serialized.betweenConfirmationsAndHead + this.headJson(head, now) + serialized.afterHead;
     return { json, terminal: serialized.terminal };
   }

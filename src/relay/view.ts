@@ -5,6 +5,11 @@ import type { OperationRecord } from "./store.ts";
 import type { RelayRequest } from "./request.ts";
 import type { ObservedReservation } from "../actions/reservation-tracker.ts";
 
+/** Blocks on top of, and including, an operation's block, as the last head seen counts them (0 before either). */
+export function confirmationsOf(block: number | null, head: ObservedHead | null): number {
+  return block === null || head === null ? 0 : Math.max(0, Number(head.number) - block + 1);
+}
+
 /**
  * The public view of an operation: what status routes and submissions answer. Confirmations are
  * counted from the last head the runtime saw, never a fresh read: an answer must not wait on the chain.
@@ -16,7 +21,7 @@ export function operationView(
   reservations?: { current(id: string): ObservedReservation | null },
   now = Date.now(),
 ): Operation {
-  const confirmations = op.block === null || head === null ? 0 : Math.max(0, Number(head.number) - op.block.number + 1);
+  const confirmations = confirmationsOf(op.block?.number ?? null, head);
   return {
     id: op.id,
     kind: op.kind,
