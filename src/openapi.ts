@@ -116,7 +116,7 @@ const transformObjectWith = ({ jsonSchemaTransformObject }: ZodProvider): Swagge
  * and a handler never called. Their answers are this app's, through its hooks (security headers, CORS,
  * problems): a path the docs app does not serve is this app's 404.
  */
-export async function registerOpenApi(app: FastifyInstance): Promise<void> {
+export function registerOpenApi(app: FastifyInstance): void {
   const routes: RouteOptions[] = [];
   let docs: Promise<FastifyInstance> | undefined;
   const docsApp = () =>

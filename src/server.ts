@@ -347,7 +347,7 @@ async function buildApp(
   await cors?.register(app);
   await registerProtection(app, options.rateLimit ?? DEFAULT_RATE_LIMIT);
   // Before the route plugins: @fastify/swagger collects routes through onRoute.
-  await registerOpenApi(app);
+  registerOpenApi(app);
 
   registerMetrics(app, metrics);
   await app.register(configRoutes, { context });

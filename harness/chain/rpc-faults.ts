@@ -65,7 +65,6 @@ const FINALIZE_SELECTOR = toFunctionSelector("finalize(bytes32)");
 export async function startRpcFaultProxy(): Promise<RpcFaultProxy> {
   // Pool -> its verifier, for every deployment the stack serves.
   const verifiers = new Map<Address, Address>();
-  let anvilUrl: string | null = null;
   let anvil: URL | null = null;
   let fault: (RpcFaultSpec & { endsAt: number | null }) | null = null;
   let revertArmed = false;
@@ -152,7 +151,7 @@ export async function startRpcFaultProxy(): Promise<RpcFaultProxy> {
    * call at that block, and a trace, see what the transaction saw.
    */
   async function sendRejected(body: Buffer, verifier: Address): Promise<{ status: number; body: Buffer }> {
-    const rpc = <T>(method: string, params: unknown[] = []) => jsonRpc<T>(anvilUrl as string, method, params);
+    const rpc = <T>(method: string, params: unknown[] = []) => jsonRpc<T>((anvil as URL).href, method, params);
     const original = await rpc<Hex>("eth_getCode", [verifier, "latest"]);
     await rpc("anvil_setCode", [verifier, REJECTING_VERIFIER]);
     try {
@@ -234,7 +233,6 @@ export async function startRpcFaultProxy(): Promise<RpcFaultProxy> {
   return {
     url: listening.url,
     connect(args) {
-      anvilUrl = args.anvilUrl;
       anvil = new URL(args.anvilUrl);
       verifiers.set(getAddress(args.pool), args.verifier);
     },
