@@ -197,9 +197,10 @@ try {
 
 /**
  * The floor: bare Fastify routes answering the config's bytes and headers, each with one part of the
- * runtime's per-request machinery added (the runtime's own modules), then all of them, in rounds that
- * alternate with the bare route; CPU per request and req/s against the bare route of the same round.
- * What the runtime cannot go below while it keeps these parts.
+ * runtime's per-request machinery added (the runtime's own modules), then all of them, and the runtime's
+ * own route, in rounds that alternate with the bare route; CPU per request and req/s against the bare
+ * route of the same round. "both" is what the runtime cannot go below while it keeps these parts: the
+ * runtime's route read beside it, in the same rounds, shows how far above it the route is.
  */
 async function floor(configUrl: string): Promise<void> {
   const response = await fetch(configUrl);
@@ -237,6 +238,7 @@ async function floor(configUrl: string): Promise<void> {
     ["+ logger (lazy children; its controller counts answers)", await variant(["logger"])],
     ["+ the onRequest hook (security headers, CORS)", await variant(["hook"])],
     ["both (the runtime's machinery)", await variant(["logger", "hook"])],
+    ["the runtime's GET config", configUrl],
   ];
   for (const [, url] of variants) await slice(url, 2);
   const slices = variants.map((): Slice[] => []);
@@ -246,7 +248,7 @@ async function floor(configUrl: string): Promise<void> {
     for (const v of order) slices[v]?.push(await slice((variants[v] as [string, string])[1]));
   }
   const bareSlices = slices[0] as Slice[];
-  console.log(`floor: bare Fastify routes with the config's bytes, one part of the runtime added at a time, ${ROUNDS} rounds alternating; against the bare route of the same round:`);
+  console.log(`floor: bare Fastify routes with the config's bytes, one part of the runtime added at a time, then the runtime's route, ${ROUNDS} rounds alternating; against the bare route of the same round:`);
   variants.forEach(([name], v) => {
     const mine = slices[v] as Slice[];
     const cpu = median(mine.map((r, i) => r.cpuUs / (bareSlices[i] as Slice).cpuUs));
