@@ -4,6 +4,16 @@ import { DeploymentConfig } from "../config/deployment-config.ts";
 import { Problem } from "../problem.ts";
 import { QUEUE_PATHS } from "../paths.ts";
 
+/**
+ * Whether If-None-Match names this ETag (RFC 9110 §13.1.2): `*`, or a list of entity tags compared weakly,
+ * so `W/"x"` (a proxy that compressed the answer weakens its ETag) and `"a", "x"` match `"x"`.
+ */
+export function noneMatch(ifNoneMatch: string | undefined, etag: string): boolean {
+  if (ifNoneMatch === undefined) return false;
+  if (ifNoneMatch === etag) return true; // what a client sends back, checked first
+  return ifNoneMatch.trim() === "*" || ifNoneMatch.split(",").some((tag) => tag.trim().replace(/^W\//, "") === etag);
+}
+
 /** GET /api/queue/config (spec §4.1): the manifest's bytes, verbatim. */
 export const configRoutes: FastifyPluginAsyncZod<{ context: RuntimeContext }> = async (app, { context }) => {
   // no-cache, not immutable: the same base URL may serve a new deployment after a restart (rule 7).
@@ -22,7 +32,7 @@ export const configRoutes: FastifyPluginAsyncZod<{ context: RuntimeContext }> = 
     // Not async: a promise per answer is measurable on a route this small; the headers are made once.
     handler: (request, reply) => {
       if (headers.etag !== context.configEtag) headers = headersOf(context.configEtag);
-      if (request.headers["if-none-match"] === headers.etag) return void reply.code(304).headers(headers.validators).send(undefined as never);
+      if (noneMatch(request.headers["if-none-match"], headers.etag)) return void reply.code(304).headers(headers.validators).send(undefined as never);
       // A Buffer bypasses the serializer: re-serializing could reorder or reformat, and the bytes are the contract.
       reply.headers(headers.answer).send(context.configBytes as never);
     },
