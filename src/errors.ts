@@ -70,13 +70,14 @@ export function installProblemHandlers(app: FastifyInstance, knownPaths: Readonl
   app.addHook("onRequest", (request, reply, done) => {
     reply.headers(headers);
     responses.set(request.raw.socket, reply.raw);
+    const withOrigin = cors !== null && request.raw.headers.origin !== undefined;
     if (closing) {
-      return void sendProblem(
-        reply.header("connection", "close"),
-        new ProblemError("shutting_down", "the runtime is shutting down; try again", { headers: { "retry-after": "5" } }),
-      );
+      const answer = () =>
+        sendProblem(reply.header("connection", "close"), new ProblemError("shutting_down", "the runtime is shutting down; try again", { headers: { "retry-after": "5" } }));
+      // With CORS's headers, or a browser's page could not read it (nor its Retry-After).
+      return void (withOrigin ? cors.onRequest(request, reply, answer) : answer());
     }
-    if (cors !== null && request.raw.headers.origin !== undefined) return cors.onRequest(request, reply, done);
+    if (withOrigin) return cors.onRequest(request, reply, done);
     done();
   });
 }

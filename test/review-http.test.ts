@@ -1,4 +1,4 @@
-import { connect } from "node:net";
+import { connect, type Socket } from "node:net";
 import { Writable } from "node:stream";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -31,8 +31,8 @@ async function runtime(options: Partial<QueueRuntimeOptions> = {}, before?: (app
   return { app, port, base: `http://127.0.0.1:${port}` };
 }
 
-/** One request written as is; the answer's status line and headers (lower-case names). */
-function exchange(port: number, request: string): Promise<{ status: number; headers: Record<string, string> }> {
+/** One request written as is (or by `request`); the answer's status line and headers (lower-case names). */
+function exchange(port: number, request: string | ((socket: Socket) => void)): Promise<{ status: number; headers: Record<string, string> }> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, "127.0.0.1");
     let text = "";
@@ -44,7 +44,8 @@ function exchange(port: number, request: string): Promise<{ status: number; head
       const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(":")).toLowerCase(), line.slice(line.indexOf(":") + 1).trim()]));
       resolve({ status: Number(statusLine.split(" ")[1]), headers });
     });
-    socket.write(request);
+    if (typeof request === "string") socket.write(request);
+    else request(socket);
   });
 }
 
@@ -120,6 +121,27 @@ describe("a malformed URL (a Fastify framework error)", () => {
     expect(answer.headers["access-control-allow-origin"]).toBe("https://app.example");
     const metrics = await (await fetch(`${base}/metrics`)).text();
     expect(metrics).toContain('queue_http_requests_total{method="GET",route="unmatched",status="400"} 1');
+  });
+});
+
+describe("a request from an allowed origin that arrives while the runtime is closing", () => {
+  it("is a 503 shutting_down the page can read: with CORS's headers", async () => {
+    const { app, port } = await runtime({ corsOrigins: ["https://app.example"] });
+    let closing: Promise<void> | undefined;
+    // A request begun (the connection is not idle: close() waits for it), finished once the close began.
+    const answer = exchange(port, (socket) =>
+      socket.write("GET /api/queue/config HTTP/1.1\r\n", async () => {
+        closing = app.close();
+        for (let i = 0; i < 100 && app.server.listening; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+        socket.write("Host: x\r\nOrigin: https://app.example\r\n\r\n");
+      }),
+    );
+    const { status, headers } = await answer;
+    await closing;
+    expect(status).toBe(503);
+    expect(headers["access-control-allow-origin"]).toBe("https://app.example");
+    expect(headers["x-content-type-options"]).toBe("nosniff");
+    expect(headers.vary).toBe("Origin");
   });
 });
 
