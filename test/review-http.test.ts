@@ -88,6 +88,17 @@ describe("If-None-Match on config and proof files", () => {
   });
 });
 
+describe("HEAD on the docs app's pages (made on first request)", () => {
+  it("says the length of what GET answers", async () => {
+    const { base } = await runtime();
+    for (const path of ["/api/queue/docs/", "/api/queue/docs/static/swagger-ui.css"]) {
+      const body = Buffer.from(await (await fetch(`${base}${path}`)).arrayBuffer());
+      const head = await fetch(`${base}${path}`, { method: "HEAD" });
+      expect({ path, status: head.status, length: head.headers.get("content-length") }).toEqual({ path, status: 200, length: String(body.length) });
+    }
+  });
+});
+
 describe("request.log, made on its first line", () => {
   it("has every member of the logger Fastify would have made: bindings(), flush(), custom levels, on a child too", async () => {
     const lines: Array<Record<string, unknown>> = [];
