@@ -3,7 +3,8 @@ import { readFile } from "node:fs/promises";
 import { request } from "node:http";
 import { describe, expect, it } from "vitest";
 import { genesisFiles } from "../harness/deployment/index.ts";
-import { startDevStack } from "../harness/index.ts";
+import { startDevStack, type DevStack } from "../harness/index.ts";
+import { QUEUE_PATHS } from "../src/paths.ts";
 import { childProcesses } from "../harness/process/index.ts";
 import { freePort, portOpen } from "./support/ports.ts";
 
@@ -24,7 +25,7 @@ describe("a genesis stack's runtime, built ahead, answers nothing before its dep
     const poll = (async () => {
       while (starting) {
         const status = await new Promise<number | undefined>((resolve) => {
-          const req = request({ host: "127.0.0.1", port: queuePort, path: "/api/config", timeout: 1_000 }, (res) => (res.resume(), resolve(res.statusCode)));
+          const req = request({ host: "127.0.0.1", port: queuePort, path: QUEUE_PATHS.config, timeout: 1_000 }, (res) => (res.resume(), resolve(res.statusCode)));
           req.on("error", () => resolve(undefined));
           req.on("timeout", () => (req.destroy(), resolve(undefined)));
           req.end();
@@ -59,5 +60,23 @@ describe("a genesis stack's runtime, built ahead, answers nothing before its dep
     expect(await portOpen(`http://127.0.0.1:${queuePort}`)).toBe(false);
     expect(await portOpen(rpcUrl)).toBe(false);
     expect((await childProcesses()).filter((p) => !before.has(p.pid))).toEqual([]);
+  });
+});
+
+describe("two genesis stacks started at once in one process", () => {
+  it("each has its runtime built ahead and checked, its own chain, store and URLs; stopping one leaves the other serving", async () => {
+    const steps: string[][] = [[], []];
+    const stacks = await Promise.all(steps.map((mine) => startDevStack({ proofs: "dev", onProgress: ({ step, detail }) => void mine.push(`${step}: ${detail}`) })));
+    try {
+      const [a, b] = stacks as [DevStack, DevStack];
+      for (const mine of steps) expect(mine).toContain("start queue runtime: built while anvil booted, checked against the chain before it listened");
+      expect(new Set([a.rpcUrl, b.rpcUrl, a.queueUrl, b.queueUrl, a.stateDir, b.stateDir]).size).toBe(6);
+      await a.stop();
+      const response = await fetch(`${b.queueUrl}${QUEUE_PATHS.config}`);
+      expect(response.status).toBe(200);
+      expect(((await response.json()) as { poolAddress: string }).poolAddress).toBe(b.manifest.poolAddress);
+    } finally {
+      await Promise.all(stacks.map((stack) => stack.stop()));
+    }
   });
 });
