@@ -60,3 +60,43 @@ describe("the chain clients' nodeFetch keeps viem's cap on an answer", () => {
     expect((await (await nodeFetch(url, { method: "POST", body: "{}" })).text()).length).toBe(big.length);
   });
 });
+
+// A node (or the proxy in front of it) may close an idle kept-alive socket just as the next request is
+// written on it. The request then fails with no answer begun, though the node is up: the chain clients
+// send it once more on a new socket (Node's http documentation's advice), rather than answer an outage.
+describe("the chain clients' nodeFetch on a kept-alive socket the node closed", () => {
+  /** Answers each connection's first request; a connection's second is cut unanswered. */
+  async function closesReused() {
+    const perSocket = new WeakMap<object, number>();
+    let requests = 0;
+    const url = await serve((req, res) => {
+      requests++;
+      const n = (perSocket.get(req.socket) ?? 0) + 1;
+      perSocket.set(req.socket, n);
+      if (n > 1) return req.socket.destroy();
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c)).on("end", () => {
+        const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { id: number } | Array<{ id: number }>;
+        const answer = (call: { id: number }) => ({ jsonrpc: "2.0", id: call.id, result: "0x2a" });
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(Array.isArray(body) ? body.map(answer) : answer(body)));
+      });
+    });
+    return { url, requests: () => requests };
+  }
+
+  it("sends the request again on a new socket, once", async () => {
+    const node = await closesReused();
+    const client = createChainClient(node.url, { timeoutMs: 2_000, retryCount: 0 });
+    expect(await client.getBlockNumber()).toBe(42n);
+    expect(await client.getBlockNumber()).toBe(42n); // the reused socket cut, then a new one
+    expect(node.requests()).toBe(3);
+  });
+
+  it("the harness's nodeFetch does not (its anvil_* and evm_* calls change the chain)", async () => {
+    const node = await closesReused();
+    const call = '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}';
+    await (await nodeFetch(node.url, { method: "POST", body: call })).text();
+    await expect(nodeFetch(node.url, { method: "POST", body: call })).rejects.toThrow();
+    expect(node.requests()).toBe(2);
+  });
+});

@@ -38,10 +38,19 @@ export const nodeFetch = fetchWithin(Number.POSITIVE_INFINITY);
  */
 export const VIEM_MAX_ANSWER_BYTES = 10_485_760;
 
-/** nodeFetch for viem's transport: an answer over VIEM_MAX_ANSWER_BYTES is refused and its socket destroyed. */
-export const chainFetch = fetchWithin(VIEM_MAX_ANSWER_BYTES);
+/**
+ * nodeFetch for viem's transport: an answer over VIEM_MAX_ANSWER_BYTES is refused and its socket
+ * destroyed; and a request a kept-alive socket failed with no answer begun (the node closed the idle
+ * socket as it was reused) is sent once more on a new one, as Node's http documentation advises. Safe
+ * for the runtime's calls: reads, and eth_sendRawTransaction, whose repeat the node knows by its hash.
+ * Not for nodeFetch: the harness's anvil_* and evm_* calls change the chain.
+ */
+export const chainFetch = fetchWithin(VIEM_MAX_ANSWER_BYTES, { resendOnReusedReset: true });
 
-function fetchWithin(maxAnswerBytes: number): typeof fetch {
+/** How a kept-alive socket the node closed fails the request written on it. */
+const RESET_CODES = new Set(["ECONNRESET", "EPIPE"]);
+
+function fetchWithin(maxAnswerBytes: number, { resendOnReusedReset = false } = {}): typeof fetch {
   return ((input: string | URL, init: RequestInit = {}) =>
     new Promise<Response>((resolve, reject) => {
       nodeFetchHooks.onRequest?.(String(input), typeof init.body === "string" ? init.body : "");
@@ -49,44 +58,50 @@ function fetchWithin(maxAnswerBytes: number): typeof fetch {
       if (signal?.aborted) return reject(signal.reason as Error);
       const url = typeof input === "string" ? new URL(input) : input;
       const https = url.protocol === "https:";
-      const call = (https ? httpsRequest : httpRequest)(
-        url,
-        { method: init.method ?? "GET", headers: init.headers as Record<string, string>, agent: https ? agents.https : agents.http },
-        (answer) => {
-          const chunks: Buffer[] = [];
-          let size = 0;
-          const tooLarge = (bytes: number) => {
-            signal?.removeEventListener("abort", onAbort);
-            const error = new ResponseBodyTooLargeError({ maxSize: maxAnswerBytes, size: bytes });
-            reject(error);
-            call.destroy(error); // not kept alive: the rest of the answer would follow the next request
-          };
-          const declared = Number(answer.headers["content-length"]);
-          if (declared > maxAnswerBytes) return tooLarge(declared);
-          answer.on("data", (chunk: Buffer) => {
-            size += chunk.length;
-            if (size > maxAnswerBytes) return tooLarge(size);
-            chunks.push(chunk);
-          });
-          answer.on("error", reject);
-          answer.on("close", () => {
-            if (!answer.complete) reject(new Error("the connection closed before the answer was complete"));
-          });
-          answer.on("end", () => {
-            signal?.removeEventListener("abort", onAbort);
-            const text = Buffer.concat(chunks).toString("utf8");
-            const status = answer.statusCode ?? 0;
-            resolve({ status, ok: status >= 200 && status < 300, statusText: answer.statusMessage ?? "", headers: new AnswerHeaders(answer.headers), body: null, text: async () => text, json: async () => JSON.parse(text) as unknown } as unknown as Response);
-          });
-        },
-      );
-      const onAbort = () => call.destroy(signal?.reason as Error);
-      signal?.addEventListener("abort", onAbort, { once: true });
-      call.on("error", (error) => {
-        signal?.removeEventListener("abort", onAbort);
-        reject(error);
-      });
-      call.end(typeof init.body === "string" ? init.body : undefined);
+      const send = (again: boolean) => {
+        let answered = false;
+        const call = (https ? httpsRequest : httpRequest)(
+          url,
+          { method: init.method ?? "GET", headers: init.headers as Record<string, string>, agent: https ? agents.https : agents.http },
+          (answer) => {
+            answered = true;
+            const chunks: Buffer[] = [];
+            let size = 0;
+            const tooLarge = (bytes: number) => {
+              signal?.removeEventListener("abort", onAbort);
+              const error = new ResponseBodyTooLargeError({ maxSize: maxAnswerBytes, size: bytes });
+              reject(error);
+              call.destroy(error); // not kept alive: the rest of the answer would follow the next request
+            };
+            const declared = Number(answer.headers["content-length"]);
+            if (declared > maxAnswerBytes) return tooLarge(declared);
+            answer.on("data", (chunk: Buffer) => {
+              size += chunk.length;
+              if (size > maxAnswerBytes) return tooLarge(size);
+              chunks.push(chunk);
+            });
+            answer.on("error", reject);
+            answer.on("close", () => {
+              if (!answer.complete) reject(new Error("the connection closed before the answer was complete"));
+            });
+            answer.on("end", () => {
+              signal?.removeEventListener("abort", onAbort);
+              const text = Buffer.concat(chunks).toString("utf8");
+              const status = answer.statusCode ?? 0;
+              resolve({ status, ok: status >= 200 && status < 300, statusText: answer.statusMessage ?? "", headers: new AnswerHeaders(answer.headers), body: null, text: async () => text, json: async () => JSON.parse(text) as unknown } as unknown as Response);
+            });
+          },
+        );
+        const onAbort = () => call.destroy(signal?.reason as Error);
+        signal?.addEventListener("abort", onAbort, { once: true });
+        call.on("error", (error: NodeJS.ErrnoException) => {
+          signal?.removeEventListener("abort", onAbort);
+          if (resendOnReusedReset && !again && !answered && call.reusedSocket && RESET_CODES.has(error.code ?? "") && !signal?.aborted) return send(true);
+          reject(error);
+        });
+        call.end(typeof init.body === "string" ? init.body : undefined);
+      };
+      send(false);
     })) as typeof fetch;
 }
 
