@@ -10,7 +10,7 @@ import { StackParts, timed, type ProgressListener, type StackPart } from "./part
 import { readProofHashes, stackInfoPart, stateDirPart, StackInfo, writeProofHashes, type LeftoverReport } from "./state-dir/index.ts";
 import { chainPart, connectFaults, faultsPart, forkUpstreamPart, saverPart, type DevAccount, type ForkPoint, type RpcFaultSpec, type RpcFaultState, type StackChain } from "./chain/index.ts";
 import { contractsPart, deploymentPart } from "./deployment/index.ts";
-import { runtimeBuilderPart, runtimePart, warmUpRuntime } from "./runtime/index.ts";
+import { runtimeBuilderPart, runtimePart } from "./runtime/index.ts";
 import { actionControls, allowedHostsFor, allowedOriginsFor, devRoutesPart, registerDevOnly, snapshotsPart, type ActionControls, type ServedDeployment, type StackSnapshot } from "./dev/index.ts";
 import { BundleError, saveBundle } from "./bundle/index.ts";
 import type { Trace } from "./trace/index.ts";
@@ -266,7 +266,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     // While anvil boots: a new chain from the committed genesis has its runtime built ahead (checked
     // against the chain before it listens); any other start does ahead what needs no chain.
     const { genesisManifest } = contracts;
-    const onBooting = contracts.genesis && genesisManifest && !dir.resume ? () => builder.buildAhead(genesisManifest) : () => warmUpRuntime(contracts.circuit);
+    const onBooting = contracts.genesis && genesisManifest && !dir.resume ? () => builder.buildAhead(genesisManifest) : () => builder.warmUp(contracts.circuit);
     const chain = await start(chainPart(options, { host, dir, upstream, genesisState: contracts.genesisState, onBooting }));
     startedChain = chain;
     const saver = await start(saverPart(options, { chain, file: dir.chainStateFile }));

@@ -49,7 +49,7 @@ export async function loadProofArtifacts(config: DeploymentConfig, dir: string):
           throw new ArtifactMismatchError(`proof artifact ${artifact.name} is missing from ${dir}`);
         }
         handles.push(handle);
-        const checked = await check(handle);
+        const checked = await checkAgainst(handle, artifact);
         if (checked.sha256 !== artifact.sha256 || checked.size !== artifact.size) {
           throw new ArtifactMismatchError(
             `proof artifact ${artifact.name} is ${checked.size} bytes with sha256 ${checked.sha256}; the manifest says ${artifact.size} bytes, ${artifact.sha256}`,
@@ -60,7 +60,7 @@ export async function loadProofArtifacts(config: DeploymentConfig, dir: string):
           // Written to in place since it was checked (its change time moved): checked again before it is served.
           const now = await handle.stat({ bigint: true });
           if (now.ctimeNs !== changed) {
-            const again = await check(handle);
+            const again = await checkAgainst(handle, artifact);
             if (again.sha256 !== artifact.sha256 || again.size !== artifact.size) return undefined;
             changed = again.changed;
           }
@@ -74,6 +74,15 @@ export async function loadProofArtifacts(config: DeploymentConfig, dir: string):
     await close();
     throw error;
   }
+}
+
+/**
+ * check(), but a kept hash that is not the one listed is not taken as the file's (a cache in a user's
+ * folder may be edited or damaged): the file is hashed.
+ */
+async function checkAgainst(handle: FileHandle, artifact: { sha256: string; size: number }): Promise<Awaited<ReturnType<typeof check>>> {
+  const checked = await check(handle);
+  return checked.cached && (checked.sha256 !== artifact.sha256 || checked.size !== artifact.size) ? check(handle, { fresh: true }) : checked;
 }
 
 /**
@@ -100,9 +109,10 @@ export async function hashProofFiles(dir: string, names: readonly string[]): Pro
  * sha256 of the files this process has checked, by their identity (device, inode, size, modification and
  * change times in nanoseconds, as git's index keeps them): a stack started again in the same process (a
  * test suite, a fixture) does not hash 12 MB again. Any write to a file, or another file in its place,
- * changes its identity. Each says whether the file was settled when its hashing began (see SETTLED_NS).
+ * changes its identity. Each says whether the file was settled when its hashing began (see SETTLED_NS),
+ * and whether this process used it (one kept by an earlier process may be of a file gone since).
  */
-const checkedFiles = new Map<string, { sha256: string; settled: boolean }>();
+const checkedFiles = new Map<string, { sha256: string; settled: boolean; used: boolean }>();
 const identity = (stats: BigIntStats) => `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}`;
 const nowNs = () => BigInt(Date.now()) * 1_000_000n;
 
@@ -115,12 +125,13 @@ const SETTLED_NS = 2_000_000_000n;
 
 /**
  * The hashes checked so far, to keep across processes (a dev stack's state dir): only those of files
- * settled when hashed (see SETTLED_NS). Given back with rememberProofHashes, a file whose identity
- * changed since is hashed again, as by a new process.
+ * settled when hashed (see SETTLED_NS), and used by this process (a kept entry of a file rebuilt or gone
+ * is not kept again, so the cache does not grow launch after launch). Given back with
+ * rememberProofHashes, a file whose identity changed since is hashed again, as by a new process.
  */
 export function knownProofHashes(): Record<string, string> {
   const known: Record<string, string> = {};
-  for (const [key, { sha256, settled }] of checkedFiles) if (settled) known[key] = sha256;
+  for (const [key, { sha256, settled, used }] of checkedFiles) if (settled && used) known[key] = sha256;
   return known;
 }
 
@@ -130,7 +141,7 @@ export function rememberProofHashes(known: unknown): void {
   for (const [key, sha256] of Object.entries(known)) {
     if (/^\d+:\d+:\d+:\d+:\d+$/.test(key) && typeof sha256 === "string" && /^0x[0-9a-f]{64}$/.test(sha256) && !checkedFiles.has(key)) {
       // Kept because it was settled when hashed: kept again.
-      checkedFiles.set(key, { sha256, settled: true });
+      checkedFiles.set(key, { sha256, settled: true, used: false });
     }
   }
 }
@@ -140,12 +151,17 @@ export function forgetProofHashes(): void {
   checkedFiles.clear();
 }
 
-/** The open file's size and sha256, and its change time (ns) as of before they were read. */
-async function check(handle: FileHandle): Promise<{ size: number; sha256: string; changed: bigint }> {
+/**
+ * The open file's size and sha256 (`cached`: as hashed before, `fresh` hashes it whatever was), and its
+ * change time (ns) as of before they were read.
+ */
+async function check(handle: FileHandle, { fresh = false } = {}): Promise<{ size: number; sha256: string; changed: bigint; cached: boolean }> {
   const stats = await handle.stat({ bigint: true });
   const key = identity(stats);
   const size = Number(stats.size);
-  let sha256 = checkedFiles.get(key)?.sha256;
+  const known = fresh ? undefined : checkedFiles.get(key);
+  if (known) known.used = true;
+  let sha256 = known?.sha256;
   if (sha256 === undefined) {
     const settled = stats.ctimeNs < nowNs() - SETTLED_NS;
     // Streamed through the hash: the whole file in one buffer would stay in malloc's arena, 12 MB of every
@@ -157,9 +173,9 @@ async function check(handle: FileHandle): Promise<{ size: number; sha256: string
       read += chunk.length;
     }
     // Not the size it had: written to while read, so not what was asked for (and not remembered).
-    if (read !== size) return { size: read, sha256: "0x", changed: stats.ctimeNs };
+    if (read !== size) return { size: read, sha256: "0x", changed: stats.ctimeNs, cached: false };
     sha256 = `0x${hash.digest("hex")}`;
-    checkedFiles.set(key, { sha256, settled });
+    checkedFiles.set(key, { sha256, settled, used: true });
   }
-  return { size, sha256, changed: stats.ctimeNs };
+  return { size, sha256, changed: stats.ctimeNs, cached: known !== undefined };
 }

@@ -151,10 +151,11 @@ describe("the queue serves the proof files", () => {
     // A file changed just before it was hashed is not kept (a write in the same timestamp tick could follow unseen).
     await build();
     expect(Object.keys(knownProofHashes())).not.toContain(await key());
-    // An earlier launch's hash is what the check uses for a file of that identity (a wrong one is refused)...
+    // An earlier launch's hash is what the check uses for a file of that identity (a wrong one, an edited
+    // cache's, is not taken: the file is hashed, and the start goes on)...
     forgetProofHashes();
     rememberProofHashes({ [await key()]: `0x${"ab".repeat(32)}` });
-    await expect(build()).rejects.toThrow(/joinsplit.wasm is \d+ bytes with sha256 0xabab/);
+    await build();
     forgetProofHashes();
     rememberProofHashes({ [await key()]: listed });
     await build();

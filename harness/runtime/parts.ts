@@ -24,14 +24,6 @@ export interface StackRuntime {
   builtAhead: boolean;
 }
 
-/**
- * What the runtime's start does that needs no chain (the proof files' hashes among it), done ahead: the
- * stack calls it while anvil boots, and never waits for it.
- */
-export function warmUpRuntime(circuit: { files: ReadonlyArray<{ file: string }> }): void {
-  void warmUpQueueRuntime({ dir: CIRCUIT_BUILD_DIR, names: circuit.files.map((f) => f.file) }).catch(() => {});
-}
-
 type RuntimePartOptions = Pick<QueueRuntimeOptions, "relay" | "logger"> & {
   queuePort?: number;
   corsOrigins?: readonly string[];
@@ -50,6 +42,12 @@ export interface RuntimeBuilder {
    * otherwise, and reports what went wrong then.
    */
   buildAhead(manifest: Uint8Array): void;
+  /**
+   * What the runtime's start does that needs no chain (the proof files' hashes among it), done while
+   * anvil boots by a start that builds nothing ahead. The start never waits for it; the part's stop does
+   * (a failed start leaves no proof file open, nor hashing).
+   */
+  warmUp(circuit: { files: ReadonlyArray<{ file: string }> }): void;
   readonly options: Omit<QueueRuntimeOptions, "manifest" | "publicRpcUrl" | "wsRpcUrl">;
   readonly log: RecentLines;
   /** What was built ahead, handed over once (the part closes it if nobody took it). */
@@ -79,7 +77,9 @@ export function runtimeBuilderPart(
       logger: options.logger ?? { level: "info", stream: log },
     } satisfies Omit<QueueRuntimeOptions, "manifest">;
     let ahead: ReturnType<RuntimeBuilder["takeAhead"]> | undefined;
+    let warming: Promise<void> | undefined;
     onStop(async () => {
+      await warming;
       await (await ahead)?.prepared.app.close();
     });
     return {
@@ -91,6 +91,9 @@ export function runtimeBuilderPart(
           const prepared = await prepareQueueRuntime({ ...runtimeOptions, manifest, relayerPrivateKey: GENESIS_RELAYER_KEY, store: args.dir.storePath });
           return { manifest, relayerPrivateKey: GENESIS_RELAYER_KEY, prepared };
         })().catch(() => undefined);
+      },
+      warmUp(circuit) {
+        warming = warmUpQueueRuntime({ dir: CIRCUIT_BUILD_DIR, names: circuit.files.map((f) => f.file) }).catch(() => {});
       },
       async takeAhead() {
         const taken = await ahead;

@@ -8,6 +8,9 @@ export interface HeadSubscription {
 /** Between a lost socket and the next attempt. */
 const RECONNECT_DELAY_MS = 1_000;
 
+/** How long close() waits for a socket still opening, to close it: a handshake may never be answered. */
+const CLOSE_WAIT_MS = 1_000;
+
 /**
  * Follows new blocks by subscription (eth_subscribe newHeads over the node's WebSocket) and calls
  * `onHead` for each: the relayer looks at once instead of at its next poll. The poll stays: a dropped
@@ -29,11 +32,16 @@ export function subscribeNewHeads(wsUrl: string, onHead: (number: bigint) => voi
       if (dropped) return;
       dropped = true;
       unwatch();
-      // viem keeps one socket per URL until it is closed: a dead one would be handed out again.
-      await client.transport
+      // viem keeps one socket per URL until it is closed: a dead one would be handed out again. One still
+      // opening is closed once it opens; viem gives no way to abort its handshake, and close() does not
+      // wait on one the node never answers (the runtime's close, and a SIGTERM's exit, would hang).
+      const closing = client.transport
         .getRpcClient()
         .then((socket: { close(): void }) => socket.close())
         .catch(() => {});
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([closing, new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS).unref()))]);
+      clearTimeout(timer);
     };
     const unwatch = client.watchBlockNumber({
       onBlockNumber: (n) => onHead(n),

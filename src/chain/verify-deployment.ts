@@ -16,13 +16,14 @@ export async function verifyDeployment(client: PublicClient, config: DeploymentC
   // of every stack waits on it), then judged in the order the checks depend on each other: the first
   // contradiction found is the one reported, as if asked one step at a time.
   const { verifier } = config.queue.proof;
+  const proofs = asked(proofsNameCode(client));
   const chainIdAsked = asked(client.getChainId());
-  const codeAsked = asked(codeHashOf(client, config.poolAddress as Address, config.poolRuntimeCodeHash));
+  const codeAsked = asked(codeHashOf(client, config.poolAddress as Address, { hash: config.poolRuntimeCodeHash, proofs }));
   const blockAsked = client.getBlock({ blockNumber: BigInt(config.deploymentBlock) }).catch(() => null);
   const verifierAsked = asked(client.readContract({ address: config.poolAddress, abi: poolReadAbi, functionName: "verifier" }));
-  const verifierCodeAsked = asked(codeHashOf(client, verifier.address as Address, verifier.runtimeCodeHash));
+  const verifierCodeAsked = asked(codeHashOf(client, verifier.address as Address, { hash: verifier.runtimeCodeHash, proofs }));
   const systemAsked = asked(readProofSystem(client, verifier.address as Address, config.chainId));
-  const routesAsked = config.routes.map((route) => (route.action === "external" ? asked(readRoute(client, config, route)) : undefined));
+  const routesAsked = config.routes.map((route) => (route.action === "external" ? asked(readRoute(client, config, route, proofs)) : undefined));
   const chainId = await chainIdAsked;
   const code = await codeAsked;
   const block = await blockAsked;
@@ -67,10 +68,10 @@ const asked = <T>(promise: Promise<T>): Promise<T> => {
   return promise;
 };
 
-function readRoute(client: PublicClient, config: DeploymentConfig, route: Extract<DeploymentConfig["routes"][number], { action: "external" }>) {
+function readRoute(client: PublicClient, config: DeploymentConfig, route: Extract<DeploymentConfig["routes"][number], { action: "external" }>, proofs: Promise<boolean>) {
   return Promise.all([
     client.readContract({ address: config.poolAddress, abi: actionReadAbi, functionName: "routes", args: [route.id as `0x${string}`] }),
-    codeHashOf(client, route.adapter.address as Address, route.adapter.runtimeCodeHash),
+    codeHashOf(client, route.adapter.address as Address, { hash: route.adapter.runtimeCodeHash, proofs }),
   ]);
 }
 
@@ -79,16 +80,27 @@ function readRoute(client: PublicClient, config: DeploymentConfig, route: Extrac
  * names the hash expected, that answers: a verifier's code is tens of kilobytes, and keccak in
  * JavaScript cost every start 20 ms of CPU. Any other answer is checked against the code itself, hashed
  * here: anvil's proof of a forked account whose code was set (a patch) still names the upstream code,
- * and a node without eth_getProof has none to give.
+ * and a node without eth_getProof has none to give. On a fork the proof is not asked to answer at all
+ * (proofsNameCode): the upstream's code it names may be what the manifest expects, and not the code.
  */
-async function codeHashOf(client: PublicClient, address: Address, expected?: string): Promise<Hex | undefined> {
+async function codeHashOf(client: PublicClient, address: Address, expected?: { hash: string; proofs: Promise<boolean> }): Promise<Hex | undefined> {
   if (expected !== undefined) {
-    const proof = await client.getProof({ address, storageKeys: [] }).catch(() => null);
+    const [proof, trusted] = await Promise.all([client.getProof({ address, storageKeys: [] }).catch(() => null), expected.proofs]);
     const hash = proof?.codeHash?.toLowerCase();
-    if (hash !== undefined && hash === expected.toLowerCase()) return hash as Hex;
+    if (trusted && hash !== undefined && hash === expected.hash.toLowerCase()) return hash as Hex;
   }
   const code = await client.getCode({ address });
   return code === undefined || code === "0x" ? undefined : keccak256(code);
+}
+
+/**
+ * Whether the node's proofs name an account's code as it is. Not on an anvil fork (anvil_nodeInfo names
+ * its upstream): its proof of an upstream account names the upstream's code even once it was replaced on
+ * the fork (anvil_setCode, a patch). A node without anvil_nodeInfo is no anvil.
+ */
+async function proofsNameCode(client: PublicClient): Promise<boolean> {
+  const info = (await client.request({ method: "anvil_nodeInfo" } as never).catch(() => null)) as { forkConfig?: { forkUrl?: string | null } } | null;
+  return !info?.forkConfig?.forkUrl;
 }
 
 /** What a verifier expects, asked of the chain: it accepts a dev proof (DevVerifier), or it does not (a Groth16 verifier refuses every one). */

@@ -109,6 +109,8 @@ export class RelayEngine {
   async pause(): Promise<void> {
     this.paused = true;
     this.generation++;
+    // A read started before the pause counts a chain that may be reverted: none after it shares it.
+    this.pendingRead = undefined;
     clearTimeout(this.timer);
     await this.ticking;
     await this.writer.catch(() => {});
@@ -241,7 +243,12 @@ export class RelayEngine {
    * store's next nonce, and a nonce taken anyway is found by the watcher).
    */
   private pendingCount(): Promise<number> {
-    this.pendingRead ??= this.deps.chain.getTransactionCount({ address: this.deps.account.address, blockTag: "pending" }).finally(() => (this.pendingRead = undefined));
+    if (!this.pendingRead) {
+      const read: Promise<number> = this.deps.chain.getTransactionCount({ address: this.deps.account.address, blockTag: "pending" }).finally(() => {
+        if (this.pendingRead === read) this.pendingRead = undefined;
+      });
+      this.pendingRead = read;
+    }
     return this.pendingRead;
   }
 
