@@ -55,6 +55,13 @@ export function installProblemHandlers(app: FastifyInstance, knownPaths: Readonl
   let closing = false;
   app.addHook("preClose", async () => {
     closing = true;
+    // Node's server.close() ends the connections idle at that moment only: one whose request was in flight
+    // (a first docs page, a relay) is kept alive after its answer, and the close waited for its keep-alive
+    // timeout (72 s). Such a connection is ended once its answer has left.
+    const server = app.server;
+    if (!server.listening) return;
+    const reaper = setInterval(() => server.closeIdleConnections(), 25).unref();
+    server.once("close", () => clearInterval(reaper));
   });
   // The one onRequest hook of every route: a callback, not an async one (a promise per request is
   // measurable), setting the headers every answer carries (protection.ts's, and CORS's Vary) and
@@ -63,13 +70,14 @@ export function installProblemHandlers(app: FastifyInstance, knownPaths: Readonl
   app.addHook("onRequest", (request, reply, done) => {
     reply.headers(headers);
     responses.set(request.raw.socket, reply.raw);
+    const withOrigin = cors !== null && request.raw.headers.origin !== undefined;
     if (closing) {
-      return void sendProblem(
-        reply.header("connection", "close"),
-        new ProblemError("shutting_down", "the runtime is shutting down; try again", { headers: { "retry-after": "5" } }),
-      );
+      const answer = () =>
+        sendProblem(reply.header("connection", "close"), new ProblemError("shutting_down", "the runtime is shutting down; try again", { headers: { "retry-after": "5" } }));
+      // With CORS's headers, or a browser's page could not read it (nor its Retry-After).
+      return void (withOrigin ? cors.onRequest(request, reply, answer) : answer());
     }
-    if (cors !== null && request.raw.headers.origin !== undefined) return cors.onRequest(request, reply, done);
+    if (withOrigin) return cors.onRequest(request, reply, done);
     done();
   });
 }

@@ -24,7 +24,7 @@ class LazyRequestLogger {
     this.#options = options;
   }
 
-  private get real(): FastifyBaseLogger {
+  protected get real(): FastifyBaseLogger {
     return (this.#child ??= this.#makeChild.call(this.#parent, this.#bindings, this.#options));
   }
 
@@ -61,6 +61,27 @@ class LazyRequestLogger {
   silent(...args: Parameters<FastifyBaseLogger["silent"]>): void {
     this.real.silent(...args);
   }
+
+  /**
+   * This class with every other member of `logger` (pino's bindings(), flush(), isLevelEnabled, levels,
+   * custom levels' methods...) forwarded to the real child: a plugin or route calling any of them on
+   * request.log gets what Fastify's own child would give. Once per root logger, on the prototype.
+   */
+  static forwarding(logger: object): typeof LazyRequestLogger {
+    class Forwarding extends LazyRequestLogger {}
+    const keys = new Set<string | symbol>();
+    for (let o: object | null = logger; o !== null && o !== Object.prototype; o = Object.getPrototypeOf(o) as object | null) for (const key of Reflect.ownKeys(o)) keys.add(key);
+    const real = (lazy: LazyRequestLogger) => lazy.real as unknown as Record<string | symbol, unknown>;
+    for (const key of keys) {
+      if (key === "constructor" || key in Forwarding.prototype) continue;
+      const member: PropertyDescriptor =
+        typeof (logger as Record<string | symbol, unknown>)[key] === "function"
+          ? { value: function (this: LazyRequestLogger, ...args: unknown[]) { const target = real(this); return (target[key] as (...a: unknown[]) => unknown).apply(target, args); }, writable: true }
+          : { get(this: LazyRequestLogger) { return real(this)[key]; }, set(this: LazyRequestLogger, value: unknown) { real(this)[key] = value; } };
+      Object.defineProperty(Forwarding.prototype, key, { ...member, configurable: true });
+    }
+    return Forwarding;
+  }
 }
 
 /**
@@ -72,8 +93,9 @@ class LazyRequestLogger {
  */
 export function makeChildrenLazy(log: FastifyBaseLogger): void {
   const makeChild = log.child;
+  const Lazy = LazyRequestLogger.forwarding(log);
   log.child = function (this: FastifyBaseLogger, bindings: Bindings, options?: ChildOptions) {
-    return new LazyRequestLogger(this, makeChild, bindings, options) as unknown as FastifyBaseLogger;
+    return new Lazy(this, makeChild, bindings, options) as unknown as FastifyBaseLogger;
   } as MakeChild;
 }
 

@@ -265,10 +265,19 @@ async function buildApp(
   const metrics = createMetrics(() => context.relayer?.store ?? null);
   // Logs requests (reads only from --log-level debug on) and counts every answer in /metrics.
   const logController = new RequestLogController((request, reply) => countAnswer(metrics.http, request, reply));
+  const cors = corsFor(options.corsOrigins);
+  const everyAnswer = { ...securityHeaders(), ...cors?.headers };
   const app = Fastify({
     logger: withRedactedErrors(options.logger ?? false, options.rpcUrl),
     // Fastify's own errors (a malformed URL, say), parser errors and the closing answer are problems too.
-    frameworkErrors: answerFrameworkError,
+    // A framework error runs no hook and sets up no response listener: its answer is given the headers
+    // and the CORS of every answer here, and is counted (and logged) as it leaves.
+    frameworkErrors: (error, request, reply) => {
+      reply.raw.once("finish", () => logController.requestCompleted(null, request, reply));
+      reply.headers(everyAnswer);
+      if (cors === null || request.headers.origin === undefined) return answerFrameworkError(error, request, reply);
+      cors.onRequest(request, reply, () => answerFrameworkError(error, request, reply));
+    },
     clientErrorHandler: (error, socket) => answerClientError(error, socket, { requestTimeoutMs }),
     return503OnClosing: false,
     requestTimeout: requestTimeoutMs,
@@ -342,8 +351,7 @@ async function buildApp(
   });
   // Its onRequest hook, the one every request runs, puts the security and CORS headers on every answer,
   // problems included; @fastify/cors's own hook runs from it, for the requests it can change.
-  const cors = corsFor(options.corsOrigins);
-  installProblemHandlers(app, knownPaths, securityHeaders(), cors);
+  installProblemHandlers(app, knownPaths, everyAnswer, cors);
   await cors?.register(app);
   await registerProtection(app, options.rateLimit ?? DEFAULT_RATE_LIMIT);
   // Before the route plugins: @fastify/swagger collects routes through onRoute.

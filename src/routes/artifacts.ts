@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { RuntimeContext } from "../context.ts";
 import { Problem, ProblemError } from "../problem.ts";
 import { QUEUE_PATHS } from "../paths.ts";
+import { noneMatch } from "./config.ts";
 
 /** GET /api/queue/artifacts/:name — the proof files the config lists, checked at start. */
 export const artifactsRoutes: FastifyPluginAsyncZod<{ context: RuntimeContext }> = async (app, { context }) => {
@@ -19,7 +20,7 @@ export const artifactsRoutes: FastifyPluginAsyncZod<{ context: RuntimeContext }>
       if (!artifact) {
         throw new ProblemError("artifact_not_found", `no proof artifact named ${request.params.name}; see queue.proof.artifacts in the config`);
       }
-      const cached = request.headers["if-none-match"] === artifact.etag;
+      const cached = noneMatch(request.headers["if-none-match"], artifact.etag);
       const body = cached ? undefined : await artifact.open();
       if (!cached && !body) {
         throw new ProblemError("artifact_not_found", `the proof file ${request.params.name} was written to since the runtime checked it at start and no longer has the config's sha256: restart the runtime`);

@@ -4,11 +4,25 @@ import { DeploymentConfig } from "../config/deployment-config.ts";
 import { Problem } from "../problem.ts";
 import { QUEUE_PATHS } from "../paths.ts";
 
+/**
+ * Whether If-None-Match names this ETag (RFC 9110 §13.1.2): `*`, or a list of entity tags compared weakly,
+ * so `W/"x"` (a proxy that compressed the answer weakens its ETag) and `"a", "x"` match `"x"`.
+ */
+export function noneMatch(ifNoneMatch: string | undefined, etag: string): boolean {
+  if (ifNoneMatch === undefined) return false;
+  if (ifNoneMatch === etag) return true; // what a client sends back, checked first
+  return ifNoneMatch.trim() === "*" || ifNoneMatch.split(",").some((tag) => tag.trim().replace(/^W\//, "") === etag);
+}
+
 /** GET /api/queue/config (spec §4.1): the manifest's bytes, verbatim. */
 export const configRoutes: FastifyPluginAsyncZod<{ context: RuntimeContext }> = async (app, { context }) => {
   // no-cache, not immutable: the same base URL may serve a new deployment after a restart (rule 7).
-  const validators = { "cache-control": "no-cache", etag: context.configEtag };
-  const answer = { ...validators, "content-type": "application/json; charset=utf-8" };
+  // Made once per ETag: a code change (code-change.ts) gives the context new bytes and a new ETag.
+  const headersOf = (etag: string) => {
+    const validators = { "cache-control": "no-cache", etag };
+    return { etag, validators, answer: { ...validators, "content-type": "application/json; charset=utf-8" } };
+  };
+  let headers = headersOf(context.configEtag);
   app.get(QUEUE_PATHS.config, {
     schema: {
       summary: "Deployment configuration",
@@ -17,9 +31,10 @@ export const configRoutes: FastifyPluginAsyncZod<{ context: RuntimeContext }> = 
     },
     // Not async: a promise per answer is measurable on a route this small; the headers are made once.
     handler: (request, reply) => {
-      if (request.headers["if-none-match"] === context.configEtag) return void reply.code(304).headers(validators).send(undefined as never);
+      if (headers.etag !== context.configEtag) headers = headersOf(context.configEtag);
+      if (noneMatch(request.headers["if-none-match"], headers.etag)) return void reply.code(304).headers(headers.validators).send(undefined as never);
       // A Buffer bypasses the serializer: re-serializing could reorder or reformat, and the bytes are the contract.
-      reply.headers(answer).send(context.configBytes as never);
+      reply.headers(headers.answer).send(context.configBytes as never);
     },
   });
 };
