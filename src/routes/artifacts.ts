@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { RuntimeContext } from "../context.ts";
 import { Problem, ProblemError } from "../problem.ts";
 import { QUEUE_PATHS } from "../paths.ts";
-import { noneMatch } from "./config.ts";
+import { noneMatch } from "../if-none-match.ts";
 
 /** GET /api/queue/artifacts/:name — the proof files the config lists, checked at start. */
 export const artifactsRoutes: FastifyPluginAsyncZod<{ context: RuntimeContext }> = async (app, { context }) => {

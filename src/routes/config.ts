@@ -3,16 +3,7 @@ import type { RuntimeContext } from "../context.ts";
 import { DeploymentConfig } from "../config/deployment-config.ts";
 import { Problem } from "../problem.ts";
 import { QUEUE_PATHS } from "../paths.ts";
-
-/**
- * Whether If-None-Match names this ETag (RFC 9110 §13.1.2): `*`, or a list of entity tags compared weakly,
- * so `W/"x"` (a proxy that compressed the answer weakens its ETag) and `"a", "x"` match `"x"`.
- */
-export function noneMatch(ifNoneMatch: string | undefined, etag: string): boolean {
-  if (ifNoneMatch === undefined) return false;
-  if (ifNoneMatch === etag) return true; // what a client sends back, checked first
-  return ifNoneMatch.trim() === "*" || ifNoneMatch.split(",").some((tag) => tag.trim().replace(/^W\//, "") === etag);
-}
+import { noneMatch } from "../if-none-match.ts";
 
 /** GET /api/queue/config (spec §4.1): the manifest's bytes, verbatim. */
 export const configRoutes: FastifyPluginAsyncZod<{ context: RuntimeContext }> = async (app, { context }) => {

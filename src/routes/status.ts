@@ -18,9 +18,10 @@ const KEPT_QUERIES = 4_096;
 /**
  * The route's validator, StatusQuery's verdict kept per id: zod's parse of the same `{ id }` was a
  * twentieth of a poll's time. Only a query of exactly one field, `id`, is looked up; StatusQuery has no
- * transform and no check that changes with time, so the same id always gets the same verdict.
+ * transform and no check that changes with time, so the same id always gets the same verdict. Only an
+ * accepted id is kept: those are short, where a refused one may be any 16 KB a client sends.
  */
-const keptPerId = (route: Parameters<typeof validatorCompiler>[0]) => {
+export const keptPerId = (route: Parameters<typeof validatorCompiler>[0]) => {
   // Ours answers at once, never a promise or a boolean.
   const validate = validatorCompiler(route) as (data: unknown) => { value?: unknown; error?: unknown };
   if (route.httpPart !== "querystring") return validate;
@@ -35,7 +36,8 @@ const keptPerId = (route: Parameters<typeof validatorCompiler>[0]) => {
     if (verdict === undefined) {
       if (kept.size >= KEPT_QUERIES) kept.clear();
       verdict = validate(data);
-      if (verdict.value !== undefined) Object.freeze(verdict.value);
+      if (verdict.value === undefined) return verdict;
+      Object.freeze(verdict.value);
       kept.set(id, verdict);
     }
     return verdict;
