@@ -1,4 +1,4 @@
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { keccak256, type Address } from "viem";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -64,5 +64,20 @@ describe("a patch source that is not one", () => {
     const answer = await post(await make());
     expect(answer).toMatchObject({ status: 422, body: { code: "patch_source_invalid", detail: expect.stringMatching(detail) } });
     expect(await poolCode()).toBe(before);
+  });
+
+  // The runtime checks the patched chain as at its start: a verifier that takes dev proofs where the
+  // manifest says Groth16 is refused there. That refusal was thrown as it came: a 500.
+  it("a verifier patch the runtime refuses (another proof system): 422 deployment_mismatch, the verifier's code and the manifest unchanged", async () => {
+    const verifier = stack.manifest.queue.proof.verifier;
+    const codeOf = async () => keccak256((await createChainClient(stack.rpcUrl).getCode({ address: verifier.address as Address })) ?? "0x");
+    const before = { code: await codeOf(), manifest: verifier.runtimeCodeHash, etag: (await fetch(`${stack.queueUrl}/api/queue/config`)).headers.get("etag") };
+    const other = stack.manifest.queue.proof.system === "dev" ? "JoinSplitVerifier.sol" : "DevVerifier.sol";
+    const source = await write("verifier/package.json", "{}").then(() => path.join(dir, "verifier", other));
+    await copyFile(path.resolve("contracts-fixtures/contracts", other), source);
+    const response = await fetch(`${stack.queueUrl}/api/dev/patch`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ contract: "verifier", source }) });
+    expect({ status: response.status, body: await response.json() }).toMatchObject({ status: 422, body: { code: "deployment_mismatch", detail: expect.stringMatching(/the Pool's verifier expects/) } });
+    expect({ code: await codeOf(), manifest: verifier.runtimeCodeHash, etag: (await fetch(`${stack.queueUrl}/api/queue/config`)).headers.get("etag") }).toEqual(before);
+    expect(stack.patches()).toEqual([]);
   });
 });
