@@ -1,0 +1,44 @@
+import { describe, expect, it } from "vitest";
+import type { DevStack } from "../harness/index.ts";
+import { withQueueStack } from "./support/queue-stack.ts";
+import { rpc } from "./support/rpc.ts";
+
+// What a test leaves in anvil that evm_revert does not take back: a block timestamp interval, the next
+// block's base fee, the coinbase. Before the fix, after stack.reset() each block was still 1,000 s
+// later than the one before, the base fee still 1,000 gwei (over the relayer's 500 gwei fee cap: the
+// next test's relays could not be sent), and the fees still went to the coinbase the last test chose.
+let stack: DevStack;
+withQueueStack({ store: ":memory:" }, (s) => ({ stack } = s));
+
+type Block = { timestamp: string; baseFeePerGas: string; miner: string };
+const pending = () => rpc<Block>(stack.rpcUrl, "eth_getBlockByNumber", ["pending", false]);
+
+describe("a reset puts back what anvil's revert does not", () => {
+  it("the block timestamp interval, the next block's base fee and the coinbase are as on a fresh stack", async () => {
+    await stack.reset();
+    const clean = await pending();
+    await rpc(stack.rpcUrl, "anvil_setBlockTimestampInterval", [1_000]);
+    await rpc(stack.rpcUrl, "anvil_setNextBlockBaseFeePerGas", [`0x${(10n ** 12n).toString(16)}`]);
+    await rpc(stack.rpcUrl, "anvil_setCoinbase", ["0x000000000000000000000000000000000000dEaD"]);
+    await rpc(stack.rpcUrl, "evm_mine");
+
+    await stack.reset();
+    const after = await pending();
+    expect(after.baseFeePerGas).toBe(clean.baseFeePerGas);
+    expect(after.miner).toBe(clean.miner);
+    // Two blocks mined: each near the wall clock, not 1,000 s apart.
+    await rpc(stack.rpcUrl, "evm_mine");
+    await rpc(stack.rpcUrl, "evm_mine");
+    const mined = await rpc<Block>(stack.rpcUrl, "eth_getBlockByNumber", ["latest", false]);
+    expect(Number(mined.timestamp) - Math.floor(Date.now() / 1000)).toBeLessThan(100);
+  });
+
+  it("a revert to a snapshot puts back the base fee it was taken with", async () => {
+    await rpc(stack.rpcUrl, "anvil_setNextBlockBaseFeePerGas", [`0x${(3n * 10n ** 9n).toString(16)}`]);
+    const snapshot = await stack.snapshot();
+    const taken = await pending();
+    await rpc(stack.rpcUrl, "anvil_setNextBlockBaseFeePerGas", [`0x${(10n ** 12n).toString(16)}`]);
+    await stack.revert(snapshot);
+    expect((await pending()).baseFeePerGas).toBe(taken.baseFeePerGas);
+  });
+});
