@@ -10,6 +10,12 @@ import { rpc } from "./support/rpc.ts";
 let stack: DevStack;
 withQueueStack({ store: ":memory:" }, (s) => ({ stack } = s));
 
+const relayer = async (body: Record<string, unknown> = {}) => {
+  const response = await fetch(`${stack.queueUrl}/api/dev/relayer`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  expect(response.status).toBe(200);
+  return ((await response.json()) as { engine: string }).engine;
+};
+
 type Block = { timestamp: string; baseFeePerGas: string; miner: string };
 const pending = () => rpc<Block>(stack.rpcUrl, "eth_getBlockByNumber", ["pending", false]);
 
@@ -40,5 +46,24 @@ describe("a reset puts back what anvil's revert does not", () => {
     await rpc(stack.rpcUrl, "anvil_setNextBlockBaseFeePerGas", [`0x${(10n ** 12n).toString(16)}`]);
     await stack.revert(snapshot);
     expect((await pending()).baseFeePerGas).toBe(taken.baseFeePerGas);
+  });
+});
+
+// Before the fix, a relayer paused from the dev controls stayed paused after stack.reset(): the next
+// test's operations waited `accepted` for ever.
+describe("a reset puts the relayer back as it was", () => {
+  it("paused by a dev control after the snapshot: running again after the revert; paused before it: paused again", async () => {
+    await stack.reset();
+    expect(await relayer({ engine: "paused" })).toBe("paused");
+    await stack.reset();
+    expect(await relayer()).toBe("running");
+
+    expect(await relayer({ engine: "paused" })).toBe("paused");
+    const paused = await stack.snapshot();
+    expect(await relayer({ engine: "running" })).toBe("running");
+    await stack.revert(paused);
+    expect(await relayer()).toBe("paused");
+    await stack.reset();
+    expect(await relayer()).toBe("running");
   });
 });

@@ -41,6 +41,8 @@ interface Held {
    */
   baseFee: Hex | null;
   coinbase: Hex;
+  /** Whether the relayer was paused by the dev control (or a loaded bundle's hold): a revert puts that back. */
+  relayerPaused: boolean;
 }
 
 type Block = { number: Hex; hash: Hex; timestamp: Hex };
@@ -201,8 +203,10 @@ export function createSnapshots(args: { rpcUrl: string; control: RelayControl | 
 
   return {
     take: () =>
-      serial(() =>
-        paused(async () => {
+      serial(() => {
+        // Before this snapshot's own pause: only the dev control's (a bundle's hold is one) can be on now.
+        const relayerPaused = control?.paused() ?? false;
+        return paused(async () => {
           const [automine, interval, offset, before, next, coinbase] = await batch([
             ["anvil_getAutomine"],
             ["anvil_getIntervalMining"],
@@ -228,11 +232,12 @@ export function createSnapshots(args: { rpcUrl: string; control: RelayControl | 
               blockTimestamp: Number(block.timestamp),
               baseFee: (next as { baseFeePerGas?: Hex } | null)?.baseFeePerGas ?? null,
               coinbase: coinbase as Hex,
+              relayerPaused,
             });
             return snapshot;
           }
-        }),
-      ),
+        });
+      }),
 
     revert: (snapshot) =>
       serial(() =>
@@ -267,6 +272,9 @@ export function createSnapshots(args: { rpcUrl: string; control: RelayControl | 
           for (const [other, later] of held) if (later.seq > entry.seq) forget(other);
           entry.seq = nextSeq++;
           if (entry.store) control?.restore(entry.store);
+          // A pause from the dev control belongs to its moment, as a fault does: the relayer as it was.
+          if (entry.relayerPaused) await control?.pause("dev");
+          else control?.resume("dev");
         }, "hold"),
       ),
 
