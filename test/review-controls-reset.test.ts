@@ -67,3 +67,22 @@ describe("a reset puts the relayer back as it was", () => {
     expect(await relayer()).toBe("running");
   });
 });
+
+// Before the fix, the reset route had no body schema: `{ "now": false }` or `[]` reset the
+// stack with a 200, where every other control refuses what it does not know.
+describe("POST /api/dev/reset refuses a body it does not know", () => {
+  const reset = (body?: string) => fetch(`${stack.queueUrl}/api/dev/reset`, { method: "POST", ...(body === undefined ? {} : { headers: { "content-type": "application/json" }, body }) });
+  it.each(['{"now":false}', "[]", '"x"'])("%s: 400 invalid_request, nothing reset", async (body) => {
+    await rpc(stack.rpcUrl, "evm_mine");
+    const before = await rpc<{ hash: string }>(stack.rpcUrl, "eth_getBlockByNumber", ["latest", false]);
+    const response = await reset(body);
+    expect(response.status).toBe(400);
+    expect(response.headers.get("content-type")).toContain("application/problem+json");
+    expect(((await response.json()) as { code: string }).code).toBe("invalid_request");
+    expect((await rpc<{ hash: string }>(stack.rpcUrl, "eth_getBlockByNumber", ["latest", false])).hash).toBe(before.hash);
+  });
+  it("{} or no body: reset", async () => {
+    const answers = [await reset("{}"), await reset()];
+    expect(await Promise.all(answers.map(async (a) => `${a.status} ${await a.text()}`))).toEqual(["200 {\"reset\":true}", "200 {\"reset\":true}"]);
+  });
+});

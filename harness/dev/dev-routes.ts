@@ -210,6 +210,8 @@ const resetRoutes: FastifyPluginAsyncZod<DevDeps> = async (app, deps) => {
   app.post(`${DEV_PREFIX}/reset`, {
     schema: {
       ...dev("reset the stack", "Back to the clean state the stack started in, as `stack.reset()`: the chain and the operation store reverted together, the faults off, the original deployment served."),
+      // No body, or {}: nothing else (an unknown field is refused, as by every control).
+      body: z.strictObject({}).nullish(),
       response: { 200: z.strictObject({ reset: z.literal(true) }), default: Problem },
     },
     // The reset takes the dev controls' lock itself (as stack.reset() does).
