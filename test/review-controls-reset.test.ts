@@ -86,3 +86,22 @@ describe("POST /api/dev/reset refuses a body it does not know", () => {
     expect(await Promise.all(answers.map(async (a) => `${a.status} ${await a.text()}`))).toEqual(["200 {\"reset\":true}", "200 {\"reset\":true}"]);
   });
 });
+
+// Before the fix, `mining { mode: "hold" }` only turned automine off: with interval mining on (a
+// test's evm_setIntervalMining, a fixture's), blocks kept coming and "held" operations were mined.
+describe("POST /api/dev/mining hold holds interval mining too", () => {
+  it("no block is mined while held, whatever mined them before; auto mines again", async () => {
+    await stack.reset();
+    await rpc(stack.rpcUrl, "evm_setIntervalMining", [1]);
+    const hold = await fetch(`${stack.queueUrl}/api/dev/mining`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ mode: "hold" }) });
+    expect(hold.status).toBe(200);
+    const held = await rpc<string>(stack.rpcUrl, "eth_blockNumber");
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect(await rpc<string>(stack.rpcUrl, "eth_blockNumber")).toBe(held);
+    expect(await rpc(stack.rpcUrl, "anvil_getIntervalMining")).toBeNull();
+    const auto = await fetch(`${stack.queueUrl}/api/dev/mining`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ mode: "auto" }) });
+    expect(auto.status).toBe(200);
+    expect(await rpc(stack.rpcUrl, "anvil_getAutomine")).toBe(true);
+    await stack.reset();
+  });
+});

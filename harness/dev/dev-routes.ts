@@ -87,6 +87,8 @@ const devRoutes: FastifyPluginAsyncZod<DevDeps> = async (app, deps) => {
     handler: async (request) =>
       deps.lock.run(async () => {
         await rpc(deps.rpcUrl, "evm_setAutomine", [request.body.mode === "auto"]);
+        // anvil's evm_setAutomine(false) leaves interval mining on: held means no block at all.
+        if (request.body.mode === "hold") await rpc(deps.rpcUrl, "evm_setIntervalMining", [0]);
         if (request.body.mode === "auto") await rpc(deps.rpcUrl, "evm_mine");
         return { mode: request.body.mode, head: await head(deps.rpcUrl) };
       }),
