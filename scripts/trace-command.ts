@@ -37,6 +37,12 @@ if (!op) fail(`the stack at ${info.queueUrl} has no operation ${id}`, 1);
 if (!op.transactionHash) {
   fail(`operation ${id} was never mined (${op.state}${op.reason ? `: ${op.reason.code}, ${op.reason.detail}` : ""}); stack.trace(id) replays it from the harness API`, 1);
 }
-const trace = await traceOf({ rpcUrl: info.rpcUrl, config, fixtures: await loadFixtures(), transactionHash: op.transactionHash });
+let trace: Awaited<ReturnType<typeof traceOf>>;
+try {
+  trace = await traceOf({ rpcUrl: info.rpcUrl, config, fixtures: await loadFixtures(), transactionHash: op.transactionHash });
+} catch (error) {
+  // The node's refusal (a node without debug_traceTransaction, a chain gone): one line, not a stack trace.
+  fail(`the node at ${info.rpcUrl} could not trace transaction ${op.transactionHash}: ${((error as { shortMessage?: string }).shortMessage ?? (error as Error).message).split("\n")[0]}`, 1);
+}
 // What the chain said is shown escaped (trace.text is, line by line; JSON escapes C0 controls, not DEL or C1).
 process.stdout.write(parsed.values.json ? `${printable(JSON.stringify(trace))}\n` : `${printable(`operation ${id} (${op.state}), transaction ${trace.transactionHash}`)}\n${trace.text}\n`);

@@ -1,3 +1,6 @@
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { execa } from "execa";
 import { describe, expect, it } from "vitest";
 import type { Address } from "viem";
@@ -5,6 +8,7 @@ import { ACTION_ROUTES, type DevStack } from "../harness/index.ts";
 import { createAccountKeys, prepareAction, type QueueClient } from "../harness/client/index.ts";
 import { poolFixture } from "./support/pool.ts";
 import { withQueueStack } from "./support/queue-stack.ts";
+import { freePort } from "./support/ports.ts";
 import { hex, rpc } from "./support/rpc.ts";
 
 // Traces of relayed operations: the call tree with contract and function names, the custom error decoded.
@@ -51,6 +55,18 @@ describe("stack.trace(operationId)", () => {
     expect(printed.stdout).toMatch(/Pool\.transactAction {2}\[\d+ gas\] {2}<- reverted: ActionExpired\(\d+\)/);
     expect((await cli("--state-dir", stack.stateDir)).exitCode).toBe(2);
     expect((await cli("op_nope", "--state-dir", stack.stateDir)).stderr).toContain("has no operation op_nope");
+    // A chain that cannot answer the trace (gone since: stack.json's RPC URL names a port nothing listens on): one line, exit 1.
+    const gone = await mkdtemp(path.join(tmpdir(), "trace-gone-"));
+    try {
+      const info = JSON.parse(await readFile(path.join(stack.stateDir, "stack.json"), "utf8"));
+      await writeFile(path.join(gone, "stack.json"), JSON.stringify({ ...info, rpcUrl: `http://127.0.0.1:${await freePort()}` }));
+      const refused = await cli(op.id, "--state-dir", gone);
+      expect(refused.exitCode).toBe(1);
+      expect(refused.stderr.trim().split("\n")).toHaveLength(1);
+      expect(refused.stderr).toMatch(/^queue-devstack trace: the node at http:\/\/127\.0\.0\.1:\d+ could not trace transaction 0x[0-9a-f]{64}: /);
+    } finally {
+      await rm(gone, { recursive: true, force: true });
+    }
   });
 
   it("a confirmed action: every call named, down to the verifier and the swap adapter", async () => {
