@@ -165,6 +165,14 @@ describe("dashboard", () => {
 
     expect(await page.evaluate(() => (globalThis as unknown as { loadedOnce?: boolean }).loadedOnce)).toBe(true);
     expect(consoleErrors).toEqual([]);
+
+    // Automine off while anvil mines every 2 s (a test's own evm_setIntervalMining) is said so, not as held.
+    await jsonRpc(stack.rpcUrl, "evm_setIntervalMining", [2]);
+    await page.reload(); // after the no-reload checks above
+    await page.locator("#mining-mode", { hasText: "every 2 s" }).waitFor();
+    expect(await page.locator("#mining-held").isVisible()).toBe(false);
+    await jsonRpc(stack.rpcUrl, "evm_setIntervalMining", [0]);
+    await jsonRpc(stack.rpcUrl, "evm_setAutomine", [true]);
   }, 120_000);
 
   it("shows a relay reverted by 'revert next relay' with InvalidProof() in its trace, and an RPC fault in the health panel", async () => {

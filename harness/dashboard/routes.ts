@@ -110,10 +110,11 @@ export async function registerDashboard(scope: FastifyInstance, deps: DashboardD
   const healthView = async (): Promise<HealthView> => {
     const health = await dev.inject({ method: "GET", url: HEALTH_PATH });
     const rpc = <T>(method: string, params: unknown[] = []) => jsonRpc<T>(deps.rpcUrl, method, params);
-    const [block, pending, automine, balance, nonce] = await Promise.all([
+    const [block, pending, automine, interval, balance, nonce] = await Promise.all([
       rpc<{ number: string; timestamp: string }>("eth_getBlockByNumber", ["latest", false]),
       rpc<{ timestamp: string }>("eth_getBlockByNumber", ["pending", false]),
       rpc<boolean>("anvil_getAutomine"),
+      rpc<number | null>("anvil_getIntervalMining"),
       rpc<string>("eth_getBalance", [deps.relayer, "latest"]),
       rpc<string>("eth_getTransactionCount", [deps.relayer, "latest"]),
     ]);
@@ -121,7 +122,8 @@ export async function registerDashboard(scope: FastifyInstance, deps: DashboardD
       health: { status: health.statusCode, body: health.json() },
       relayer: control ? { address: deps.relayer, balanceWei: BigInt(balance), nonce: Number(nonce) } : null,
       head: { number: Number(block.number), timestamp: Number(block.timestamp), ageS: Math.max(0, Number(pending.timestamp) - Number(block.timestamp)) },
-      mining: automine ? "auto" : "hold",
+      // Automine off is not held while anvil mines on an interval (a test's evm_setIntervalMining).
+      mining: automine ? "auto" : interval ? `every ${interval} s` : "hold",
       engine: control ? (control.paused() ? "paused" : "running") : null,
       faults: deps.faults.state(),
       serving: deps.deployments.serving(),

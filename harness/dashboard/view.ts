@@ -154,7 +154,8 @@ export interface HealthView {
   relayer: { address: string; balanceWei: bigint; nonce: number } | null;
   /** The head, and its age by the chain's own clock (anvil's pending block's time less the head's). */
   head: { number: number; timestamp: number; ageS: number };
-  mining: "auto" | "hold";
+  /** auto, hold, or a block every so many seconds (anvil's interval mining). */
+  mining: "auto" | "hold" | `every ${number} s`;
   engine: "running" | "paused" | null;
   faults: { fault: string; delayMs?: number | null; methods: string[] | null; endsAt: string | null; revertNextRelay: boolean };
   serving: string;
