@@ -117,6 +117,8 @@ export function stateDirPart(
             if (!(await exists(file))) continue;
             throw new BundleError(options.store === undefined ? `${stateDir} already holds an operation store (${path.basename(file)}): load a bundle into an empty state dir` : `${file} already holds an operation store: load a bundle with a store path where none is`);
           }
+          // The store it writes is this start's (none was there): a failed start removes it, outside the state dir too.
+          onFailedStart(() => removeStore(storePath));
           const unpacked = await unpackBundle(options.load as string, { chainState: chainStateFile, manifest: manifestPath, store: storePath }, stateDir, options.signal);
           loadedFork = unpacked.mode === "fork";
           loadedLive = unpacked.live;

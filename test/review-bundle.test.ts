@@ -1,0 +1,83 @@
+import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { gunzipSync, gzipSync } from "node:zlib";
+import { execa } from "execa";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BundleError, startDevStack, type DevStack } from "../harness/index.ts";
+import { anvilsWith } from "./support/processes.ts";
+import { withStacks } from "./support/stacks.ts";
+import { withTempDirs } from "./support/temp-dirs.ts";
+
+// review-bundle: what a load or a save leaves on disk when it fails half-way.
+const tempDir = withTempDirs();
+const startStack = withStacks();
+const CLI = ["--experimental-strip-types", "--no-warnings", "scripts/dev-stack.ts"];
+type Envelope = Record<string, unknown> & { chain: string; store: string; manifest: string };
+let dir: string;
+let stack: DevStack;
+let good: Envelope;
+
+beforeAll(async () => {
+  dir = await tempDir("devstack-review-bundle-");
+  stack = await startStack({ stateDir: path.join(dir, "running") });
+  const file = path.join(dir, "good.qdbundle");
+  await stack.save(file);
+  good = JSON.parse(gunzipSync(await readFile(file)).toString("utf8")) as Envelope;
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+/** The good bundle with its first asset's symbol, in its chain, holding an escape: it unpacks, then fails once the chain runs. */
+async function failsOnceStarted(): Promise<string> {
+  const symbol = Buffer.from("\u001b[2Jok", "latin1");
+  const slot = `0x${Buffer.concat([symbol, Buffer.alloc(31 - symbol.length), Buffer.from([symbol.length * 2])]).toString("hex")}`;
+  const chain = JSON.parse(gunzipSync(Buffer.from(good.chain, "base64")).toString("utf8")) as { accounts: Record<string, { storage: Record<string, string> }> };
+  const asset = (JSON.parse(good.manifest) as { assets: Array<{ address: string }> }).assets[0]?.address.toLowerCase();
+  const account = Object.entries(chain.accounts).find(([address]) => address.toLowerCase() === asset)?.[1] as { storage: Record<string, string> };
+  account.storage[`0x${"4".padStart(64, "0")}`] = slot;
+  const file = path.join(dir, "fails-once-started.qdbundle");
+  await writeFile(file, gzipSync(JSON.stringify({ ...good, chain: gzipSync(JSON.stringify(chain)).toString("base64") })));
+  return file;
+}
+
+describe("a refused load leaves nothing behind (review-bundle)", () => {
+  it("with a store path outside the state dir, a bundle refused once its chain runs leaves no store there: the same load can be tried again", async () => {
+    const load = await failsOnceStarted();
+    const stateDir = await tempDir("devstack-review-bundle-state-");
+    const storeDir = await tempDir("devstack-review-bundle-store-");
+    const store = path.join(storeDir, "elsewhere.sqlite");
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const error = await startDevStack({ load, stateDir, store, chainPort: 0, queuePort: 0 }).then(
+        async (started) => (await started.stop(), null),
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(BundleError);
+      expect((error as Error).message).toMatch(/its chain and manifest do not make a stack/);
+      expect(await readdir(storeDir)).toEqual([]);
+      expect(await readdir(stateDir)).toEqual([]);
+      expect(await anvilsWith(stateDir)).toEqual([]);
+    }
+  });
+});
+
+describe("a failed save leaves nothing behind (review-bundle)", () => {
+  it("stack.save onto a path it cannot replace (a folder) rejects, and leaves no temp file beside it", async () => {
+    const target = path.join(await tempDir("devstack-review-bundle-save-"), "taken");
+    await mkdir(target);
+    await expect(stack.save(target)).rejects.toThrow();
+    expect(await readdir(path.dirname(target))).toEqual(["taken"]);
+  });
+
+  it("queue-devstack save onto a path it cannot write says so in one line, exit 1, and leaves no temp file", async () => {
+    const parent = await tempDir("devstack-review-bundle-save-cli-");
+    await mkdir(path.join(parent, "taken"));
+    for (const target of [path.join(parent, "taken"), path.join(parent, "missing", "repro.qdbundle")]) {
+      const saved = await execa(process.execPath, [...CLI, "save", target, "--state-dir", stack.stateDir], { reject: false });
+      expect(saved.exitCode, saved.stderr).toBe(1);
+      expect(saved.stderr.trim().split("\n"), saved.stderr).toHaveLength(1);
+      expect(saved.stderr).toMatch(/^queue-devstack save: /);
+      expect(await readdir(parent)).toEqual(["taken"]);
+    }
+  });
+});
