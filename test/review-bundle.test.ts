@@ -1,9 +1,11 @@
+import { createHash } from "node:crypto";
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BundleError, startDevStack, type DevStack } from "../harness/index.ts";
+import { BundleError, StackAlreadyRunningError, startDevStack, type DevStack } from "../harness/index.ts";
+import { commandLineOf } from "../harness/process/index.ts";
 import { anvilsWith } from "./support/processes.ts";
 import { withStacks } from "./support/stacks.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
@@ -78,6 +80,30 @@ describe("a failed save leaves nothing behind (review-bundle)", () => {
       expect(saved.stderr.trim().split("\n"), saved.stderr).toHaveLength(1);
       expect(saved.stderr).toMatch(/^queue-devstack save: /);
       expect(await readdir(parent)).toEqual(["taken"]);
+    }
+  });
+});
+
+describe("a second start on a busy state dir is refused without touching it (review-bundle)", () => {
+  it("a state dir whose owner runs, in the middle of starting its anvil: the start refused by name leaves that anvil's run folder alone", async () => {
+    const stateDir = await tempDir("devstack-review-bundle-busy-");
+    // The owner: a live process of its own (a start of another CLI), recorded as the state dir's.
+    const owner = execa("sleep", ["60"]);
+    try {
+      const pid = owner.pid as number;
+      const commandSha256 = createHash("sha256").update((await commandLineOf(pid)) ?? "").digest("hex");
+      await writeFile(path.join(stateDir, "processes.json"), JSON.stringify({ version: 1, owner: { pid, commandSha256 }, anvil: null }));
+      // What anvil is given for its --config-out while the owner's start waits for it.
+      await mkdir(path.join(stateDir, ".anvil-starting"));
+      const error = await startDevStack({ stateDir, chainPort: 0, queuePort: 0 }).then(
+        async (started) => (await started.stop(), null),
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(StackAlreadyRunningError);
+      expect((await readdir(stateDir)).sort()).toEqual([".anvil-starting", "processes.json"]);
+    } finally {
+      owner.kill();
+      await owner.catch(() => {});
     }
   });
 });

@@ -58,12 +58,13 @@ export async function currentOwner(): Promise<ProcessRecord["owner"]> {
  */
 export async function reclaimStateDir(stateDir: string): Promise<LeftoverReport> {
   const record = await readProcessRecord(stateDir);
-  await removeAnvilRunDirs(stateDir); // anvil's config output, if a run died before removing it
-  if (!record) return { found: false };
-  const { owner, anvil } = record;
-  if (owner.pid !== process.pid && (await ownerRunning(owner))) {
-    throw new StackAlreadyRunningError(`a stack is already running from ${stateDir} (pid ${owner.pid}); stop it, or choose another --state-dir`);
+  if (record && record.owner.pid !== process.pid && (await ownerRunning(record.owner))) {
+    throw new StackAlreadyRunningError(`a stack is already running from ${stateDir} (pid ${record.owner.pid}); stop it, or choose another --state-dir`);
   }
+  // anvil's config output, if a run died before removing it (only now: a running owner's anvil may be writing it).
+  await removeAnvilRunDirs(stateDir);
+  if (!record) return { found: false };
+  const { anvil } = record;
   const stoppedAnvilPids: number[] = [];
   if (anvil) {
     const processes = await listProcesses();
