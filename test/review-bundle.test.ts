@@ -1,11 +1,13 @@
 import { createHash } from "node:crypto";
-import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { pathToFileURL } from "node:url";
 import path from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BundleError, StackAlreadyRunningError, startDevStack, type DevStack } from "../harness/index.ts";
 import { commandLineOf } from "../harness/process/index.ts";
+import { readProcessRecord } from "../harness/state-dir/index.ts";
 import { anvilsWith } from "./support/processes.ts";
 import { withStacks } from "./support/stacks.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
@@ -106,4 +108,61 @@ describe("a second start on a busy state dir is refused without touching it (rev
       await owner.catch(() => {});
     }
   });
+  it("two CLIs that both found the state dir free: the second to claim it is refused by name, and the first runs on, its record intact", async () => {
+    const stateDir = await tempDir("devstack-review-bundle-race-");
+    const go = `${stateDir}.go`;
+    // A preload that holds the CLI, synchronously, once its state dir is reclaimed (as it prints that
+    // step's progress line), until the go file exists: the other CLI claims the state dir meanwhile.
+    const preload = path.join(dir, "hold-after-check.mjs");
+    await writeFile(
+      preload,
+      `import { existsSync, writeFileSync } from "node:fs";
+for (const stream of [process.stdout, process.stderr]) {
+  const write = stream.write.bind(stream);
+  stream.write = (chunk, ...rest) => {
+    if (String(chunk).startsWith("  check state dir ")) {
+      writeFileSync(process.env.HOLD_UNTIL_FILE + ".held", "");
+      const until = Date.now() + 40_000;
+      while (!existsSync(process.env.HOLD_UNTIL_FILE) && Date.now() < until) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+    }
+    return write(chunk, ...rest);
+  };
+}
+`,
+    );
+    const cli = (preloads: string[]) => execa(process.execPath, [...preloads, ...CLI, "--state-dir", stateDir, "--chain-port", "0", "--queue-port", "0"], { reject: false, env: { HOLD_UNTIL_FILE: go }, timeout: 60_000 });
+    const held = cli(["--import", pathToFileURL(preload).href]);
+    const ended = new Set<string>();
+    void held.then(() => ended.add("held"));
+    let first: ReturnType<typeof cli> | undefined;
+    try {
+      await until(async () => (await readdir(path.dirname(go))).includes(`${path.basename(go)}.held`));
+      first = cli([]);
+      void first.then(() => ended.add("first"));
+      await until(async () => (await readdir(stateDir)).includes("stack.json"));
+      await writeFile(go, "");
+      // Refused (it exits), or it wrote its own record over the first's.
+      await until(async () => ended.has("held") || (await readProcessRecord(stateDir))?.owner.pid === held.pid);
+      expect((await readProcessRecord(stateDir))?.owner.pid).toBe(first.pid);
+      const refused = await held;
+      expect(refused.exitCode, String(refused.stderr)).toBe(1);
+      expect(refused.stderr).toContain(`queue-devstack: StackAlreadyRunningError: a stack is already running from ${stateDir} (pid ${first.pid})`);
+      expect(ended.has("first")).toBe(false);
+    } finally {
+      await writeFile(go, "");
+      first?.kill("SIGINT");
+      held.kill("SIGINT");
+      await Promise.all([first, held]);
+      await Promise.all([go, `${go}.held`].map((file) => rm(file, { force: true })));
+    }
+    expect(await anvilsWith(stateDir)).toEqual([]);
+  });
 });
+
+/** Polls until `done` holds (every 50 ms, at most 30 s). */
+async function until(done: () => Promise<boolean> | boolean): Promise<void> {
+  for (const end = Date.now() + 30_000; !(await done()); ) {
+    if (Date.now() > end) throw new Error("timed out waiting");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
