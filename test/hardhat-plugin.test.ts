@@ -88,23 +88,42 @@ describe("queue-devstack/hardhat", () => {
 
   // node:test under Hardhat (isolation none) ends its run only when the event loop is empty: a stack
   // holding the loop (as one in the main thread did) hung `npx hardhat test` after its tests passed.
-  test("a process that connected ends by itself once it has nothing else to do: the stack stopped, nothing left", async () => {
+  /** A script in a project of its own that makes a Hardhat runtime with the plugin, then runs `lines`: it must end by itself, its stack gone; what it printed last. */
+  async function runAlone<T>(lines: string[], config = "{ plugins: [plugin] }"): Promise<T> {
     const dir = await project();
     const script = [
       `import { createHardhatRuntimeEnvironment } from ${JSON.stringify(pathToFileURL(createRequire(import.meta.url).resolve("hardhat/hre")).href)};`,
       `import plugin from ${JSON.stringify(path.resolve(import.meta.dirname, "../harness/hardhat/index.ts"))};`,
-      `const hre = await createHardhatRuntimeEnvironment({ plugins: [plugin] }, {}, ${JSON.stringify(dir)});`,
+      `const hre = await createHardhatRuntimeEnvironment(${config}, {}, ${JSON.stringify(dir)});`,
       'const { devstack } = await hre.network.create("devstack");',
-      "await devstack.reset();",
-      "console.log(JSON.stringify({ pid: devstack.chainPid, stateDir: devstack.stateDir }));",
+      ...lines,
+      "console.log(JSON.stringify({ ...result, pid: devstack.chainPid, stateDir: devstack.stateDir }));",
     ].join("\n");
     await writeFile(path.join(dir, "connect.mjs"), script);
     const run = await execa(process.execPath, ["connect.mjs"], { cwd: dir, timeout: 60_000, reject: false });
     expect(run.timedOut, "the process did not end by itself").toBe(false);
     expect(run.exitCode, run.stderr).toBe(0);
-    const { pid, stateDir } = JSON.parse(run.stdout) as { pid: number; stateDir: string };
-    expect(await gone(pid)).toBe(true);
-    await expect(access(stateDir)).rejects.toThrow();
+    const printed = JSON.parse(run.stdout) as T & { pid: number; stateDir: string };
+    expect(await gone(printed.pid)).toBe(true);
+    await expect(access(printed.stateDir)).rejects.toThrow();
+    return printed;
+  }
+
+  test("a process that connected ends by itself once it has nothing else to do: the stack stopped, nothing left", async () => {
+    await runAlone(["await devstack.reset();", "const result = {};"]);
+  }, 90_000);
+
+  // The setup runs in the main thread when the stack's worker asks: one that threw before returning its
+  // promise was called inside a message handler, an uncaught exception that ended the process.
+  test("a fixture's setup that throws at once rejects loadFixture with its error; one that returns a plain value gives it (as Hardhat's loadFixture)", async () => {
+    const result = await runAlone<{ thrown: string; value: number }>(
+      [
+        'const thrown = await devstack.loadFixture(() => { throw new Error("setup broke"); }).then(() => "resolved", (error) => error.message);',
+        "const result = { thrown, value: await devstack.loadFixture(() => 42) };",
+      ],
+      '{ plugins: [plugin], devstack: { store: ":memory:" } }',
+    );
+    expect(result).toMatchObject({ thrown: "setup broke", value: 42 });
   }, 90_000);
 
   test("a connection to another network says where the stack is, and starts none", async () => {

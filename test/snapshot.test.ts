@@ -98,7 +98,7 @@ describe("stack snapshots", () => {
       // Mined (its receipt read): nothing is under way, so the revert needs no quiesce (issue 32, item 4).
       await user.public.waitForTransactionReceipt({ hash: await user.wallet.sendTransaction({ to: stack.accounts[4]?.address, value: 1n }) });
       await stack.reset();
-      expect(trips).toEqual([["anvil_getIntervalMining", "txpool_status", "evm_revert", "evm_snapshot", "eth_getBlockByNumber", "evm_setAutomine", "evm_setTime"]]);
+      expect(trips).toEqual([["anvil_getIntervalMining", "txpool_status", "evm_revert", "evm_snapshot", "eth_getBlockByNumber", "evm_setAutomine", "evm_setTime", "anvil_removeBlockTimestampInterval", "anvil_setNextBlockBaseFeePerGas", "anvil_setCoinbase"]]);
       expect((await head()).hash).toBe(start.hash);
       // Pending (automine off): the one batch sees the pool, and the reset goes the long, safe way.
       trips.length = 0;

@@ -68,7 +68,7 @@ export async function startRpcFaultProxy(): Promise<RpcFaultProxy> {
   let anvil: URL | null = null;
   let fault: (RpcFaultSpec & { endsAt: number | null }) | null = null;
   let revertArmed = false;
-  // Wakes requests held by a "timeout" fault when it ends.
+  // Wakes requests held by a "timeout" or "delay" fault when it ends.
   let faultEnded = deferred();
   // While the verifier is swapped for one relay, every other request waits: nothing else may see it.
   let swap: Promise<void> | null = null;
@@ -199,7 +199,12 @@ export async function startRpcFaultProxy(): Promise<RpcFaultProxy> {
       res.destroy();
       return;
     }
-    if (now?.kind === "delay") await sleep(now.delayMs ?? 1000);
+    // Late by delayMs, or until the fault ends (switched off, changed, a reset): never later than the fault lasts.
+    if (now?.kind === "delay") {
+      const ended = new AbortController();
+      void faultEnded.promise.then(() => ended.abort());
+      await sleep(now.delayMs ?? 1000, undefined, { signal: ended.signal }).catch(() => {});
+    }
     let answer: { status: number; body: Buffer };
     const verifier = revertArmed ? relayVerifier(calls) : undefined;
     if (now?.kind === "unsupported") {

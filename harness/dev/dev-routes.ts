@@ -87,6 +87,8 @@ const devRoutes: FastifyPluginAsyncZod<DevDeps> = async (app, deps) => {
     handler: async (request) =>
       deps.lock.run(async () => {
         await rpc(deps.rpcUrl, "evm_setAutomine", [request.body.mode === "auto"]);
+        // anvil's evm_setAutomine(false) leaves interval mining on: held means no block at all.
+        if (request.body.mode === "hold") await rpc(deps.rpcUrl, "evm_setIntervalMining", [0]);
         if (request.body.mode === "auto") await rpc(deps.rpcUrl, "evm_mine");
         return { mode: request.body.mode, head: await head(deps.rpcUrl) };
       }),
@@ -210,6 +212,8 @@ const resetRoutes: FastifyPluginAsyncZod<DevDeps> = async (app, deps) => {
   app.post(`${DEV_PREFIX}/reset`, {
     schema: {
       ...dev("reset the stack", "Back to the clean state the stack started in, as `stack.reset()`: the chain and the operation store reverted together, the faults off, the original deployment served."),
+      // No body, or {}: nothing else (an unknown field is refused, as by every control).
+      body: z.strictObject({}).nullish(),
       response: { 200: z.strictObject({ reset: z.literal(true) }), default: Problem },
     },
     // The reset takes the dev controls' lock itself (as stack.reset() does).

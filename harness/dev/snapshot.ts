@@ -35,6 +35,14 @@ interface Held {
    */
   clockOffset: number;
   blockTimestamp: number;
+  /**
+   * What anvil's revert keeps as the last test left it: the next block's base fee (anvil_setNextBlockBaseFeePerGas,
+   * or risen with full blocks) and the coinbase. A timestamp interval is never kept (anvil cannot read it back).
+   */
+  baseFee: Hex | null;
+  coinbase: Hex;
+  /** Whether the relayer was paused by the dev control (or a loaded bundle's hold): a revert puts that back. */
+  relayerPaused: boolean;
 }
 
 type Block = { number: Hex; hash: Hex; timestamp: Hex };
@@ -50,10 +58,15 @@ function clockBack(entry: Held): [string, unknown[]] {
   return ["evm_setTime", [Math.max(Math.floor(Date.now() / 1000) + entry.clockOffset, entry.blockTimestamp)]];
 }
 
-/** anvil's ids are numbers: the one taken first is the smaller. */
+/** What the revert puts back besides mining mode and clock: no timestamp interval, the base fee, the coinbase. */
+function settingsBack(entry: Held): Array<[string, unknown[]]> {
+  return [["anvil_removeBlockTimestampInterval", []], ...(entry.baseFee ? [["anvil_setNextBlockBaseFeePerGas", [entry.baseFee]] as [string, unknown[]]] : []), ["anvil_setCoinbase", [entry.coinbase]]];
+}
+
 /** How long a revert waits for automine to mine what the pool holds before it drops it. */
 const POOL_WAIT_MS = 2_000;
 
+/** anvil's ids are numbers: the one taken first is the smaller. */
 const inOrder = (ids: Hex[]) => ids.sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1));
 
 /**
@@ -158,7 +171,7 @@ export function createSnapshots(args: { rpcUrl: string; control: RelayControl | 
   const revertTo = async (id: Hex, entry: Held, snapshot: StackSnapshot, newIds: 1 | 2): Promise<{ took: boolean; ids: Hex[]; head: Block }> => {
     const reverted = await rpc<boolean>("evm_revert", [id]);
     if (snapshotHooks.afterRevert) await snapshotHooks.afterRevert();
-    const answers = await batch([latest, ...Array.from({ length: newIds }, (): [string] => ["evm_snapshot"]), miningMode(entry), clockBack(entry)]);
+    const answers = await batch([latest, ...Array.from({ length: newIds }, (): [string] => ["evm_snapshot"]), miningMode(entry), clockBack(entry), ...settingsBack(entry)]);
     // The head read again, on its own: a block that was still being mined would show here, after the batch.
     const head = reverted && matches(answers[0] as Block, snapshot) ? await rpc<Block>(...latest) : (answers[0] as Block);
     return { took: reverted && matches(head, snapshot), ids: inOrder(answers.slice(1, 1 + newIds) as Hex[]), head };
@@ -175,7 +188,7 @@ export function createSnapshots(args: { rpcUrl: string; control: RelayControl | 
    */
   const revertStill = async (entry: Held, snapshot: StackSnapshot): Promise<{ took: boolean; id: Hex }> => {
     const checks: Array<[string, unknown[]?]> = [["anvil_getIntervalMining"], ["txpool_status"], ["evm_revert", [entry.primary]]];
-    const after: Array<[string, unknown[]?]> = [["evm_snapshot"], latest, miningMode(entry), clockBack(entry)];
+    const after: Array<[string, unknown[]?]> = [["evm_snapshot"], latest, miningMode(entry), clockBack(entry), ...settingsBack(entry)];
     let answers: unknown[];
     if (snapshotHooks.afterRevert) {
       // A test's hook goes where anvil's race would put a block: between the revert and the head read.
@@ -190,9 +203,18 @@ export function createSnapshots(args: { rpcUrl: string; control: RelayControl | 
 
   return {
     take: () =>
-      serial(() =>
-        paused(async () => {
-          const [automine, interval, offset, before] = await batch([["anvil_getAutomine"], ["anvil_getIntervalMining"], ["evm_increaseTime", [0]], latest]);
+      serial(() => {
+        // Before this snapshot's own pause: only the dev control's (a bundle's hold is one) can be on now.
+        const relayerPaused = control?.paused() ?? false;
+        return paused(async () => {
+          const [automine, interval, offset, before, next, coinbase] = await batch([
+            ["anvil_getAutomine"],
+            ["anvil_getIntervalMining"],
+            ["evm_increaseTime", [0]],
+            latest,
+            ["eth_getBlockByNumber", ["pending", false]],
+            ["eth_coinbase"],
+          ]);
           // Two ids of one moment; a block mined in between (automine on) shows as another head: again.
           for (let attempt = 1; ; attempt++) {
             const [spare, primary, block] = (await batch([["evm_snapshot"], ["evm_snapshot"], latest])) as [Hex, Hex, Block];
@@ -208,11 +230,14 @@ export function createSnapshots(args: { rpcUrl: string; control: RelayControl | 
               intervalSeconds: (interval as number | null) ?? null,
               clockOffset: Number(offset),
               blockTimestamp: Number(block.timestamp),
+              baseFee: (next as { baseFeePerGas?: Hex } | null)?.baseFeePerGas ?? null,
+              coinbase: coinbase as Hex,
+              relayerPaused,
             });
             return snapshot;
           }
-        }),
-      ),
+        });
+      }),
 
     revert: (snapshot) =>
       serial(() =>
@@ -247,6 +272,9 @@ export function createSnapshots(args: { rpcUrl: string; control: RelayControl | 
           for (const [other, later] of held) if (later.seq > entry.seq) forget(other);
           entry.seq = nextSeq++;
           if (entry.store) control?.restore(entry.store);
+          // A pause from the dev control belongs to its moment, as a fault does: the relayer as it was.
+          if (entry.relayerPaused) await control?.pause("dev");
+          else control?.resume("dev");
         }, "hold"),
       ),
 

@@ -48,10 +48,14 @@ export async function startWorkerStack(options: DevStackOptions): Promise<Worker
       // The worker's stack runs a fixture's setup: here, where the test's clients are.
       const fixture = fixtures[message.setup];
       const done = (error?: unknown) => worker.postMessage({ setupDone: message.run, error } satisfies StackCall);
-      fixture?.setup().then((value) => {
-        fixture.value = value;
-        done();
-      }, done);
+      // Awaited as Hardhat's loadFixture does: a setup may throw before its promise, or return a plain value.
+      if (fixture === undefined) return done(new Error(`queue-devstack: no fixture ${message.setup}`));
+      Promise.resolve()
+        .then(() => fixture.setup())
+        .then((value) => {
+          fixture.value = value;
+          done();
+        }, done);
     }
   });
   const gone = (error: unknown) => {

@@ -1,7 +1,7 @@
 import type { ProblemCode } from "../../src/problem.ts";
 
 /** Why a patch was refused, in one line, with the stable code the dev route answers with; the stack is left as it was. */
-export type PatchRefusal = Extract<ProblemCode, "unknown_contract" | "patch_source_invalid" | "compile_failed" | "storage_layout_changed" | "immutable_changed" | "patch_base_unknown">;
+export type PatchRefusal = Extract<ProblemCode, "unknown_contract" | "patch_source_invalid" | "compile_failed" | "storage_layout_changed" | "immutable_changed" | "patch_base_unknown" | "deployment_mismatch">;
 
 export class PatchError extends Error {
   override name = "PatchError";

@@ -5,6 +5,7 @@ import type { FastifyInstance } from "fastify";
 import { encodeAbiParameters, getAddress, hexToBigInt, isAddress, keccak256, numberToHex, type Address, type Hex, type PublicClient } from "viem";
 import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
 import { codeChanges } from "../../src/code-change.ts";
+import { DeploymentMismatchError } from "../../src/chain/verify-deployment.ts";
 import type { PatchedContract } from "../../src/config/patched-contract.ts";
 import { jsonRpc } from "../chain/index.ts";
 import { FIXTURE_CONTRACTS, manifestBytes, writeFileAtomic, type CompiledFixtures, type ContractLayout } from "../deployment/index.ts";
@@ -152,6 +153,8 @@ export function createPatcher(args: {
       else records.delete(at);
       await writeFileAtomic(manifestPath, manifestBytes(manifest));
       await save();
+      // The runtime checks the patched chain as at its start (a verifier of another proof system, say): a refusal of the patch.
+      if (error instanceof DeploymentMismatchError) throw new PatchError("deployment_mismatch", `the runtime refuses the patched chain: ${error.message}`);
       throw error;
     }
   };

@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
@@ -37,6 +37,20 @@ export async function readPatchSource(input: string, prefer: string): Promise<Co
   const { file, contract } = splitContract(input);
   const absolute = path.resolve(file);
   if (!existsSync(absolute)) throw new PatchError("patch_source_invalid", `${file}: no such file`);
+  if (!statSync(absolute).isFile()) throw new PatchError("patch_source_invalid", `${file}: not a file`);
+  // The file is anyone's: whatever it holds, a refusal that names it, never a 500.
+  const layout = await readSource(absolute, file, contract, prefer).catch((error: unknown) => {
+    if (error instanceof PatchError) throw error;
+    throw new PatchError(absolute.endsWith(".sol") ? "compile_failed" : "patch_source_invalid", `${file}: ${(error as Error).message ?? String(error)}`);
+  });
+  // solc leaves a placeholder (__$…$__) where a linked library's address goes: not code anvil can run.
+  if (!/^0x(?:[0-9a-fA-F]{2})*$/.test(layout.deployedBytecode)) {
+    throw new PatchError("patch_source_invalid", `${file}: ${layout.contractName}'s code is not linked (it calls a library whose address is left as a placeholder): link it, or make the library's functions internal`);
+  }
+  return layout;
+}
+
+async function readSource(absolute: string, file: string, contract: string | undefined, prefer: string): Promise<ContractLayout> {
   if (absolute.endsWith(".sol")) return compileSol(absolute, contract, prefer);
   let json: Record<string, unknown>;
   try {
@@ -44,6 +58,7 @@ export async function readPatchSource(input: string, prefer: string): Promise<Co
   } catch (error) {
     throw new PatchError("patch_source_invalid", `${file}: not a .sol file nor JSON (${(error as Error).message})`);
   }
+  if (typeof json !== "object" || json === null) throw new PatchError("patch_source_invalid", `${file}: not a Hardhat artifact, build-info or compiler output (not a JSON object)`);
   // A Hardhat artifact: its storage layout and immutables' names are in the build-info it points to.
   if (typeof json.contractName === "string" && typeof json.deployedBytecode === "string") {
     const output = await artifactBuildInfo(absolute, json);

@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import type { Address, Hex } from "viem";
 import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
 import { QUEUE_PATHS } from "../../src/paths.ts";
-import { ProblemError } from "../../src/problem.ts";
+import { PROBLEM_STATUS, ProblemError, type ProblemCode } from "../../src/problem.ts";
 import { transactCalldata } from "../../src/relay/checks.ts";
 import type { RelayControl } from "../../src/relay/control.ts";
 import { TERMINAL_STATES, type FailureReason, type OperationState } from "../../src/relay/operation.ts";
@@ -48,6 +48,8 @@ const reasonOf = (error: ProblemError): FailureReason => {
 };
 const revertText = (reason: FailureReason | null | undefined) => (reason?.revert ? `${reason.revert.name}(${reason.revert.args.join(", ")})` : null);
 const hex = (n: bigint | number) => `0x${n.toString(16)}`;
+/** A refusal's status that says the stack cannot take any relay now (503, 429, a 500), not that this one is refused: it cannot be judged. */
+const notAVerdict = (status: number) => status >= 500 || status === 429;
 
 /**
  * The replays of a dev stack: a stored operation's exact request, judged again by the relayer's own
@@ -118,7 +120,10 @@ export function replayer(deps: ReplayDeps): Replayer {
       return { id: body.id as string | null, replayOf: op.id, state: "accepted" as OperationState, reason: null as FailureReason | null, transactionHash: null as Hex | null };
     }
     const reason: FailureReason = { code: body.code ?? `http_${response.statusCode}`, detail: body.detail ?? response.body.slice(0, 500) };
-    if (["chain_unavailable", "chain_reverting"].includes(reason.code)) throw new ProblemError(reason.code as "chain_unavailable", `the replay could not be sent: ${reason.detail}`, { headers: { "retry-after": "2" } });
+    if (notAVerdict(response.statusCode)) {
+      const code = (reason.code in PROBLEM_STATUS ? reason.code : "chain_unavailable") as ProblemCode;
+      throw new ProblemError(code, `the replay could not be sent: ${reason.detail}`, { headers: { "retry-after": String(response.headers["retry-after"] ?? "2") } });
+    }
     return { id: null as string | null, replayOf: op.id, state: "rejected" as OperationState, reason: reason as FailureReason | null, transactionHash: null as Hex | null };
   }
 
@@ -190,7 +195,8 @@ export function replayer(deps: ReplayDeps): Replayer {
           ),
           originalTrace(op, call, head).catch((error: unknown) => new Error(untraced(error))),
         ]);
-        for (const problem of [verdict.admission, verdict.simulation]) if (problem?.code === "chain_unavailable") throw problem;
+        // A refusal of any relay now (the chain, the relayer's funds or fee cap, a full queue) is no verdict on this one.
+        for (const problem of [verdict.admission, verdict.simulation]) if (problem && notAVerdict(problem.status)) throw problem;
         const sent = options.send ? await send(op, request) : null;
         return { op, block, head, verdict, after, before, sent };
       });

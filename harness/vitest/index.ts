@@ -56,8 +56,12 @@ export interface StackFixtures {
  * not mark them `concurrent`.
  */
 const fixtureValues = new WeakMap<DevStack, unknown>();
-/** Accounts impersonated through the testClient fixture: anvil keeps impersonations across a revert. */
+/**
+ * Accounts impersonated through the testClient fixture: anvil keeps impersonations across a revert, and
+ * auto-impersonation (anvil_autoImpersonateAccount), recorded as AUTO.
+ */
 const impersonated = new WeakMap<DevStack, Set<string>>();
+const AUTO = "auto";
 
 /** Records impersonations made through the testClient, so that the next test's reset undoes them. */
 function recordImpersonations(stack: DevStack) {
@@ -70,6 +74,7 @@ function recordImpersonations(stack: DevStack) {
       const account = String(call.params?.[0] ?? "").toLowerCase();
       if (/^(anvil|hardhat)_impersonateAccount$/.test(call.method)) accounts.add(account);
       if (/^(anvil|hardhat)_stopImpersonatingAccount$/.test(call.method)) accounts.delete(account);
+      if (/^(anvil|hardhat)_autoImpersonateAccount$/.test(call.method)) accounts[call.params?.[0] === true ? "add" : "delete"](AUTO);
     }
   };
 }
@@ -77,7 +82,9 @@ function recordImpersonations(stack: DevStack) {
 async function stopImpersonations(stack: DevStack): Promise<void> {
   const accounts = impersonated.get(stack);
   if (!accounts || accounts.size === 0) return;
-  const calls = [...accounts].map((account, id) => ({ jsonrpc: "2.0", id, method: "anvil_stopImpersonatingAccount", params: [account] }));
+  const calls = [...accounts].map((account, id) =>
+    account === AUTO ? { jsonrpc: "2.0", id, method: "anvil_autoImpersonateAccount", params: [false] } : { jsonrpc: "2.0", id, method: "anvil_stopImpersonatingAccount", params: [account] },
+  );
   await fetch(stack.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(calls) });
   accounts.clear();
 }
