@@ -1,4 +1,4 @@
-import { rename, writeFile } from "node:fs/promises";
+import { rename, rm, writeFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { failer, runningStack } from "./running-stack.ts";
 
@@ -24,6 +24,11 @@ if (!response) fail(`the stack at ${info.queueUrl} does not answer`, 1);
 if (!response.ok) fail(`${response.status}: ${await response.text()}`, 1);
 const bytes = Buffer.from(await response.arrayBuffer());
 const tmp = `${file}.${process.pid}.tmp`;
-await writeFile(tmp, bytes);
-await rename(tmp, file);
+try {
+  await writeFile(tmp, bytes);
+  await rename(tmp, file);
+} catch (error) {
+  await rm(tmp, { force: true });
+  fail(`cannot write ${file}: ${(error as Error).message}`, 1);
+}
 process.stdout.write(`saved ${file} (${bytes.length} bytes): start it again with queue-devstack --load ${file} --state-dir <an empty dir>\n`);

@@ -72,8 +72,13 @@ export interface BundleSource {
 export async function saveBundle(args: BundleSource & { file: string }): Promise<{ bytes: number }> {
   const bytes = await bundleBytes(args);
   const tmp = `${args.file}.${process.pid}.tmp`;
-  await writeFile(tmp, bytes);
-  await rename(tmp, args.file);
+  try {
+    await writeFile(tmp, bytes);
+    await rename(tmp, args.file);
+  } catch (error) {
+    await rm(tmp, { force: true });
+    throw error;
+  }
   return { bytes: bytes.length };
 }
 

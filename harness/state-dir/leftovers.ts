@@ -1,5 +1,5 @@
-import { createHash } from "node:crypto";
-import { readdir, readFile, rm } from "node:fs/promises";
+import { createHash, randomUUID } from "node:crypto";
+import { link, mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { z } from "zod";
@@ -38,16 +38,44 @@ export async function writeProcessRecord(stateDir: string, record: Omit<ProcessR
 }
 
 export async function readProcessRecord(stateDir: string): Promise<ProcessRecord | undefined> {
+  return parseRecord(await readFile(processRecordPath(stateDir), "utf8").catch(() => undefined));
+}
+
+function parseRecord(text: string | undefined): ProcessRecord | undefined {
   try {
-    return ProcessRecord.parse(JSON.parse(await readFile(processRecordPath(stateDir), "utf8")));
+    return text === undefined ? undefined : ProcessRecord.parse(JSON.parse(text));
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * Makes this process the state dir's owner, only if no start claimed it since it was reclaimed: the
+ * record is linked into place (link never replaces a file), so of two starts on one state dir that
+ * both found it free, the second is refused by name instead of writing over the first's record.
+ */
+export async function claimStateDir(stateDir: string, owner: ProcessRecord["owner"]): Promise<void> {
+  const file = processRecordPath(stateDir);
+  const tmp = `${file}.${process.pid}.${randomUUID()}.tmp`;
+  await mkdir(stateDir, { recursive: true });
+  await writeFile(tmp, `${JSON.stringify({ version: 1, owner, anvil: null }, null, 2)}\n`);
+  try {
+    await link(tmp, file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    throw busy(stateDir, (await readProcessRecord(stateDir))?.owner.pid);
+  } finally {
+    await rm(tmp, { force: true });
   }
 }
 
 /** This process's owner entry: its PID and a hash of its command line. */
 export async function currentOwner(): Promise<ProcessRecord["owner"]> {
   return { pid: process.pid, commandSha256: sha256((await commandLineOf(process.pid)) ?? "") };
+}
+
+function busy(stateDir: string, pid: number | undefined): StackAlreadyRunningError {
+  return new StackAlreadyRunningError(`a stack is already running from ${stateDir} (pid ${pid ?? "unknown"}); stop it, or choose another --state-dir`);
 }
 
 /**
@@ -57,13 +85,15 @@ export async function currentOwner(): Promise<ProcessRecord["owner"]> {
  * If the owning process itself is still running, the state dir is busy and we refuse.
  */
 export async function reclaimStateDir(stateDir: string): Promise<LeftoverReport> {
-  const record = await readProcessRecord(stateDir);
-  await removeAnvilRunDirs(stateDir); // anvil's config output, if a run died before removing it
-  if (!record) return { found: false };
-  const { owner, anvil } = record;
-  if (owner.pid !== process.pid && (await ownerRunning(owner))) {
-    throw new StackAlreadyRunningError(`a stack is already running from ${stateDir} (pid ${owner.pid}); stop it, or choose another --state-dir`);
-  }
+  const text = await readFile(processRecordPath(stateDir), "utf8").catch(() => undefined);
+  const record = parseRecord(text);
+  if (record && record.owner.pid !== process.pid && (await ownerRunning(record.owner))) throw busy(stateDir, record.owner.pid);
+  // anvil's config output, if a run died before removing it (only now: a running owner's anvil may be writing it).
+  await removeAnvilRunDirs(stateDir);
+  if (text === undefined) return { found: false };
+  // A damaged record names no owner to wait for: removed like a dead owner's.
+  if (!record) return (await dropRecord(stateDir, text), { found: false });
+  const { anvil } = record;
   const stoppedAnvilPids: number[] = [];
   if (anvil) {
     const processes = await listProcesses();
@@ -73,8 +103,34 @@ export async function reclaimStateDir(stateDir: string): Promise<LeftoverReport>
     await Promise.all(pids.map((pid) => stopPid(pid)));
     stoppedAnvilPids.push(...pids);
   }
-  await Promise.all([RECORD, "stack.json"].map((f) => rm(path.join(stateDir, f), { force: true })));
+  await dropRecord(stateDir, text);
+  await rm(path.join(stateDir, "stack.json"), { force: true });
   return { found: true, stoppedAnvilPids };
+}
+
+/**
+ * Removes the record read (`stale`, its text), and only it: another start that reclaimed the same record
+ * may have claimed the state dir since. The record is moved aside (one mover wins) and read: another
+ * claim is put back, and this start refused.
+ */
+async function dropRecord(stateDir: string, stale: string): Promise<void> {
+  const file = processRecordPath(stateDir);
+  const aside = `${file}.${process.pid}.${randomUUID()}.stale`;
+  try {
+    await rename(file, aside);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return; // another start removed it
+    throw error;
+  }
+  try {
+    const moved = await readFile(aside, "utf8");
+    if (moved !== stale) {
+      await link(aside, file).catch(() => {});
+      throw busy(stateDir, parseRecord(moved)?.owner.pid);
+    }
+  } finally {
+    await rm(aside, { force: true });
+  }
 }
 
 async function ownerRunning(owner: ProcessRecord["owner"]): Promise<boolean> {

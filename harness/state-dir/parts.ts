@@ -7,6 +7,7 @@ import { PersistedStateError, writeFileAtomic } from "../deployment/index.ts";
 import { BundleError, unpackBundle } from "../bundle/index.ts";
 import { definePart, timed, type ProgressListener, type StackPart } from "../part/index.ts";
 import {
+  claimStateDir,
   currentOwner,
   processRecordPath,
   reclaimStateDir,
@@ -97,14 +98,14 @@ export function stateDirPart(
     const leftover = await timed(progress, "check state dir", () => reclaimStateDir(stateDir), (r) =>
       r.found ? (r.stoppedAnvilPids.length > 0 ? `stopped anvil pid ${r.stoppedAnvilPids.join(", ")} left by a killed run` : "removed a stale process record") : undefined,
     );
-    // No other stack runs from it now: what this start writes there is its own to undo (after a failed
-    // start, once every part has stopped).
-    if (undoWrites) onFailedStart(undoWrites);
     // Both ports before anything is started or written (a leftover's anvil, stopped above, may have held one).
     await checkPortsFree(args.host, { chain: options.chainPort ?? 0, queue: options.queuePort ?? 0 });
     const owner = await currentOwner();
-    await writeProcessRecord(stateDir, { owner, anvil: null });
+    await claimStateDir(stateDir, owner);
     onStop(() => rm(processRecordPath(stateDir), { force: true }));
+    // Claimed, no other stack runs from it: what this start writes there is its own to undo (after a
+    // failed start, once every part has stopped). Not before: a start refused here undoes nothing.
+    if (undoWrites) onFailedStart(undoWrites);
     let loadedFork = false;
     let loadedLive = 0;
     const resume = options.load
@@ -117,6 +118,8 @@ export function stateDirPart(
             if (!(await exists(file))) continue;
             throw new BundleError(options.store === undefined ? `${stateDir} already holds an operation store (${path.basename(file)}): load a bundle into an empty state dir` : `${file} already holds an operation store: load a bundle with a store path where none is`);
           }
+          // The store it writes is this start's (none was there): a failed start removes it, outside the state dir too.
+          onFailedStart(() => removeStore(storePath));
           const unpacked = await unpackBundle(options.load as string, { chainState: chainStateFile, manifest: manifestPath, store: storePath }, stateDir, options.signal);
           loadedFork = unpacked.mode === "fork";
           loadedLive = unpacked.live;
