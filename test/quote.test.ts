@@ -89,12 +89,15 @@ describe("POST /api/queue/quote", () => {
   });
 
   it("a pair without a price is a 503 price_unavailable with Retry-After", async () => {
-    const setPrice = (price: bigint) =>
-      rpc(stack.rpcUrl, "eth_sendTransaction", [{
+    // Mined before the quote is asked: anvil answers eth_sendTransaction as it queues the block (a loaded machine showed the old price).
+    const setPrice = async (price: bigint) => {
+      const hash = await rpc<string>(stack.rpcUrl, "eth_sendTransaction", [{
         from: stack.accounts[0]?.address,
         to: swap.adapter.address,
         data: encodeFunctionData({ abi: [{ type: "function", name: "setPrice", inputs: [{ type: "address" }, { type: "address" }, { type: "uint256" }], outputs: [], stateMutability: "nonpayable" }], functionName: "setPrice", args: [usdc, weth, price] }),
       }]);
+      while ((await rpc(stack.rpcUrl, "eth_getTransactionReceipt", [hash])) === null) await new Promise((r) => setTimeout(r, 10));
+    };
     await setPrice(0n);
     const response = await quote({});
     expect(response.status).toBe(503);
