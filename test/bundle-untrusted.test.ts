@@ -211,6 +211,8 @@ describe("parts are checked before they are written (issue 24, item 5)", () => {
     ["chain JSON that is not anvil's dump (an account's code not hex)", () => ({ chain: gzipSync(JSON.stringify(withBadCode())).toString("base64") }), /its chain part is refused: it is not anvil's state dump \(accounts\.0x[0-9a-f]{40}\.code/],
     ["manifest not JSON", () => ({ manifest: "{ not json" }), /its manifest part is refused: manifest is not JSON/],
     ["store not JSON", () => ({ store: gzipSync(Buffer.alloc(8192, 7)).toString("base64") }), /its store part is refused: it is not JSON/],
+    ["patches not JSON", () => ({ patches: "{ not json" }), /its patches part is refused: it is not JSON/],
+    ["patches that are not a stack's patch records", () => ({ patches: JSON.stringify([{ name: "Pool" }]) }), /its patches part is refused: it is not the patch records a stack writes \(0\.address/],
     ["version 1 store not a database", () => ({ version: 1 as never, store: gzipSync(Buffer.alloc(8192, 7)).toString("base64") }), /its store part is refused: .*(not a database|not an intact)/],
   ];
 

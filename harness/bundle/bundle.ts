@@ -9,6 +9,7 @@ import { parseStoreRows, type StoreRows } from "../../src/relay/store-rows.ts";
 import { TERMINAL_STATES } from "../../src/relay/operation.ts";
 import { printable } from "../../src/printable.ts";
 import { jsonRpc, jsonRpcBatch } from "../chain/index.ts";
+import { PATCHES_FILE, PatchRecords } from "../patch/index.ts";
 import type { ForkReads } from "../chain/index.ts";
 import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
 import { relayerAddress, settleAttempts } from "./store-check.ts";
@@ -18,7 +19,6 @@ import { formatBytes, gunzipBounded, OverCapError } from "./bounded-gunzip.ts";
 import { parseJsonBounded } from "./json.ts";
 
 /** harness/patch's records file: a bundle carries it as it is (importing that folder would pull a compiler worker into every bundle read). */
-const PATCHES_FILE = "patches.json";
 
 /**
  * A repro bundle: one file holding a stack — its chain (anvil_dumpState, with the blocks), the
@@ -207,11 +207,23 @@ export async function unpackBundle(file: string, files: UnpackTargets, stateDir:
       writeFreshStore(staged.store, settled);
       live = settled.operations.filter((op) => !TERMINAL_STATES.has(op.state)).length;
     });
+    // Checked against the chain once it runs (harness/patch); here, that they are the records a stack writes.
+    await part(file, "patches", signal, async () => {
+      if (bundle.patches === undefined) return;
+      let records: unknown;
+      try {
+        records = JSON.parse(bundle.patches);
+      } catch {
+        throw new Error("it is not JSON");
+      }
+      const checked = PatchRecords.safeParse(records);
+      if (!checked.success) throw new Error(`it is not the patch records a stack writes (${issuesOf(checked.error)})`);
+    });
     // Checked: into place, unless given up meanwhile. The store may live outside the state dir (another filesystem).
     signal?.throwIfAborted();
     await rename(staged.chainState, files.chainState);
     await rename(staged.manifest, files.manifest);
-    // Checked against the chain when the stack starts (harness/patch): a record the chain contradicts is refused.
+    // Checked against the chain when the stack starts: a record the chain contradicts is refused.
     if (bundle.patches !== undefined) await writeFile(path.join(stateDir, PATCHES_FILE), bundle.patches);
     await rename(staged.store, files.store).catch(async (error: NodeJS.ErrnoException) => {
       if (error.code !== "EXDEV") throw error;
@@ -250,7 +262,7 @@ async function readEnvelope(file: string, signal: AbortSignal | undefined): Prom
 }
 
 /** Runs a part's unpacking and check; anything wrong is a BundleError naming the file and the part (an abort is not the part's fault). */
-async function part(file: string, name: "chain" | "manifest" | "store", signal: AbortSignal | undefined, unpack: () => Promise<void>): Promise<void> {
+async function part(file: string, name: "chain" | "manifest" | "store" | "patches", signal: AbortSignal | undefined, unpack: () => Promise<void>): Promise<void> {
   signal?.throwIfAborted();
   try {
     await unpack();
