@@ -225,7 +225,7 @@ async function floor(configUrl: string): Promise<void> {
     let own = { ...headers };
     if (has("hook")) {
       const cors = corsFor(["loopback"]);
-      installProblemHandlers(app, new Map(), security, cors);
+      installProblemHandlers(app, new Map(), { ...security, ...cors?.headers }, cors);
       await cors?.register(app);
       own = Object.fromEntries(Object.entries(own).filter(([name]) => !(name in security) && name !== "vary"));
     }

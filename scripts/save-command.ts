@@ -1,5 +1,5 @@
-import { rename, rm, writeFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
+import { replaceFile } from "../harness/deployment/index.ts";
 import { failer, runningStack } from "./running-stack.ts";
 
 // `queue-devstack save <file> [--state-dir dir]`: a repro bundle of the stack running from that state
@@ -23,12 +23,5 @@ const response = await fetch(`${info.queueUrl}/api/dev/bundle`).catch(() => null
 if (!response) fail(`the stack at ${info.queueUrl} does not answer`, 1);
 if (!response.ok) fail(`${response.status}: ${await response.text()}`, 1);
 const bytes = Buffer.from(await response.arrayBuffer());
-const tmp = `${file}.${process.pid}.tmp`;
-try {
-  await writeFile(tmp, bytes);
-  await rename(tmp, file);
-} catch (error) {
-  await rm(tmp, { force: true });
-  fail(`cannot write ${file}: ${(error as Error).message}`, 1);
-}
+await replaceFile(file, bytes).catch((error: Error) => fail(`cannot write ${file}: ${error.message}`, 1));
 process.stdout.write(`saved ${file} (${bytes.length} bytes): start it again with queue-devstack --load ${file} --state-dir <an empty dir>\n`);

@@ -1,14 +1,15 @@
 import type { ServerResponse } from "node:http";
 import { STATUS_CODES } from "node:http";
 import type { Socket } from "node:net";
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from "fastify";
 import type { Cors } from "./cors.ts";
 import { StoreWriteError } from "./relay/store.ts";
 import { PROBLEM_CONTENT_TYPE, PROBLEM_STATUS, ProblemError, problemBody, sendProblem, type ProblemCode } from "./problem.ts";
 
 /**
  * Every failure leaves as application/problem+json with a stable `code`. Anything unforeseen is a 500
- * whose detail says nothing about internals (it is logged instead).
+ * whose detail says nothing about internals (it is logged instead). `everyAnswer`: the headers every
+ * answer carries (the security headers, and CORS's `Vary`), set by the one onRequest hook.
  */
 export function installProblemHandlers(app: FastifyInstance, knownPaths: ReadonlyMap<string, readonly string[]>, everyAnswer: Readonly<Record<string, string>> = {}, cors: Cors | null = null): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -66,20 +67,24 @@ export function installProblemHandlers(app: FastifyInstance, knownPaths: Readonl
   // The one onRequest hook of every route: a callback, not an async one (a promise per request is
   // measurable), setting the headers every answer carries (protection.ts's, and CORS's Vary) and
   // handing a request with an Origin to @fastify/cors (cors.ts).
-  const headers = { ...everyAnswer, ...cors?.headers };
   app.addHook("onRequest", (request, reply, done) => {
-    reply.headers(headers);
+    reply.headers(everyAnswer);
     responses.set(request.raw.socket, reply.raw);
-    const withOrigin = cors !== null && request.raw.headers.origin !== undefined;
-    if (closing) {
-      const answer = () =>
-        sendProblem(reply.header("connection", "close"), new ProblemError("shutting_down", "the runtime is shutting down; try again", { headers: { "retry-after": "5" } }));
-      // With CORS's headers, or a browser's page could not read it (nor its Retry-After).
-      return void (withOrigin ? cors.onRequest(request, reply, answer) : answer());
-    }
-    if (withOrigin) return cors.onRequest(request, reply, done);
-    done();
+    if (!closing) return withCors(cors, request, reply, done);
+    // With CORS's headers too, or a browser's page could not read it (nor its Retry-After).
+    withCors(cors, request, reply, () =>
+      sendProblem(reply.header("connection", "close"), new ProblemError("shutting_down", "the runtime is shutting down; try again", { headers: { "retry-after": "5" } })),
+    );
   });
+}
+
+/**
+ * Goes on by `next` after @fastify/cors's hook for a request with an Origin (it sets CORS's headers, or
+ * answers a preflight), at once for any other.
+ */
+export function withCors(cors: Cors | null, request: FastifyRequest, reply: FastifyReply, next: HookHandlerDoneFunction): void {
+  if (cors !== null && request.raw.headers.origin !== undefined) return cors.onRequest(request, reply, next);
+  next();
 }
 
 /** Fastify's errors that never reach a route (a malformed URL, an over-long path parameter). */

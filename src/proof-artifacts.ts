@@ -49,7 +49,7 @@ export async function loadProofArtifacts(config: DeploymentConfig, dir: string):
           throw new ArtifactMismatchError(`proof artifact ${artifact.name} is missing from ${dir}`);
         }
         handles.push(handle);
-        const checked = await checkAgainst(handle, artifact);
+        const checked = await check(handle, artifact.sha256);
         if (checked.sha256 !== artifact.sha256 || checked.size !== artifact.size) {
           throw new ArtifactMismatchError(
             `proof artifact ${artifact.name} is ${checked.size} bytes with sha256 ${checked.sha256}; the manifest says ${artifact.size} bytes, ${artifact.sha256}`,
@@ -60,7 +60,7 @@ export async function loadProofArtifacts(config: DeploymentConfig, dir: string):
           // Written to in place since it was checked (its change time moved): checked again before it is served.
           const now = await handle.stat({ bigint: true });
           if (now.ctimeNs !== changed) {
-            const again = await checkAgainst(handle, artifact);
+            const again = await check(handle, artifact.sha256);
             if (again.sha256 !== artifact.sha256 || again.size !== artifact.size) return undefined;
             changed = again.changed;
           }
@@ -74,15 +74,6 @@ export async function loadProofArtifacts(config: DeploymentConfig, dir: string):
     await close();
     throw error;
   }
-}
-
-/**
- * check(), but a kept hash that is not the one listed is not taken as the file's (a cache in a user's
- * folder may be edited or damaged): the file is hashed.
- */
-async function checkAgainst(handle: FileHandle, artifact: { sha256: string; size: number }): Promise<Awaited<ReturnType<typeof check>>> {
-  const checked = await check(handle);
-  return checked.cached && (checked.sha256 !== artifact.sha256 || checked.size !== artifact.size) ? check(handle, { fresh: true }) : checked;
 }
 
 /**
@@ -152,30 +143,31 @@ export function forgetProofHashes(): void {
 }
 
 /**
- * The open file's size and sha256 (`cached`: as hashed before, `fresh` hashes it whatever was), and its
- * change time (ns) as of before they were read.
+ * The open file's size and sha256, and its change time (ns) as of before they were read. A hash kept for
+ * its identity is taken unless another one is `expected` (a cache in a user's folder may be edited or
+ * damaged): then the file is hashed.
  */
-async function check(handle: FileHandle, { fresh = false } = {}): Promise<{ size: number; sha256: string; changed: bigint; cached: boolean }> {
+async function check(handle: FileHandle, expected?: string): Promise<{ size: number; sha256: string; changed: bigint }> {
   const stats = await handle.stat({ bigint: true });
   const key = identity(stats);
   const size = Number(stats.size);
-  const known = fresh ? undefined : checkedFiles.get(key);
-  if (known) known.used = true;
-  let sha256 = known?.sha256;
-  if (sha256 === undefined) {
-    const settled = stats.ctimeNs < nowNs() - SETTLED_NS;
-    // Streamed through the hash: the whole file in one buffer would stay in malloc's arena, 12 MB of every
-    // idle runtime's resident memory.
-    const hash = createHash("sha256");
-    let read = 0;
-    for await (const chunk of handle.createReadStream({ start: 0, autoClose: false, emitClose: false }) as AsyncIterable<Buffer>) {
-      hash.update(chunk);
-      read += chunk.length;
-    }
-    // Not the size it had: written to while read, so not what was asked for (and not remembered).
-    if (read !== size) return { size: read, sha256: "0x", changed: stats.ctimeNs, cached: false };
-    sha256 = `0x${hash.digest("hex")}`;
-    checkedFiles.set(key, { sha256, settled, used: true });
+  const known = checkedFiles.get(key);
+  if (known !== undefined && (expected === undefined || known.sha256 === expected)) {
+    known.used = true;
+    return { size, sha256: known.sha256, changed: stats.ctimeNs };
   }
-  return { size, sha256, changed: stats.ctimeNs, cached: known !== undefined };
+  const settled = stats.ctimeNs < nowNs() - SETTLED_NS;
+  // Streamed through the hash: the whole file in one buffer would stay in malloc's arena, 12 MB of every
+  // idle runtime's resident memory.
+  const hash = createHash("sha256");
+  let read = 0;
+  for await (const chunk of handle.createReadStream({ start: 0, autoClose: false, emitClose: false }) as AsyncIterable<Buffer>) {
+    hash.update(chunk);
+    read += chunk.length;
+  }
+  // Not the size it had: written to while read, so not what was asked for (and not remembered).
+  if (read !== size) return { size: read, sha256: "0x", changed: stats.ctimeNs };
+  const sha256 = `0x${hash.digest("hex")}`;
+  checkedFiles.set(key, { sha256, settled, used: true });
+  return { size, sha256, changed: stats.ctimeNs };
 }

@@ -24,7 +24,7 @@ class LazyRequestLogger {
     this.#options = options;
   }
 
-  protected get real(): FastifyBaseLogger {
+  private get real(): FastifyBaseLogger {
     return (this.#child ??= this.#makeChild.call(this.#parent, this.#bindings, this.#options));
   }
 

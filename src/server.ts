@@ -12,7 +12,7 @@ import { manifestPathProblem } from "./config/manifest-paths.ts";
 import { checkCorsOrigins, corsFor, type CorsOrigins } from "./cors.ts";
 import { checkTrustProxy, type TrustProxy } from "./client-address.ts";
 import type { RuntimeContext } from "./context.ts";
-import { answerClientError, answerFrameworkError, installProblemHandlers } from "./errors.ts";
+import { answerClientError, answerFrameworkError, installProblemHandlers, withCors } from "./errors.ts";
 import { hashProofFiles, loadProofArtifacts, type ProofArtifacts } from "./proof-artifacts.ts";
 import { registerOpenApi } from "./openapi.ts";
 import { artifactsRoutes } from "./routes/artifacts.ts";
@@ -275,8 +275,7 @@ async function buildApp(
     frameworkErrors: (error, request, reply) => {
       reply.raw.once("finish", () => logController.requestCompleted(null, request, reply));
       reply.headers(everyAnswer);
-      if (cors === null || request.headers.origin === undefined) return answerFrameworkError(error, request, reply);
-      cors.onRequest(request, reply, () => answerFrameworkError(error, request, reply));
+      withCors(cors, request, reply, () => answerFrameworkError(error, request, reply));
     },
     clientErrorHandler: (error, socket) => answerClientError(error, socket, { requestTimeoutMs }),
     return503OnClosing: false,

@@ -19,7 +19,7 @@ async function app(withPlugin: "every request" | "runtime"): Promise<FastifyInst
   ]);
   if (withPlugin === "runtime") {
     const runtimeCors = corsFor(ORIGINS);
-    installProblemHandlers(app, known, securityHeaders(), runtimeCors);
+    installProblemHandlers(app, known, { ...securityHeaders(), ...runtimeCors?.headers }, runtimeCors);
     await runtimeCors?.register(app);
   } else {
     // What the runtime did before: the plugin registered as such, after the problems' hook.

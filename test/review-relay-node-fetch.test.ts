@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { ResponseBodyTooLargeError, type BaseError } from "viem";
 import { afterEach, describe, expect, it } from "vitest";
 import { createChainClient } from "../src/chain/client.ts";
-import { nodeFetch } from "../src/chain/node-fetch.ts";
+import { nodeFetch, VIEM_MAX_ANSWER_BYTES } from "../src/chain/node-fetch.ts";
 import { chainUnavailable } from "../src/relay/checks.ts";
 import { ProblemError } from "../src/problem.ts";
 
@@ -11,7 +11,6 @@ import { ProblemError } from "../src/problem.ts";
 // answer has no stream: the chain clients' fetch must keep that cap itself, or a node (or a proxy in
 // front of a fork's RPC) that answers without end is buffered in memory until the timeout.
 /** viem's http transport's maxResponseBodySize default. */
-const VIEM_MAX_ANSWER_BYTES = 10_485_760;
 const servers: Server[] = [];
 afterEach(async () => {
   for (const server of servers.splice(0)) {

@@ -58,9 +58,18 @@ function clockBack(entry: Held): [string, unknown[]] {
   return ["evm_setTime", [Math.max(Math.floor(Date.now() / 1000) + entry.clockOffset, entry.blockTimestamp)]];
 }
 
-/** What the revert puts back besides mining mode and clock: no timestamp interval, the base fee, the coinbase. */
-function settingsBack(entry: Held): Array<[string, unknown[]]> {
-  return [["anvil_removeBlockTimestampInterval", []], ...(entry.baseFee ? [["anvil_setNextBlockBaseFeePerGas", [entry.baseFee]] as [string, unknown[]]] : []), ["anvil_setCoinbase", [entry.coinbase]]];
+/**
+ * What a revert puts back that anvil's evm_revert keeps as the last test left it: the mining mode, the
+ * clock, no timestamp interval, the next block's base fee, the coinbase.
+ */
+function putBack(entry: Held): Array<[string, unknown[]]> {
+  return [
+    miningMode(entry),
+    clockBack(entry),
+    ["anvil_removeBlockTimestampInterval", []],
+    ...(entry.baseFee ? [["anvil_setNextBlockBaseFeePerGas", [entry.baseFee]] as [string, unknown[]]] : []),
+    ["anvil_setCoinbase", [entry.coinbase]],
+  ];
 }
 
 /** How long a revert waits for automine to mine what the pool holds before it drops it. */
@@ -166,12 +175,12 @@ export function createSnapshots(args: { rpcUrl: string; control: RelayControl | 
 
   /**
    * One revert to anvil's `id`, then, in one batch: the head (whether it took), anvil's new id(s) of the
-   * moment reverted to, the mining mode and the clock put back. Whether the head is the snapshot's.
+   * moment reverted to, and what putBack() puts back. Whether the head is the snapshot's.
    */
   const revertTo = async (id: Hex, entry: Held, snapshot: StackSnapshot, newIds: 1 | 2): Promise<{ took: boolean; ids: Hex[]; head: Block }> => {
     const reverted = await rpc<boolean>("evm_revert", [id]);
     if (snapshotHooks.afterRevert) await snapshotHooks.afterRevert();
-    const answers = await batch([latest, ...Array.from({ length: newIds }, (): [string] => ["evm_snapshot"]), miningMode(entry), clockBack(entry), ...settingsBack(entry)]);
+    const answers = await batch([latest, ...Array.from({ length: newIds }, (): [string] => ["evm_snapshot"]), ...putBack(entry)]);
     // The head read again, on its own: a block that was still being mined would show here, after the batch.
     const head = reverted && matches(answers[0] as Block, snapshot) ? await rpc<Block>(...latest) : (answers[0] as Block);
     return { took: reverted && matches(head, snapshot), ids: inOrder(answers.slice(1, 1 + newIds) as Hex[]), head };
@@ -180,7 +189,7 @@ export function createSnapshots(args: { rpcUrl: string; control: RelayControl | 
   /**
    * The common case in one round trip: the chain is still (no transaction in the pool, no interval
    * mining), so no block can be under way, and the revert needs no quiesce. One batch reads that, then
-   * reverts, takes the new id, reads the head and puts mining mode and clock back. anvil starts a
+   * reverts, takes the new id, reads the head and puts back what putBack() does. anvil starts a
    * batch's calls in order, each running until it waits for a lock (futures::join_all); 1.7.1's revert
    * moves head and clock before its one wait, for the state, and the new snapshot waits behind it there.
    * Whether it took: the chain was still, the revert answered true and the head is the snapshot's. If
@@ -188,7 +197,7 @@ export function createSnapshots(args: { rpcUrl: string; control: RelayControl | 
    */
   const revertStill = async (entry: Held, snapshot: StackSnapshot): Promise<{ took: boolean; id: Hex }> => {
     const checks: Array<[string, unknown[]?]> = [["anvil_getIntervalMining"], ["txpool_status"], ["evm_revert", [entry.primary]]];
-    const after: Array<[string, unknown[]?]> = [["evm_snapshot"], latest, miningMode(entry), clockBack(entry), ...settingsBack(entry)];
+    const after: Array<[string, unknown[]?]> = [["evm_snapshot"], latest, ...putBack(entry)];
     let answers: unknown[];
     if (snapshotHooks.afterRevert) {
       // A test's hook goes where anvil's race would put a block: between the revert and the head read.

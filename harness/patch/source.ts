@@ -1,6 +1,6 @@
-import { existsSync, statSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { createHash } from "node:crypto";
-import { readFile } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { Worker } from "node:worker_threads";
 import { contractLayout, FROM_SOURCE, PACKAGE_ROOT, type ContractLayout, type SolcOutput } from "../deployment/index.ts";
@@ -36,8 +36,9 @@ function splitContract(input: string): { file: string; contract: string | undefi
 export async function readPatchSource(input: string, prefer: string): Promise<ContractLayout> {
   const { file, contract } = splitContract(input);
   const absolute = path.resolve(file);
-  if (!existsSync(absolute)) throw new PatchError("patch_source_invalid", `${file}: no such file`);
-  if (!statSync(absolute).isFile()) throw new PatchError("patch_source_invalid", `${file}: not a file`);
+  const stats = await stat(absolute).catch(() => null);
+  if (!stats) throw new PatchError("patch_source_invalid", `${file}: no such file`);
+  if (!stats.isFile()) throw new PatchError("patch_source_invalid", `${file}: not a file`);
   // The file is anyone's: whatever it holds, a refusal that names it, never a 500.
   const layout = await readSource(absolute, file, contract, prefer).catch((error: unknown) => {
     if (error instanceof PatchError) throw error;

@@ -34,8 +34,10 @@ export function processRecordPath(stateDir: string): string {
 }
 
 export async function writeProcessRecord(stateDir: string, record: Omit<ProcessRecord, "version">): Promise<void> {
-  await writeFileAtomic(processRecordPath(stateDir), `${JSON.stringify({ version: 1, ...record }, null, 2)}\n`);
+  await writeFileAtomic(processRecordPath(stateDir), recordText(record));
 }
+
+const recordText = (record: Omit<ProcessRecord, "version">) => `${JSON.stringify({ version: 1, ...record }, null, 2)}\n`;
 
 export async function readProcessRecord(stateDir: string): Promise<ProcessRecord | undefined> {
   return parseRecord(await readFile(processRecordPath(stateDir), "utf8").catch(() => undefined));
@@ -58,7 +60,7 @@ export async function claimStateDir(stateDir: string, owner: ProcessRecord["owne
   const file = processRecordPath(stateDir);
   const tmp = `${file}.${process.pid}.${randomUUID()}.tmp`;
   await mkdir(stateDir, { recursive: true });
-  await writeFile(tmp, `${JSON.stringify({ version: 1, owner, anvil: null }, null, 2)}\n`);
+  await writeFile(tmp, recordText({ owner, anvil: null }));
   try {
     await link(tmp, file);
   } catch (error) {

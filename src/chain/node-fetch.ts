@@ -33,7 +33,7 @@ export const nodeFetch = fetchWithin(Number.POSITIVE_INFINITY);
 /**
  * viem's http transport's cap on an answer (its maxResponseBodySize default, 10 MiB). viem enforces it
  * while it reads a fetch Response's body stream; nodeFetch's answer has no stream (its text() is read
- * whole), so an endless or huge answer would be buffered until the timeout. The chain clients' nodeFetch
+ * whole), so an endless or huge answer would be buffered until the timeout. The chain clients' chainFetch
  * cuts the socket at the cap instead, with viem's own error (an outage, as under fetch).
  */
 export const VIEM_MAX_ANSWER_BYTES = 10_485_760;

@@ -19,7 +19,8 @@ const KEPT_QUERIES = 4_096;
  * The route's validator, StatusQuery's verdict kept per id: zod's parse of the same `{ id }` was a
  * twentieth of a poll's time. Only a query of exactly one field, `id`, is looked up; StatusQuery has no
  * transform and no check that changes with time, so the same id always gets the same verdict. Only an
- * accepted id is kept: those are short, where a refused one may be any 16 KB a client sends.
+ * accepted id is kept: those are short, where a refused one may be any 16 KB a client sends. Exported
+ * for its test.
  */
 export const keptPerId = (route: Parameters<typeof validatorCompiler>[0]) => {
   // Ours answers at once, never a promise or a boolean.
