@@ -6,7 +6,8 @@ export { CIRCUIT_BUILD_DIR, loadCircuitManifest, renderSolidityVerifier } from "
 export { buildGenesis, canonicalState, genesisFiles, genesisInputsHash, loadGenesis, GENESIS_CODE, GENESIS_PATH, GENESIS_STATE_PATH, GENESIS_TIMESTAMP } from "./genesis.ts";
 export { deployFixtures, ACTION_ROUTES, ROUTE_KIND, DEFAULT_SWAP_PRICES, DEV_ASSETS, DEV_TOKEN_GRANT } from "./deploy.ts";
 export { PinError } from "./pin.ts";
-export { describeDeployment, manifestBytes, proofSection, replaceFile, writeFileAtomic } from "./manifest.ts";
+export { describeDeployment, manifestBytes, proofSection, writeFileAtomic } from "./manifest.ts";
+export { replaceFile } from "./replace-file.ts";
 export { contractLayout, storageType, type ContractLayout, type SolcOutput, type StorageVariable } from "./contract-layout.ts";
 export { FIXTURE_CONTRACTS, type CompiledContract, type FixtureName } from "./fixtures.ts";
 export { FROM_SOURCE, PACKAGE_ROOT } from "./package-root.ts";

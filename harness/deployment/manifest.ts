@@ -1,4 +1,4 @@
-import { mkdir, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { erc20Abi, hexToString, keccak256, numberToHex, parseUnits, type Address, type Hex, type PublicClient } from "viem";
 import { actionReadAbi, poolReadAbi, ROUTE_KINDS } from "../../src/chain/abi.ts";
@@ -174,20 +174,10 @@ export function manifestBytes(config: DeploymentConfig): Uint8Array {
   return Buffer.from(`${JSON.stringify(config, null, 2)}\n`);
 }
 
-/** Writes a file whole or not at all (temp file + rename), its folder made first. */
+/** Writes a file whole or not at all (temp file + rename). */
 export async function writeFileAtomic(file: string, data: Uint8Array | string): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true });
-  await replaceFile(file, data);
-}
-
-/** Replaces a file whole or not at all (temp file + rename); a failed write or rename leaves no temp file. */
-export async function replaceFile(file: string, data: Uint8Array | string): Promise<void> {
   const tmp = `${file}.${process.pid}.tmp`;
-  try {
-    await writeFile(tmp, data);
-    await rename(tmp, file);
-  } catch (error) {
-    await rm(tmp, { force: true });
-    throw error;
-  }
+  await writeFile(tmp, data);
+  await rename(tmp, file);
 }
