@@ -143,8 +143,10 @@ async function compileSol(file: string, contract: string | undefined, prefer: st
   const output = JSON.parse(answer.output) as SolcOutput & { errors?: Array<{ severity: string; type: string; message: string; formattedMessage?: string }> };
   const error = output.errors?.find((e) => e.severity === "error");
   if (error) {
-    const where = /-->\s*(\S+?:\d+:\d+)/.exec(error.formattedMessage ?? "")?.[1];
-    throw new PatchError("compile_failed", `${where ?? unit}: ${error.type}: ${error.message}`);
+    const at = /-->\s*(\S+?:\d+:\d+)/.exec(error.formattedMessage ?? "")?.[1] ?? unit;
+    // Unit names are relative to the project's root; with no project around the file, that is the filesystem's.
+    const where = project.root === path.parse(project.root).root ? `${project.root}${at}` : at;
+    throw new PatchError("compile_failed", `${where}: ${error.type}: ${error.message}`);
   }
   return pick(output, unit, contract, prefer, unit);
 }
