@@ -139,6 +139,13 @@ describe("README.md and docs/*.md", () => {
     expect(long).toEqual([]);
   });
 
+  it("fast-tests.md's example of a broken constraint is the one its example file checks (which the consumer test runs)", () => {
+    const page = readFileSync(path.join(repo, "docs", "fast-tests.md"), "utf8");
+    const said = /for example `(template \w+, line \d+)`/.exec(page)?.[1];
+    expect(said).toBeDefined();
+    expect(page).toContain(`expect(String(error)).toContain("${said}")`);
+  });
+
   it("the README shows both ways to start a stack and advises git-ignoring the state dir", () => {
     const readme = readFileSync(path.join(repo, "README.md"), "utf8");
     expect(readme).toContain("npm run dev-stack");
