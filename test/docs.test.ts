@@ -125,13 +125,21 @@ describe("README.md and docs/*.md", () => {
     expect(brokenLinks(readRepo, PAGES)).toEqual([]);
   });
 
-  it("link only to files the packed package holds, where the package ships the page", async () => {
+  it("link only to files the packed package holds, where the package ships the page, and name only fixtures' files it holds", async () => {
     const { stdout } = await execa("npm", ["pack", "--dry-run", "--ignore-scripts", "--json"], { cwd: repo });
     const [packed] = JSON.parse(stdout) as Array<{ files: Array<{ path: string }> }>;
     const shipped = new Set((packed?.files ?? []).map((f) => f.path));
     const shippedPages = PAGES.filter((page) => shipped.has(page));
     expect(shippedPages).toEqual(PAGES);
     expect(brokenLinks(readRepo, shippedPages, shipped)).toEqual([]);
+    // The fixtures' files the pages name in code (`contracts-fixtures/…`, a file or a folder) are in it too:
+    // a reader of the installed package looks for them there (issue 40, item 5).
+    const named = PAGES.flatMap((page) =>
+      prose(readFileSync(path.join(repo, page), "utf8")).flatMap(({ line, text }) => [...text.matchAll(/`(contracts-fixtures\/[^`\s]*)`/g)].map((m) => ({ where: `${page}:${line}`, file: m[1] as string }))),
+    );
+    expect(named.length).toBeGreaterThan(5);
+    const inPackage = (file: string) => (file.endsWith("/") ? [...shipped].some((f) => f.startsWith(file)) : shipped.has(file));
+    expect(named.filter(({ file }) => !inPackage(file)).map(({ where, file }) => `${where} names ${file}`)).toEqual([]);
   });
 
   it(`have no paragraph and no table cell over ${MAX_WORDS} words (code aside)`, () => {
@@ -144,6 +152,16 @@ describe("README.md and docs/*.md", () => {
     const said = /for example `(template \w+, line \d+)`/.exec(page)?.[1];
     expect(said).toBeDefined();
     expect(page).toContain(`expect(String(error)).toContain("${said}")`);
+  });
+
+  it("the fixtures' sources state the solc and OpenZeppelin versions they were compiled with, and the patching page installs those", () => {
+    const installed = (pkg: string) => (JSON.parse(readFileSync(path.join(repo, "node_modules", pkg, "package.json"), "utf8")) as { version: string }).version;
+    const install = `npm install -D solc@${installed("solc")} @openzeppelin/contracts@${installed("@openzeppelin/contracts")}`;
+    const sources = readFileSync(path.join(repo, "contracts-fixtures", "contracts", "README.md"), "utf8");
+    expect(sources).toContain(`**solc ${installed("solc")}**`);
+    expect(sources).toContain(`**OpenZeppelin Contracts ${installed("@openzeppelin/contracts")}**`);
+    expect(sources).toContain(install);
+    expect(readFileSync(path.join(repo, "docs", "patching.md"), "utf8")).toContain(install);
   });
 
   it("the README shows both ways to start a stack and advises git-ignoring the state dir", () => {

@@ -102,6 +102,15 @@ describe("patching from a .sol file outside a package.json project", () => {
     await stack.unpatch("directory");
   });
 
+  it("an import found nowhere: compile_failed naming where it was looked for, and the npm package to install for a scoped name", async () => {
+    const dir = await tempDir("devstack-missing-import-");
+    await files(dir, { "foundry.toml": "", "src/Directory.sol": await directory("@not-installed/contracts/AccountRegistry.sol") });
+    const refused = await stack.patch("directory", path.join(dir, "src", "Directory.sol")).then(() => undefined, (e: unknown) => e as { code?: string; message: string });
+    expect(refused).toMatchObject({ code: "compile_failed" });
+    expect(refused?.message).toContain(`src/Directory.sol:4:1: ParserError: Source "@not-installed/contracts/AccountRegistry.sol" not found: not in the project (${dir}), its libs or a node_modules above it`);
+    expect(refused?.message).toContain("npm install -D @not-installed/contracts in your project");
+  });
+
   it("a copy of the sources with no project file around it: ../ imports resolve as on disk", async () => {
     const dir = await tempDir("devstack-bare-sources-");
     await files(dir, { "AccountRegistry.sol": await readFile(path.join(CONTRACTS, "AccountRegistry.sol"), "utf8"), "test/Directory.sol": await directory("../AccountRegistry.sol") });

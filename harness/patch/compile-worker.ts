@@ -39,7 +39,10 @@ function findImport(job: Job, file: string): { contents: string } | { error: str
     read.push([candidate, sha256(contents)]);
     return { contents };
   }
-  return { error: `not in the project (${base}), its libs or a node_modules above it; remappings.txt or foundry.toml's remappings can map it` };
+  // A scoped name (@openzeppelin/contracts/…) is an npm package's: say which to install.
+  const scoped = /^(@[\w.-]+\/[\w.-]+)\//.exec(file)?.[1];
+  const hint = scoped ? `; if it is ${scoped}'s, npm install -D ${scoped} in your project` : "";
+  return { error: `not in the project (${base}), its libs or a node_modules above it; remappings.txt or foundry.toml's remappings can map it${hint}` };
 }
 
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
