@@ -21,6 +21,7 @@ import { listProcesses } from "../harness/process/index.ts";
 import { MINIMUM_NODE, unsupportedNode } from "../src/node-version-guard.ts";
 import { bisectConsumer } from "./consumer/bisect.ts";
 import { execConsumer } from "./consumer/exec.ts";
+import { fixtureSourcesConsumer } from "./consumer/fixture-sources.ts";
 import { foundryConsumer, setupFoundry } from "./consumer/foundry.ts";
 import { hardhatConsumer, setupHardhat } from "./consumer/hardhat.ts";
 import { threadsConsumer } from "./consumer/threads.ts";
@@ -90,7 +91,7 @@ function readmeFiles(): Map<string, string> {
   return files;
 }
 
-// CONSUMER_ONLY=exec (or core, hardhat, foundry, threads, bisect; comma-separated) runs those parts only, after the
+// CONSUMER_ONLY=exec (or core, hardhat, foundry, threads, sources, bisect; comma-separated) runs those parts only, after the
 // install and the documentation's files that every part needs.
 const only = process.env.CONSUMER_ONLY?.split(",");
 const wanted = (part: string) => only === undefined || only.includes(part);
@@ -374,6 +375,7 @@ try {
   if (setups.hardhat) await hardhatConsumer({ ...handed, tmp: consumerTmp, step }, setups.hardhat);
   if (setups.foundry) await foundryConsumer({ ...handed, tmp: consumerTmp, step }, setups.foundry);
   if (wanted("threads")) await threadsConsumer({ project, step, inProject });
+  if (wanted("sources")) await fixtureSourcesConsumer({ project, readme, step, inProject, version, user });
   if (wanted("bisect")) await bisectConsumer({ project, files, step, inProject, version, user });
   await step("the repository's dist/ is as it was (built elsewhere, never written)", async () => {
     if ((await distState()) !== distBefore) throw new Error("dist/ changed during the run: this run must not write it (or someone else built meanwhile)");

@@ -35,6 +35,13 @@ const verifierAbi = parseAbi([
 const Q = 21888242871839275222246405745257275088696311157297823662689037894645226208583n;
 const R = 21888242871839275222246405745257275088548364400416034343698204186575808495617n;
 
+/** docs/fast-tests.md's example of a broken constraint, as its prose gives it: `template …, line N`. */
+async function fastTestsExample(): Promise<string> {
+  const example = /a `WitnessConstraintError` naming the template and line, for example `(template \w+, line \d+)`/.exec(await readFile("docs/fast-tests.md", "utf8"))?.[1];
+  if (example === undefined) throw new Error("docs/fast-tests.md no longer gives an example of a broken constraint's template and line");
+  return example;
+}
+
 const tempDir = withTempDirs();
 const start = withStacks();
 let dev: DevStack;
@@ -145,6 +152,8 @@ describe("a stack with dev proofs", () => {
     expect((error as WitnessConstraintError).template).toMatch(/^JoinSplit/);
     expect((error as WitnessConstraintError).line).toBeGreaterThan(0);
     expect((error as Error).message).toMatch(/template JoinSplit\w*, line \d+/);
+    // docs/fast-tests.md's example is this error's (issue 40, item 10: it said line 72, the error line 103).
+    expect((error as Error).message).toContain(await fastTestsExample());
   });
 });
 

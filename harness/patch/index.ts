@@ -7,3 +7,4 @@ export { patchRoutes } from "./routes.ts";
 export { PatchError, type PatchRefusal } from "./errors.ts";
 export { PATCHES_FILE, PatchRecord, PatchRecords } from "./records.ts";
 export { readPatchSource, PATCH_SOLC_SETTINGS } from "./source.ts";
+export { foundryProfile, solidityProject, type SolidityProject } from "./project.ts";

@@ -5,6 +5,7 @@ import path from "node:path";
 import { Worker } from "node:worker_threads";
 import { contractLayout, FROM_SOURCE, PACKAGE_ROOT, type ContractLayout, type SolcOutput } from "../deployment/index.ts";
 import { PatchError } from "./errors.ts";
+import { solidityProject, type SolidityProject } from "./project.ts";
 
 /**
  * The compiler settings a .sol patch is compiled with: contracts-fixtures/hardhat.config.ts's (the
@@ -109,23 +110,19 @@ function pick(output: SolcOutput, file: string, contract: string | undefined, pr
   return layout;
 }
 
-/** The folder a .sol file's imports are found from: its project's root (the nearest package.json above it), else its own folder. */
-function projectRoot(file: string): string {
-  for (let dir = path.dirname(file); path.dirname(dir) !== dir; dir = path.dirname(dir)) if (existsSync(path.join(dir, "package.json"))) return dir;
-  return path.dirname(file);
-}
-
 /** A compile's output, while the files it read are unchanged: patching the same source again (a bisect, a reset and retry) skips the compiler. */
 const compiled = new Map<string, { files: Map<string, string>; output: string }>();
 const digest = (file: string) => readFile(file, "utf8").then((text) => createHash("sha256").update(text).digest("hex"), () => "gone");
 const KEPT_COMPILES = 16;
 
-async function compileOnce(base: string, unit: string): Promise<{ output: string } | { missingSolc: true }> {
-  const key = path.join(base, unit);
+async function compileOnce(project: SolidityProject, unit: string): Promise<{ output: string } | { missingSolc: true }> {
+  // The project's remappings and libs are part of the key: an edited remappings.txt compiles again.
+  const key = JSON.stringify([project, unit]);
   const cached = compiled.get(key);
   if (cached && (await Promise.all([...cached.files].map(async ([file, hash]) => (await digest(file)) === hash))).every(Boolean)) return { output: cached.output };
   const answer = await new Promise<{ output: string; read: Array<[string, string]> } | { missingSolc: true }>((resolve, reject) => {
-    const worker = new Worker(WORKER, { workerData: { base, unit, cwd: process.cwd(), settings: PATCH_SOLC_SETTINGS } });
+    const settings = { ...PATCH_SOLC_SETTINGS, remappings: project.remappings };
+    const worker = new Worker(WORKER, { workerData: { base: project.root, libs: project.libs, unit, cwd: process.cwd(), settings } });
     worker.once("message", resolve);
     worker.once("error", reject);
     worker.once("exit", (code) => reject(new Error(`the compiler's worker exited (${code})`)));
@@ -139,15 +136,17 @@ async function compileOnce(base: string, unit: string): Promise<{ output: string
 }
 
 async function compileSol(file: string, contract: string | undefined, prefer: string): Promise<ContractLayout> {
-  const base = projectRoot(file);
-  const unit = path.relative(base, file).split(path.sep).join("/");
-  const answer = await compileOnce(base, unit);
+  const project = solidityProject(file);
+  const unit = path.relative(project.root, file).split(path.sep).join("/");
+  const answer = await compileOnce(project, unit);
   if ("missingSolc" in answer) throw new PatchError("compile_failed", `${unit}: compiling a .sol file needs the npm solc package (npm install -D solc@0.8.30), or patch with a Hardhat artifact`);
   const output = JSON.parse(answer.output) as SolcOutput & { errors?: Array<{ severity: string; type: string; message: string; formattedMessage?: string }> };
   const error = output.errors?.find((e) => e.severity === "error");
   if (error) {
-    const where = /-->\s*(\S+?:\d+:\d+)/.exec(error.formattedMessage ?? "")?.[1];
-    throw new PatchError("compile_failed", `${where ?? unit}: ${error.type}: ${error.message}`);
+    const at = /-->\s*(\S+?:\d+:\d+)/.exec(error.formattedMessage ?? "")?.[1] ?? unit;
+    // Unit names are relative to the project's root; with no project around the file, that is the filesystem's.
+    const where = project.root === path.parse(project.root).root ? `${project.root}${at}` : at;
+    throw new PatchError("compile_failed", `${where}: ${error.type}: ${error.message}`);
   }
   return pick(output, unit, contract, prefer, unit);
 }

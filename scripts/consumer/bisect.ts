@@ -27,7 +27,6 @@ export interface BisectConsumer {
   user: UserNode;
 }
 
-const FIXTURES = path.resolve(import.meta.dirname, "../../contracts-fixtures/contracts");
 const CORRECT = "if (ext.extAmount < 0 && ext.fee > withdrawn)";
 const OFF_BY_ONE = "if (ext.extAmount <= 0 && ext.fee > withdrawn)";
 
@@ -81,7 +80,9 @@ export async function bisectConsumer({ project, files, step, inProject, version,
   });
 
   await step("a contracts repository (git) with three commits of the Pool: correct, the off-by-one fee check, a comment", async () => {
-    await cp(FIXTURES, path.join(repo, "contracts"), { recursive: true, filter: (source) => path.relative(FIXTURES, source).split(path.sep)[0] !== "test" });
+    // The Pool's sources as the installed package ships them (issue 40, item 5).
+    const fixtures = path.join(project, "node_modules", "queue-devstack", "contracts-fixtures", "contracts");
+    await cp(fixtures, path.join(repo, "contracts"), { recursive: true, filter: (source) => path.relative(fixtures, source).split(path.sep)[0] !== "test" });
     await inProject("git", ["init", "-q"], { cwd: repo });
     const pool = path.join(repo, "contracts", "Pool.sol");
     const commit = async (message: string, edit?: (source: string) => string) => {

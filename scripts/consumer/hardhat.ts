@@ -5,9 +5,9 @@
 // it from the machine's older Node if it has one, as the README says to install and run there (issue 30,
 // item 7: npm run by Node 20 skipped Hardhat's native EDR package, and `npx hardhat test` failed HHE27).
 //
-// Offline CI only: Hardhat's build step fetches the solc release list even without contracts. The run
-// takes a config of its own (ci.hardhat.config.ts) that imports the README's and adds the npm `solc`
-// package's soljson.js as the compiler; the README's hardhat.config.ts stays as a user online writes it.
+// Offline CI: Hardhat's build step fetches the solc release list even without contracts. The run takes
+// the docs' offline config (offline.hardhat.config.ts: the project's, with the npm `solc` package's
+// soljson.js as the compiler), as docs/hardhat.md says a user offline does.
 import { mkdir, readFile, readdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Options, ResultPromise } from "execa";
@@ -32,6 +32,8 @@ export interface HardhatConsumer {
   user: UserNode;
 }
 
+/** The docs' offline config (docs/hardhat.md), the one the runs here take. */
+const OFFLINE_CONFIG = "offline.hardhat.config.ts";
 /** The README's Hardhat files are named under this folder (```ts hardhat-project/hardhat.config.ts). */
 const FOLDER = "hardhat-project";
 // Not in this repository's node_modules (the plugin needs neither): the releases this was tested with.
@@ -53,24 +55,14 @@ export async function setupHardhat({ work, tarball, readme, inProject, version, 
   const dir = path.join(work, FOLDER);
   const inDir = (file: string, args: string[], options: Options = {}) => inProject(file, args, { cwd: dir, env: user.env, extendEnv: false, ...options });
   const files = hardhatFiles(readme);
-  for (const name of ["hardhat.config.ts", "test/devstack.ts"]) if (!files.has(name)) throw new Error(`README.md has no code block for ${FOLDER}/${name}`);
+  for (const name of ["hardhat.config.ts", OFFLINE_CONFIG, "test/devstack.ts"]) if (!files.has(name)) throw new Error(`README.md has no code block for ${FOLDER}/${name}`);
+  if (!readme.includes(`npx hardhat test --config ${OFFLINE_CONFIG}`)) throw new Error(`the docs do not give the command run here: npx hardhat test --config ${OFFLINE_CONFIG}`);
   await mkdir(dir);
   await writeFile(path.join(dir, "package.json"), `${JSON.stringify({ name: FOLDER, private: true, type: "module" }, null, 2)}\n`);
   for (const [name, text] of files) {
     await mkdir(path.dirname(path.join(dir, name)), { recursive: true });
     await writeFile(path.join(dir, name), text);
   }
-  await writeFile(
-    path.join(dir, "ci.hardhat.config.ts"),
-    [
-      'import { createRequire } from "node:module";',
-      'import config from "./hardhat.config.ts";',
-      "",
-      "// CI is offline: solc-js from npm, not a download (see scripts/consumer/hardhat.ts).",
-      `export default { ...config, solidity: { version: "${await version("solc")}", path: createRequire(import.meta.url).resolve("solc/soljson.js") } };`,
-      "",
-    ].join("\n"),
-  );
   const packages = [
     tarball,
     `hardhat@${await version("hardhat")}`,
@@ -83,7 +75,7 @@ export async function setupHardhat({ work, tarball, readme, inProject, version, 
   ];
   await user.install(dir, packages, ["esbuild"]); // Hardhat's
   // The README's files as a reader's strict TypeScript sees them: the plugin's types on the connection.
-  const tsconfig = { compilerOptions: { module: "nodenext", target: "es2022", strict: true, noEmit: true }, include: ["hardhat.config.ts", "test"] };
+  const tsconfig = { compilerOptions: { module: "nodenext", target: "es2022", strict: true, noEmit: true }, include: ["hardhat.config.ts", OFFLINE_CONFIG, "test"] };
   await writeFile(path.join(dir, "tsconfig.json"), `${JSON.stringify(tsconfig, null, 2)}\n`);
   await inDir("npx", ["tsc", "-p", "."]);
 }
@@ -96,7 +88,7 @@ export async function hardhatConsumer({ work, tmp, step, inProject, user }: Hard
   const stateDirs = async () => (await readdir(tmp)).filter((name) => name.startsWith("queue-devstack-"));
   const before = new Set(await stateDirs());
   const stateDirsLeft = async () => (await stateDirs()).filter((name) => !before.has(name));
-  const hardhatTest = ["hardhat", "test", "--config", "ci.hardhat.config.ts"];
+  const hardhatTest = ["hardhat", "test", "--config", OFFLINE_CONFIG];
 
   await step(`the README's Hardhat project in ${FOLDER}/, ${user.label}: npm install the tarball, hardhat, hardhat-viem, the node:test runner; tsc (in the background since the first install)`, () => setup);
 
