@@ -29,10 +29,11 @@ const withHashes = (text: string) =>
 /**
  * A data table in a region that scrolls sideways when the table is wider than the screen: on a phone a
  * row of amounts, symbols and hashes scrolls rather than breaking inside a word. Focusable, so the
- * keyboard can scroll it too.
+ * keyboard can scroll it too. `label` names the region when the caption is not unique on the page
+ * (landmarks must be: each open operation has its own signed attempts).
  */
-export const table = (caption: string, head: readonly string[], rows: string) =>
-  `<div class="table-scroll" role="region" aria-label="${esc(caption)}" tabindex="0"><table><caption>${esc(caption)}</caption><thead><tr>${head.map((h) => `<th scope="col">${esc(h)}</th>`).join("")}</tr></thead><tbody>${rows}</tbody></table></div>`;
+export const table = (caption: string, head: readonly string[], rows: string, label = caption) =>
+  `<div class="table-scroll" role="region" aria-label="${esc(label)}" tabindex="0"><table><caption>${esc(caption)}</caption><thead><tr>${head.map((h) => `<th scope="col">${esc(h)}</th>`).join("")}</tr></thead><tbody>${rows}</tbody></table></div>`;
 /** A state as a coloured badge (the colours follow the README's state diagram). */
 export const badge = (state: string) => `<span class="state" data-state="${esc(state)}">${esc(state)}</span>`;
 /** A button calling a dev route with a JSON body (the page's script posts it and says how it went). */
@@ -96,6 +97,7 @@ export function operationHtml(op: Readonly<OperationRecord>, prefix: string, req
         "signed attempts",
         ["#", "nonce", "max fee", "priority fee", "hash"],
         op.attempts.map((a, i) => `<tr><td>${i + 1}</td><td>${esc(a.nonce)}</td><td>${gwei(a.maxFeePerGas)}</td><td>${gwei(a.maxPriorityFeePerGas)}</td><td>${hash(a.hash)}</td></tr>`).join(""),
+        `signed attempts of ${op.id}`,
       )}</div>`
     : "";
   // Its confirmations are counted on the page from the head the health panel shows (pushed as blocks
