@@ -254,7 +254,8 @@ const SCRIPT = `
     var button = event.target.closest("button");
     if (!button) return;
     if (button.classList.contains("add-chain")) { addChain(button); return; }
-    if (button.dataset.copy) { navigator.clipboard.writeText(button.dataset.copy).then(function () { show("copied " + button.dataset.copy); }, function () { show("copy refused by the browser"); }); return; }
+    // Said as it is shown beside the button (shortened): a whole hash would break on a phone.
+    if (button.dataset.copy) { navigator.clipboard.writeText(button.dataset.copy).then(function () { show("copied " + button.previousElementSibling.textContent); }, function () { show("copy refused by the browser"); }); return; }
     if (!button.dataset.post) return;
     // One click must not undo a session's work: the reset asks first.
     if (button.dataset.confirm && !window.confirm(button.dataset.confirm)) { show(button.textContent + ": not done"); return; }

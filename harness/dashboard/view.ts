@@ -73,7 +73,7 @@ function payloadHtml(op: Readonly<OperationRecord>, assets: AssetBook): string {
     );
     if (request.action) {
       const a = request.action;
-      rows.push(["route", hash(a.routeId)], ["output", `at least ${amount(a.minOutput, a.outputAsset, assets)}`], ["deadline", time(new Date(Number(a.deadline) * 1000).toISOString())], ["quote", `<code>${esc(a.quoteId)}</code>`]);
+      rows.push(["route", hash(a.routeId)], ["output", `at least ${amount(a.minOutput, a.outputAsset, assets)}`], ["deadline", time(new Date(Number(a.deadline) * 1000).toISOString())], ["quote", hash(a.quoteId)]);
     }
   }
   rows.push(["nullifiers", op.nullifiers.length ? op.nullifiers.map((n) => hash(n)).join(" ") : "none"], ["idempotency key", op.idempotencyKey === null ? "none" : `<code>${esc(op.idempotencyKey)}</code>`]);
