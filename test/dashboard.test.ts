@@ -68,6 +68,16 @@ async function submitControl(legend: string, fields: Record<string, string>, opt
   await page.locator("#control-result", { hasText: `${legend}: ` }).waitFor();
   return (await page.locator("#control-result").textContent()) as string;
 }
+/** Clicks one of the page's control buttons (by its name) and waits for its answer. */
+async function clickControl(name: string) {
+  await page.locator("#control-result").evaluate((el) => (el.textContent = ""));
+  await page.getByRole("button", { name, exact: true }).click();
+  await page.locator("#control-result", { hasText: `${name}: ` }).waitFor();
+  return (await page.locator("#control-result").textContent()) as string;
+}
+/** What a person reads has no field name of the API (camelCase), no bare true or false, no 18 decimals. */
+const INTERNAL = /\b[a-z]+[A-Z]\w*|\btrue\b|\bfalse\b|\d\.\d{5,}/;
+
 /**
  * Every word shown on the page whose text is laid out over more than one line (a Range's client rects at two
  * heights): text nodes of the whole page, tables or not, open operations included.
@@ -181,6 +191,7 @@ describe("dashboard", () => {
     expect(dialogs).toEqual([expect.stringContaining("Reset the stack"), expect.stringContaining("Reset the stack")]);
     await page.locator(`#op-${sent.id}`).waitFor({ state: "detached" });
     expect(await page.locator("#ops > .op").count()).toBe(0);
+    await page.locator("#control-result", { hasText: "reset the stack: done, back at the clean state the stack started in" }).waitFor(); // not "reset true"
 
     expect(await page.evaluate(() => (globalThis as unknown as { loadedOnce?: boolean }).loadedOnce)).toBe(true);
     expect(consoleErrors).toEqual([]);
@@ -226,14 +237,16 @@ describe("dashboard", () => {
     await page.locator("#health .ready").waitFor();
 
     const before = Number((await head()).number);
-    // Answers in words, not JSON.
-    expect(await submitControl("mine blocks", { blocks: "3" })).toMatch(new RegExp(`^mine blocks: done, block ${before + 3} at \\d{4}-\\d\\d-\\d\\dT`));
+    // Answers in plain words, each control's its own: not JSON, nor its field names.
+    const answers: string[] = [];
+    const said = (text: string) => (answers.push(text), text);
+    expect(said(await submitControl("mine blocks", { blocks: "3" }))).toMatch(new RegExp(`^mine blocks: done, block ${before + 3} at \\d{4}-\\d\\d-\\d\\dT`));
     await page.locator("#head-number", { hasText: String(before + 3) }).waitFor();
     const earlier = Number((await head()).timestamp);
-    expect(await submitControl("move time", { seconds: "7200" })).toContain("done");
+    expect(said(await submitControl("move time", { seconds: "7200" }))).toMatch(/^move time: done, block \d+ at \d{4}-/);
     expect(Number((await head()).timestamp)).toBeGreaterThanOrEqual(earlier + 7200);
     const top = await head();
-    expect(await submitControl("reorg the last blocks", { depth: "1" })).toContain("done");
+    expect(said(await submitControl("reorg the last blocks", { depth: "1" }))).toMatch(/^reorg the last blocks: done, the last 1 block replaced, the head at block \d+ at \S+; no transaction to send again$/);
     expect((await head()).hash).not.toBe(top.hash); // same height, another block
     // The drop form answers the route's problem for an id it does not know.
     expect(await submitControl("drop an operation's transaction", { "operation id": "op_unknown" })).toBe("drop an operation's transaction: refused, 404 operation_not_found: no operation op_unknown");
@@ -243,40 +256,44 @@ describe("dashboard", () => {
     consoleErrors.splice(refused, 1);
 
     // An RPC fault limited to some methods and a duration, then switched off.
-    await submitControl("RPC fault", { methods: "eth_sendRawTransaction, eth_getLogs", "for (ms)": "600000" }, { fault: "fail" });
+    expect(said(await submitControl("RPC fault", { methods: "eth_sendRawTransaction, eth_getLogs", "for (ms)": "600000" }, { fault: "fail" }))).toMatch(/^RPC fault: done, RPC fault fail on eth_sendRawTransaction, eth_getLogs, ends in (9|10) min$/);
     await page.locator("#rpc-fault-methods", { hasText: "eth_sendRawTransaction, eth_getLogs" }).waitFor();
     expect(await page.locator("#health dd", { has: page.locator("#rpc-fault") }).textContent()).toMatch(/, ends in (9|10) min$/); // until when: a time to come
-    await submitControl("RPC fault", { "delay (ms, for delay)": "5", methods: "", "for (ms)": "" }, { fault: "delay" });
+    expect(said(await submitControl("RPC fault", { "delay (ms, for delay)": "5", methods: "", "for (ms)": "" }, { fault: "delay" }))).toBe("RPC fault: done, RPC fault delay 5 ms on every method, until switched off");
     await page.locator("#rpc-fault", { hasText: "delay" }).waitFor();
     expect(await page.locator("#health dd", { has: page.locator("#rpc-fault") }).textContent()).toBe("delay 5 ms");
-    await submitControl("RPC fault", { "delay (ms, for delay)": "" }, { fault: "none" });
+    expect(said(await submitControl("RPC fault", { "delay (ms, for delay)": "" }, { fault: "none" }))).toBe("RPC fault: done, no RPC fault");
     await page.locator("#rpc-fault", { hasText: "none" }).waitFor();
-    await page.getByRole("button", { name: "disarm revert next" }).click();
+    expect(said(await clickControl("revert next relay"))).toBe("revert next relay: done, the next relay will revert on chain (InvalidProof())");
+    await page.locator("#revert-next", { hasText: "armed" }).waitFor();
+    expect(said(await clickControl("disarm revert next"))).toBe("disarm revert next: done, the next relay is relayed as usual");
     await page.locator("#revert-next", { hasText: "off" }).waitFor();
+    expect(said(await clickControl("hold mining"))).toMatch(/^hold mining: done, mining held, the head at block \d+ at \S+$/);
+    expect(said(await clickControl("release mining"))).toMatch(/^release mining: done, mining automatic again, the head at block \d+ at \S+$/);
 
     // The relayer paused and resumed; its balance set, and back.
-    await page.getByRole("button", { name: "pause relayer" }).click();
+    expect(said(await clickControl("pause relayer"))).toMatch(/^pause relayer: done, relayer paused, balance (about )?\d+(\.\d{1,4})? ETH$/);
     await page.locator("#engine", { hasText: "paused" }).waitFor();
-    await page.getByRole("button", { name: "resume relayer" }).click();
+    expect(said(await clickControl("resume relayer"))).toMatch(/^resume relayer: done, relayer running, balance /);
     await page.locator("#engine", { hasText: "running" }).waitFor();
-    // Not prefilled: a click on "set balance" with nothing typed posts nothing (it drained the relayer, at 0).
+    // Not prefilled: a click on "set balance" with nothing typed posts nothing (it drained the relayer, at 0),
+    // and the line under the controls no longer shows the previous control's answer (it did, as if this one's).
     const balanceForm = page.locator("form.control", { has: page.locator("legend", { hasText: "relayer balance" }) });
     expect(await balanceForm.getByLabel("ETH").inputValue()).toBe("");
-    await page.locator("#control-result").evaluate((el) => (el.textContent = ""));
     await balanceForm.getByRole("button").click();
     expect(await balanceForm.getByLabel("ETH").evaluate((input) => (input as unknown as { validity: { valueMissing: boolean } }).validity.valueMissing)).toBe(true);
-    await page.getByRole("button", { name: "pause relayer" }).click();
-    await page.locator("#control-result", { hasText: /^pause relayer: done, engine paused, balance [\d.]+ ETH$/ }).waitFor(); // the click before it posted nothing
-    await page.getByRole("button", { name: "resume relayer" }).click();
-    expect(await submitControl("relayer balance", { ETH: "1.5" })).toBe("relayer balance: done, engine running, balance 1.5 ETH");
+    expect(await page.locator("#control-result").textContent()).toBe("");
+    expect(said(await submitControl("relayer balance", { ETH: "1.5" }))).toBe("relayer balance: done, relayer running, balance 1.5 ETH");
     await page.locator("#relayer-balance", { hasText: "1.5000" }).waitFor();
-    await submitControl("relayer balance", { ETH: "10000" });
+    // A balance of 18 decimals is said to four, as the health panel shows it.
+    expect(said(await submitControl("relayer balance", { ETH: "2.123456789012345678" }))).toBe("relayer balance: done, relayer running, balance about 2.1234 ETH");
+    expect(said(await submitControl("relayer balance", { ETH: "10000" }))).toBe("relayer balance: done, relayer running, balance 10000 ETH");
     await page.locator("#relayer-balance", { hasText: "10000.0000" }).waitFor();
 
     // The served configuration switched: the manifest panel shows the other Pool and ETag, then the original's again.
     const etag = (await fetch(`${stack.queueUrl}/api/queue/config`)).headers.get("etag") as string;
     await page.locator(`#manifest-etag code[title='${etag}']`).waitFor();
-    await page.getByRole("button", { name: "serve the alternate configuration" }).click();
+    expect(said(await clickControl("serve the alternate configuration"))).toMatch(/^serve the alternate configuration: done, serving the alternate configuration, Pool 0x[0-9a-fA-F]{8}…[0-9a-fA-F]{6}$/);
     await page.locator("#serving", { hasText: "alternate" }).waitFor();
     const alternate = (await fetch(`${stack.queueUrl}/api/queue/config`)).headers.get("etag") as string;
     expect(alternate).not.toBe(etag);
@@ -288,6 +305,7 @@ describe("dashboard", () => {
     await page.getByRole("button", { name: "serve the original configuration" }).click();
     await page.locator(`#manifest-etag code[title='${etag}']`).waitFor();
     await page.locator("#ops-scope").waitFor({ state: "hidden" });
+    expect(answers.filter((text) => INTERNAL.test(text))).toEqual([]);
     expect(consoleErrors).toEqual([]);
   }, 120_000);
 
