@@ -216,7 +216,9 @@ describe("dashboard", () => {
     await page.locator(`#op-${op.id} summary`).click();
     expect(await page.locator(`#op-${op.id} .failure .code`).textContent()).toBe("reverted");
     expect(await page.locator(`#op-${op.id} .failure .reason`).textContent()).toContain("InvalidProof()");
-    expect((await page.locator(`#op-${op.id} .failure`).textContent())?.match(/InvalidProof\(\)/g)).toHaveLength(1); // said once
+    // Said once in the whole entry (the timeline's last step said it again), and "reverted" once in its summary.
+    expect((await page.locator(`#op-${op.id}`).textContent())?.match(/InvalidProof\(\)/g)).toHaveLength(1);
+    expect((await page.locator(`#op-${op.id} summary`).textContent())?.match(/reverted/g)).toHaveLength(1);
     await page.locator(`#op-${op.id}`).getByRole("button", { name: "show its trace" }).click();
     await page.locator(`#trace-${op.id}`, { hasText: "InvalidProof()" }).waitFor();
 

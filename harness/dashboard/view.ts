@@ -54,6 +54,15 @@ function amount(value: string | bigint, asset: string, assets: AssetBook): strin
   return known ? `${esc(formatUnits(BigInt(value), known.decimals))} ${esc(known.symbol)}` : `${esc(value)} <span class="detail">(base units)</span>`;
 }
 
+/**
+ * A send's recipient field: the Pool pays no address for a send (extAmount 0); whom it pays is the owner of
+ * its output notes, private as its amount (contracts-fixtures/PROTOCOL.md). Clients leave the field 0x0.
+ */
+function sendRecipient(address: string): string {
+  const note = `<span class="detail">private (a send pays no address: its recipient owns its output notes)</span>`;
+  return /^0x0{40}$/i.test(address) ? note : `${hash(address)} ${note.replace("private (", "paid nothing (")}`;
+}
+
 /** What the operation asked for, from its stored request: only public fields (the store keeps no secret). */
 function payloadHtml(op: Readonly<OperationRecord>, assets: AssetBook): string {
   const rows: Array<[string, string]> = [["kind", esc(kindOf(op))]];
@@ -69,7 +78,7 @@ function payloadHtml(op: Readonly<OperationRecord>, assets: AssetBook): string {
       // A send moves value inside the Pool: its amount is in the notes, which only their owners can open.
       ["amount", op.kind === "send" ? `<span class="detail">private (a send's amount is in its notes)</span>` : amount(withdrawn, asset, assets)],
       ["fee", amount(request.extData.fee, asset, assets)],
-      ["recipient", hash(request.extData.recipient)],
+      ["recipient", op.kind === "send" ? sendRecipient(request.extData.recipient) : hash(request.extData.recipient)],
     );
     if (request.action) {
       const a = request.action;
@@ -89,7 +98,9 @@ export function operationHtml(op: Readonly<OperationRecord>, prefix: string, req
     .map((entry, i) => {
       const next = op.history[i + 1];
       const spent = next ? ` <span class="spent">${seconds(Date.parse(next.at) - Date.parse(entry.at))} in it</span>` : "";
-      return `<li>${badge(entry.state)} ${time(entry.at)}${spent}${entry.detail ? ` <span class="detail">${withHashes(entry.detail)}</span>` : ""}</li>`;
+      // A failure's reason is said once, below the timeline with its code: not again on the step that ended it.
+      const detail = entry.detail && entry.detail !== op.reason?.detail ? ` <span class="detail">${withHashes(entry.detail)}</span>` : "";
+      return `<li>${badge(entry.state)} ${time(entry.at)}${spent}${detail}</li>`;
     })
     .join("");
   const attempts = op.attempts.length
@@ -128,9 +139,10 @@ export function operationHtml(op: Readonly<OperationRecord>, prefix: string, req
     ? `<button type="button" class="replay" hx-get="${esc(prefix)}/dashboard/replay?id=${esc(id)}" hx-target="#replay-${esc(op.id)}">replay</button>`
     : "";
   const actions = drop || trace || replay ? `<p>${drop}${trace}${replay}</p>` : "";
+  // The summary names a failure's code unless it is the state already ("reverted … reverted" was).
   return (
     `<details id="op-${esc(op.id)}" class="op" data-state="${esc(op.state)}" data-kind="${esc(kindOf(op))}" data-created="${esc(op.createdAt)}" data-version="${esc(versionOf(op))}">` +
-    `<summary>${badge(op.state)} <span class="kind">${esc(kindOf(op))}</span> <code class="id">${esc(op.id)}</code> ${time(op.createdAt)}${op.reason ? ` <span class="code">${esc(op.reason.code)}</span>` : ""}</summary>` +
+    `<summary>${badge(op.state)} <span class="kind">${esc(kindOf(op))}</span> <code class="id">${esc(op.id)}</code> ${time(op.createdAt)}${op.reason && op.reason.code !== op.state ? ` <span class="code">${esc(op.reason.code)}</span>` : ""}</summary>` +
     `${payloadHtml(op, assets)}<ol class="timeline">${steps}</ol>${attempts}${block}${failure}${reservation}${actions}${trace ? `<pre id="trace-${esc(op.id)}" class="trace" tabindex="0"></pre>` : ""}${replay ? `<div id="replay-${esc(op.id)}" class="replay-answer"></div>` : ""}</details>`
   );
 }
