@@ -123,6 +123,7 @@ describe("dashboard", () => {
     const confirmations = page.locator(`#op-${sent.id} .confirmations`);
     await confirmations.filter({ hasText: /^1 of 1 confirmation$/ }).waitFor(); // once the head it counts from is shown
     const shownHead = Number(await page.locator("#head-number").textContent());
+    expect(await page.locator("#health dd", { has: page.locator("#head-number") }).textContent()).toMatch(/^block \d+, mined \d+ s ago$/); // a block mined since: its age
     await fetch(`${stack.queueUrl}/api/dev/mine`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ blocks: 2 }) });
     await page.locator("#head-number", { hasText: String(shownHead + 2) }).waitFor();
     await page.evaluate("new Promise((done) => setTimeout(done, 1100))"); // the page counts once a second
@@ -192,6 +193,9 @@ describe("dashboard", () => {
     await page.locator(`#op-${sent.id}`).waitFor({ state: "detached" });
     expect(await page.locator("#ops > .op").count()).toBe(0);
     await page.locator("#control-result", { hasText: "reset the stack: done, back at the clean state the stack started in" }).waitFor(); // not "reset true"
+    // Back at the committed genesis's last block: dated 2026-01-01 whatever the day, said as genesis, not by its age ("mined 330 d ago" was).
+    const headRow = page.locator("#health dd", { has: page.locator("#head-number") });
+    await headRow.filter({ hasText: /^block 1, genesis \(its date fixed at 2026-01-01\)$/ }).waitFor();
 
     expect(await page.evaluate(() => (globalThis as unknown as { loadedOnce?: boolean }).loadedOnce)).toBe(true);
     expect(consoleErrors).toEqual([]);

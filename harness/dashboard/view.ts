@@ -166,8 +166,8 @@ export function replayHtml(answer: ReplayAnswer | Error): string {
 export interface HealthView {
   health: { status: number; body: unknown };
   relayer: { address: string; balanceWei: bigint; nonce: number } | null;
-  /** The head, and its age by the chain's own clock (anvil's pending block's time less the head's). */
-  head: { number: number; timestamp: number; ageS: number };
+  /** The head, its age by the chain's own clock (anvil's pending block's time less the head's), and whether it is one of the committed genesis's blocks (its date fixed). */
+  head: { number: number; timestamp: number; ageS: number; genesis: boolean };
   /** auto, hold, or a block every so many seconds (anvil's interval mining). */
   mining: "auto" | "hold" | `every ${number} s`;
   engine: "running" | "paused" | null;
@@ -194,7 +194,8 @@ export function healthHtml(view: HealthView): string {
     [
       "head",
       // Its age ticks on the page from when it was mined, by the chain's clock (a loaded or time-moved chain runs apart from the wall's).
-      `block <span id="head-number">${esc(view.head.number)}</span>, mined ${time(new Date(Date.now() - view.head.ageS * 1000).toISOString(), `block time ${new Date(view.head.timestamp * 1000).toISOString()}`)}`,
+      // A block of the committed genesis has a fixed date: its age would only say how old the genesis is.
+      `block <span id="head-number">${esc(view.head.number)}</span>, ${view.head.genesis ? `genesis <span class="detail">(its date fixed at ${esc(new Date(view.head.timestamp * 1000).toISOString().slice(0, 10))})</span>` : `mined ${time(new Date(Date.now() - view.head.ageS * 1000).toISOString(), `block time ${new Date(view.head.timestamp * 1000).toISOString()}`)}`}`,
     ],
     ["mining", `<span id="mining-mode">${esc(view.mining)}</span>`],
     ["relay engine", `<span id="engine">${esc(view.engine ?? "none")}</span>`],
