@@ -103,9 +103,10 @@ describe("dashboard operations list", () => {
     const colour = (state: string) => new RegExp(`\\.state\\[data-state="${state}"\\][^{]*\\{ background: (#[0-9a-f]{6}); \\}`).exec(css)?.[1];
     const colours = Object.fromEntries(OPERATION_STATES.map((state) => [state, colour(state)]));
     expect(colours).toEqual({ accepted: "#57606a", processing: "#6f42c1", submitted: "#0969da", included: "#1b7c83", confirmed: "#1a7f37", rejected: "#cf222e", reverted: "#cf222e", expired: "#cf222e" });
-    // The page shows them as a legend, in the diagram's order.
-    const legend = /<p class="legend">(.*?)<\/p>/.exec(pageHtml("/api/dev"))?.[1] ?? "";
+    // The page shows them once, in the diagram's order: as the counts' line (their legend) until the first counts come.
+    const legend = /<p id="ops-counts"[^>]*>(.*?)<\/p>/.exec(pageHtml("/api/dev"))?.[1] ?? "";
     expect([...legend.matchAll(/data-state="([a-z]+)"/g)].map((m) => m[1])).toEqual([...OPERATION_STATES]);
+    expect([...pageHtml("/api/dev").matchAll(/class="state"/g)]).toHaveLength(OPERATION_STATES.length);
   });
 });
 
@@ -211,6 +212,9 @@ describe("an operation's entry (issue 30, items 12 and 13)", () => {
     expect(counts).toEqual(expected);
     expect(expected.reverted).toBe(6);
     expect(html).toMatch(/^30 operations: /);
+    // A state the store holds that this page does not list (a newer runtime's) is counted too, after the others.
+    const other = dashboardCountsHtml(controlOf([record(1, { state: "queued" as OperationRecord["state"] })]));
+    expect(other).toMatch(/data-state="expired">.*data-state="queued">.*<span class="n">1<\/span>/);
   });
 
   it("finds an operation by its id or by the hash of any of its signed attempts, with the other filters", () => {

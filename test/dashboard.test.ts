@@ -7,6 +7,7 @@ import { encodeFunctionData, formatUnits, parseAbi, type Address, type Hex } fro
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ACTION_ROUTES, type DevStack } from "../harness/index.ts";
 import { operationHtml } from "../harness/dashboard/index.ts";
+import { OPERATION_STATES } from "../src/relay/operation.ts";
 import type { OperationRecord } from "../src/relay/store.ts";
 import { createAccountKeys, prepareAction, type QueueClient } from "../harness/client/index.ts";
 import { jsonRpc } from "../harness/chain/index.ts";
@@ -97,6 +98,14 @@ const brokenWords = () =>
     }
     return words;
   })()`);
+/** Every field whose placeholder is wider than the field shows it (the page's font, measured on a canvas). */
+const placeholdersCut = () =>
+  page.evaluate<string[]>(`[...document.querySelectorAll("input[placeholder]")].filter((input) => input.checkVisibility()).filter((input) => {
+    const style = getComputedStyle(input), context = document.createElement("canvas").getContext("2d");
+    context.font = style.font;
+    const room = input.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    return context.measureText(input.placeholder).width > room;
+  }).map((input) => input.name + ": " + input.placeholder)`);
 const head = () => jsonRpc<{ number: string; timestamp: string; hash: string }>(stack.rpcUrl, "eth_getBlockByNumber", ["latest", false]);
 
 describe("dashboard", () => {
@@ -434,6 +443,11 @@ describe("dashboard", () => {
     const violations = (await new AxeBuilder({ page }).analyze()).violations;
     expect(violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`)).toEqual([]);
     expect(await brokenWords()).toEqual([]);
+    expect(await placeholdersCut()).toEqual([]);
+    // Each state's colour shown once above the list: the counts are its legend (a legend line repeated them).
+    await page.locator("#ops-counts .count .n").first().waitFor();
+    const badges = await page.locator("#ops-panel .state").evaluateAll((all) => all.filter((b) => !b.closest("#ops")).map((b) => b.getAttribute("data-state")));
+    expect(badges).toEqual([...OPERATION_STATES]);
     await page.screenshot({ path: path.join(SCREENSHOTS, "dashboard-1280x800.png") });
     await page.screenshot({ path: path.join(SCREENSHOTS, "dashboard-1280-full.png"), fullPage: true });
 
@@ -445,6 +459,7 @@ describe("dashboard", () => {
     // No word anywhere on the page is broken across lines (the Manifest's Pool address and ETag were; "dUSD|C",
     // "verifi|catio|nKey" in the Pool's tables before them), at the phone's width as at the desktop's.
     expect(await brokenWords()).toEqual([]);
+    expect(await placeholdersCut()).toEqual([]);
     const phone = (await new AxeBuilder({ page }).analyze()).violations;
     expect(phone.map((v) => v.id)).toEqual([]);
     await page.screenshot({ path: path.join(SCREENSHOTS, "dashboard-390x844.png") });

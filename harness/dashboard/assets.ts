@@ -24,6 +24,9 @@ main { display: grid; grid-template-columns: minmax(0, 3fr) minmax(0, 2fr); gap:
 section { background: #fff; border: 1px solid #d0d7de; border-radius: 6px; padding: .5rem 1rem; min-width: 0; overflow-wrap: anywhere; }
 h2 { font-size: 1rem; margin: .25rem 0 .5rem; }
 .filters { display: flex; flex-wrap: wrap; gap: .25rem 1rem; margin-bottom: .5rem; }
+/* Wide enough for its whole placeholder (it was cut at 1280 px), never wider than a phone's panel. */
+.filters .find input { width: 17rem; max-width: 100%; box-sizing: border-box; }
+.filters .find { max-width: 100%; }
 .op { border-top: 1px solid #d0d7de; padding: .25rem 0; }
 .patched { display: inline-block; margin: 0 .5em; padding: .1em .6em; border-radius: 1em; background: #8250df; color: #fff; font-weight: 600; }
 .dev-proofs { display: inline-block; margin: 0 .5em; padding: .1em .6em; border-radius: 1em; background: #9a6700; color: #fff; font-weight: 600; }
@@ -39,8 +42,6 @@ td .state { min-width: 0; }
 .state[data-state="included"], .state[data-state="settled"] { background: #1b7c83; }
 .state[data-state="confirmed"], .state[data-state="finalized"] { background: #1a7f37; }
 .state[data-state="rejected"], .state[data-state="reverted"], .state[data-state="expired"], .state[data-state="failed"] { background: #cf222e; }
-.legend { margin: 0 0 .5rem; }
-.legend .state { min-width: 0; }
 .failure, .failure .code, summary .code { color: #a40e26; }
 .failure .code, summary .code { font-weight: 600; }
 .spent, .detail, .empty { color: #57606a; }
