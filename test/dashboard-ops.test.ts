@@ -103,9 +103,10 @@ describe("dashboard operations list", () => {
     const colour = (state: string) => new RegExp(`\\.state\\[data-state="${state}"\\][^{]*\\{ background: (#[0-9a-f]{6}); \\}`).exec(css)?.[1];
     const colours = Object.fromEntries(OPERATION_STATES.map((state) => [state, colour(state)]));
     expect(colours).toEqual({ accepted: "#57606a", processing: "#6f42c1", submitted: "#0969da", included: "#1b7c83", confirmed: "#1a7f37", rejected: "#cf222e", reverted: "#cf222e", expired: "#cf222e" });
-    // The page shows them as a legend, in the diagram's order.
-    const legend = /<p class="legend">(.*?)<\/p>/.exec(pageHtml("/api/dev"))?.[1] ?? "";
+    // The page shows them once, in the diagram's order: as the counts' line (their legend) until the first counts come.
+    const legend = /<p id="ops-counts"[^>]*>(.*?)<\/p>/.exec(pageHtml("/api/dev"))?.[1] ?? "";
     expect([...legend.matchAll(/data-state="([a-z]+)"/g)].map((m) => m[1])).toEqual([...OPERATION_STATES]);
+    expect([...pageHtml("/api/dev").matchAll(/class="state"/g)]).toHaveLength(OPERATION_STATES.length);
   });
 });
 
@@ -174,6 +175,35 @@ describe("an operation's entry (issue 30, items 12 and 13)", () => {
     expect(failed("mined with status 0")).toContain("mined with status 0 InvalidProof()");
   });
 
+  it("says a failure once: its code not twice in the summary, its reason not again on the step that ended it", () => {
+    const detail = "the Pool reverted with InvalidProof()";
+    const at = new Date(START).toISOString();
+    const reverted = record(1, {
+      state: "reverted",
+      reason: { code: "reverted", detail, revert: { name: "InvalidProof", args: [] } },
+      history: [{ state: "accepted", at }, { state: "included", at, detail: "in block 8 (status 0)" }, { state: "reverted", at, detail }],
+    } as Partial<OperationRecord>);
+    const html = operationHtml(reverted, "/api/dev", 1);
+    const summary = textOf(/<summary>(.*?)<\/summary>/.exec(html)?.[1] ?? "");
+    expect(summary.match(/reverted/g)).toHaveLength(1);
+    expect(textOf(html).match(/InvalidProof\(\)/g)).toHaveLength(1);
+    expect(textOf(html)).toContain("in block 8 (status 0)"); // another step's detail stays
+    // A code that is not the state is named: a rejected one's, say.
+    const rejected = operationHtml(record(1, { state: "rejected", reason: { code: "simulation_failed", detail: "FeeTooHigh(1, 0)" } } as Partial<OperationRecord>), "/api/dev", 1);
+    expect(textOf(/<summary>(.*?)<\/summary>/.exec(rejected)?.[1] ?? "")).toContain("simulation_failed");
+  });
+
+  it("says a send's recipient is private (the Pool pays no address for a send), not 0x0", () => {
+    const send = (recipient: string) => {
+      const request = { ...withdrawal(), extData: { ...withdrawal().extData, extAmount: "0", recipient } };
+      const payload = /<dl class="payload">(.*?)<\/dl>/.exec(operationHtml(record(1, { kind: "send", request } as Partial<OperationRecord>), "/api/dev", 1, ASSETS))?.[1] ?? "";
+      return /<dt>recipient<\/dt><dd>(.*?)<\/dd>/.exec(payload)?.[1] ?? "";
+    };
+    expect(textOf(send(`0x${"0".repeat(40)}`))).toBe("private (a send pays no address: its recipient owns its output notes)");
+    // One that names an address anyway: shown, paid nothing.
+    expect(textOf(send(`0x${"ab".repeat(20)}`))).toContain("paid nothing (a send pays no address");
+  });
+
   it("counts the operations in each state, of every kind", () => {
     const ops = Array.from({ length: 30 }, (_, i) => record(i, i % 5 === 0 ? { state: "reverted" } : {}));
     const html = dashboardCountsHtml(controlOf(ops));
@@ -182,6 +212,9 @@ describe("an operation's entry (issue 30, items 12 and 13)", () => {
     expect(counts).toEqual(expected);
     expect(expected.reverted).toBe(6);
     expect(html).toMatch(/^30 operations: /);
+    // A state the store holds that this page does not list (a newer runtime's) is counted too, after the others.
+    const other = dashboardCountsHtml(controlOf([record(1, { state: "queued" as OperationRecord["state"] })]));
+    expect(other).toMatch(/data-state="expired">.*data-state="queued">.*<span class="n">1<\/span>/);
   });
 
   it("finds an operation by its id or by the hash of any of its signed attempts, with the other filters", () => {

@@ -4,7 +4,9 @@ import path from "node:path";
 import { execa } from "execa";
 import { describe, expect, it } from "vitest";
 import type { Address } from "viem";
-import { ACTION_ROUTES, type DevStack } from "../harness/index.ts";
+import { ACTION_ROUTES, traceOf, type DevStack } from "../harness/index.ts";
+import { loadFixtures } from "../harness/deployment/index.ts";
+import { diffTraces } from "../harness/replay/index.ts";
 import { createAccountKeys, prepareAction, type QueueClient } from "../harness/client/index.ts";
 import { poolFixture } from "./support/pool.ts";
 import { withQueueStack } from "./support/queue-stack.ts";
@@ -79,5 +81,36 @@ describe("stack.trace(operationId)", () => {
     for (const line of ["Pool.transactAction", `${verifier}.verifyProof`, "Pool.runAdapter", "SwapAdapter (route swap).execute", "dUSDC.transferFrom", "dUSDC.transfer"]) {
       expect(trace.text).toContain(line);
     }
+  });
+});
+
+describe("precompiles in traces and trace diffs", () => {
+  /** Runtime code that staticcalls each precompile given with no input and 100,000 gas, in order, then stops. */
+  const caller = (...precompiles: number[]) => `0x${precompiles.map((p) => `600060006000600060${p.toString(16).padStart(2, "0")}620186a0fa50`).join("")}00` as const;
+  const scratch = (n: number) => `0x${"5c".repeat(19)}${n.toString(16).padStart(2, "0")}` as Address;
+  const traceCode = async (n: number, code: string) => {
+    await rpc(stack.rpcUrl, "anvil_setCode", [scratch(n), code]);
+    return traceOf({ rpcUrl: stack.rpcUrl, config: stack.manifest, fixtures: await loadFixtures(), call: { from: stack.accounts[0]?.address as Address, to: scratch(n), data: "0x" } });
+  };
+
+  it("names each precompile by its address and EIP name (ecAdd 0x06, ecMul 0x07, ecPairing 0x08, modexp 0x05…), in a trace and in a diff", async () => {
+    const all = Array.from({ length: 0x11 }, (_, i) => i + 1);
+    const trace = await traceCode(1, caller(...all));
+    expect(trace.root.calls.map((c) => `${c.contract}.${c.function}`)).toEqual([
+      "precompile 0x01.ecRecover", "precompile 0x02.sha256", "precompile 0x03.ripemd160", "precompile 0x04.identity", "precompile 0x05.modexp",
+      "precompile 0x06.ecAdd", "precompile 0x07.ecMul", "precompile 0x08.ecPairing", "precompile 0x09.blake2f", "precompile 0x0a.pointEvaluation",
+      "precompile 0x0b.bls12G1Add", "precompile 0x0c.bls12G1MSM", "precompile 0x0d.bls12G2Add", "precompile 0x0e.bls12G2MSM", "precompile 0x0f.bls12PairingCheck", "precompile 0x10.bls12MapFpToG1", "precompile 0x11.bls12MapFp2ToG2",
+    ]);
+    expect(trace.root.calls.every((c) => c.args === null && c.returned === null)).toBe(true); // raw bytes, never decoded as an ABI call
+    expect(trace.root.calls.filter((c) => c.gasUsed === 0).map((c) => c.contract)).toEqual([]); // each one a precompile on this chain (an empty account's call costs nothing)
+    // A verifier's ecMul run, as a replay's diff shows it: named, and the run one line and a count.
+    const diff = diffTraces((await traceCode(2, caller(6, 8))).root, (await traceCode(3, caller(6, 7, 7, 7, 8))).root);
+    const lines = diff.text.split("\n").slice(1);
+    expect(lines[0]).toMatch(/^ {4}precompile 0x06\.ecAdd\(\) {2}\[/);
+    expect(lines[1]).toMatch(/^\+ {3}precompile 0x07\.ecMul\(\) {2}\[/);
+    expect(lines[2]).toBe("+   … and 2 more calls of precompile 0x07.ecMul");
+    expect(lines[3]).toMatch(/^ {4}precompile 0x08\.ecPairing\(\) {2}\[/);
+    expect(diff.text).not.toMatch(/0x0{30}/);
+    for (const n of [1, 2, 3]) await rpc(stack.rpcUrl, "anvil_setCode", [scratch(n), "0x"]);
   });
 });

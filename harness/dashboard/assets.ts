@@ -24,6 +24,9 @@ main { display: grid; grid-template-columns: minmax(0, 3fr) minmax(0, 2fr); gap:
 section { background: #fff; border: 1px solid #d0d7de; border-radius: 6px; padding: .5rem 1rem; min-width: 0; overflow-wrap: anywhere; }
 h2 { font-size: 1rem; margin: .25rem 0 .5rem; }
 .filters { display: flex; flex-wrap: wrap; gap: .25rem 1rem; margin-bottom: .5rem; }
+/* Wide enough for its whole placeholder (it was cut at 1280 px), never wider than a phone's panel. */
+.filters .find input { width: 17rem; max-width: 100%; box-sizing: border-box; }
+.filters .find { max-width: 100%; }
 .op { border-top: 1px solid #d0d7de; padding: .25rem 0; }
 .patched { display: inline-block; margin: 0 .5em; padding: .1em .6em; border-radius: 1em; background: #8250df; color: #fff; font-weight: 600; }
 .dev-proofs { display: inline-block; margin: 0 .5em; padding: .1em .6em; border-radius: 1em; background: #9a6700; color: #fff; font-weight: 600; }
@@ -39,8 +42,6 @@ td .state { min-width: 0; }
 .state[data-state="included"], .state[data-state="settled"] { background: #1b7c83; }
 .state[data-state="confirmed"], .state[data-state="finalized"] { background: #1a7f37; }
 .state[data-state="rejected"], .state[data-state="reverted"], .state[data-state="expired"], .state[data-state="failed"] { background: #cf222e; }
-.legend { margin: 0 0 .5rem; }
-.legend .state { min-width: 0; }
 .failure, .failure .code, summary .code { color: #a40e26; }
 .failure .code, summary .code { font-weight: 600; }
 .spent, .detail, .empty { color: #57606a; }
@@ -201,29 +202,55 @@ const SCRIPT = `
     });
     return JSON.stringify(body);
   }
-  // A control's answer in words ("done, block 12 at …", "refused, 404 operation_not_found: …"); its JSON is the API's.
+  // A control's answer in words a person reads ("mine blocks: done, block 12 at …", "relayer balance: done,
+  // relayer running, balance 1.5 ETH", "refused, 404 operation_not_found: …"), each route's answer said its
+  // own way; its JSON, field names and all, is the API's.
+  // ETH to four decimals, as the health panel shows it: "about" when more were cut.
   function ether(wei) {
-    var b = BigInt(wei), frac = (b % 1000000000000000000n).toString().padStart(18, "0").replace(/0+$/, "");
-    return (b / 1000000000000000000n).toString() + (frac ? "." + frac : "") + " ETH";
+    var b = BigInt(wei), unit = 1000000000000000000n, shown = b / 100000000000000n;
+    var frac = (shown % 10000n).toString().padStart(4, "0").replace(/0+$/, "");
+    return (shown * 100000000000000n === b ? "" : "about ") + (b / unit).toString() + (frac ? "." + frac : "") + " ETH";
   }
+  function block(head) { return "block " + head.number + " at " + new Date(head.timestamp * 1000).toISOString(); }
+  function short(hash) { return hash.slice(0, 10) + "…" + hash.slice(-6); }
+  function plural(n, one) { return n + " " + one + (n === 1 ? "" : "s"); }
+  var SAID = {
+    mine: block,
+    time: block,
+    mining: function (a) { return (a.mode === "hold" ? "mining held" : "mining automatic again") + ", the head at " + block(a.head); },
+    drop: function (a) { return "transaction " + short(a.dropped) + " dropped from the mempool (the relayer sends it again)"; },
+    reorg: function (a) {
+      return "the last " + plural(a.depth, "block") + " replaced, the head at " + block(a.head) + "; " +
+        (a.resent.length ? plural(a.resent.length, "transaction") + " sent again" + (a.mined ? " and mined" : ", waiting in the mempool") : "no transaction to send again");
+    },
+    rpc: function (a) {
+      if (a.fault === "none") return "no RPC fault";
+      return "RPC fault " + a.fault + (a.delayMs ? " " + a.delayMs + " ms" : "") + " on " + (a.methods ? a.methods.join(", ") : "every method") + (a.endsAt ? ", ends " + ago(a.endsAt) : ", until switched off");
+    },
+    "revert-next": function (a) { return a.revertNextRelay ? "the next relay will revert on chain (InvalidProof())" : "the next relay is relayed as usual"; },
+    relayer: function (a) { return "relayer " + a.engine + ", balance " + ether(a.balanceWei); },
+    config: function (a) { return "serving the " + a.serving + " configuration, Pool " + short(a.poolAddress); },
+    reset: function () { return "back at the clean state the stack started in"; },
+  };
+  // An answer this page does not know (a newer route): its fields in words, not their JSON names.
   function words(value) {
     if (value === null || typeof value !== "object") return String(value);
     if (Array.isArray(value)) return value.length ? value.map(words).join(", ") : "none";
-    var keys = Object.keys(value);
-    if (keys.length === 2 && "number" in value && "timestamp" in value) return "block " + value.number + " at " + new Date(value.timestamp * 1000).toISOString();
-    return keys.filter(function (k) { return value[k] !== null; }).map(function (k) {
-      return /Wei$/.test(k) ? k.slice(0, -3) + " " + ether(value[k]) : k + " " + words(value[k]);
+    return Object.keys(value).filter(function (k) { return value[k] !== null; }).map(function (k) {
+      return k.replace(/([a-z])([A-Z])/g, "$1 $2").toLowerCase() + " " + words(value[k]);
     }).join(", ");
   }
-  function answer(response, text) {
+  function answer(route, response, text) {
     var body = null;
     try { body = JSON.parse(text); } catch (error) { /* not JSON: said as it came */ }
     if (!response.ok) return "refused, " + response.status + (body && body.code ? " " + body.code + ": " + body.detail : " " + text);
-    return body === null ? "done" : "done, " + words(body);
+    if (body === null) return "done";
+    var say = SAID[route.split("/").pop()];
+    return "done, " + (say ? say(body) : words(body));
   }
   function post(label, route, body, done) {
     fetch(route, { method: "POST", headers: { "content-type": "application/json" }, body: body })
-      .then(function (response) { return response.text().then(function (text) { show(label + ": " + answer(response, text)); }); })
+      .then(function (response) { return response.text().then(function (text) { show(label + ": " + answer(route, response, text)); }); })
       .catch(function (error) { show(label + ": " + error.message); })
       .finally(done);
   }
@@ -235,6 +262,9 @@ const SCRIPT = `
     button.disabled = true;
     post(form.querySelector("legend").textContent, form.dataset.post, bodyOf(form), function () { button.disabled = false; });
   });
+  // A form the browser refused (a field empty or out of range) sends nothing: the line under the controls
+  // must not keep the previous control's answer as if it were this one's.
+  document.addEventListener("invalid", function (event) { var form = event.target.form; if (form && form.dataset.post) show(""); }, true);
 
   function addChain(button) {
     var status = document.querySelector("#manifest .wallet-status");
@@ -254,7 +284,8 @@ const SCRIPT = `
     var button = event.target.closest("button");
     if (!button) return;
     if (button.classList.contains("add-chain")) { addChain(button); return; }
-    if (button.dataset.copy) { navigator.clipboard.writeText(button.dataset.copy).then(function () { show("copied " + button.dataset.copy); }, function () { show("copy refused by the browser"); }); return; }
+    // Said as it is shown beside the button (shortened): a whole hash would break on a phone.
+    if (button.dataset.copy) { navigator.clipboard.writeText(button.dataset.copy).then(function () { show("copied " + button.previousElementSibling.textContent); }, function () { show("copy refused by the browser"); }); return; }
     if (!button.dataset.post) return;
     // One click must not undo a session's work: the reset asks first.
     if (button.dataset.confirm && !window.confirm(button.dataset.confirm)) { show(button.textContent + ": not done"); return; }

@@ -24,7 +24,7 @@ ${form(
   "RPC fault",
   `<label>fault <select name="fault"><option>fail</option><option>timeout</option><option>delay</option><option>drop-logs</option><option>unsupported</option><option value="none">none (off)</option></select></label>` +
     number("delayMs", "delay (ms, for delay)", "", ' min="1"') +
-    `<label>methods <input name="methods" data-type="list" placeholder="eth_sendRawTransaction, eth_call" autocomplete="off"></label>` +
+    `<label>methods <input name="methods" data-type="list" placeholder="eth_call, eth_getLogs" autocomplete="off"></label>` +
     number("forMs", "for (ms)", "", ' min="1"'),
   "switch",
 )}

@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { QUEUE_PATHS } from "../../src/paths.ts";
 import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
 import type { ChainEntry } from "../../src/config/networks.ts";
-import { esc } from "./view.ts";
+import { esc, hash } from "./view.ts";
 
 // The Manifest panel: the configuration the queue URL serves, as GET /config answers it (its bytes and
 // ETag), and its networks entry with an "add to wallet" button (the page's script calls the wallet).
@@ -36,7 +36,8 @@ export function manifestHtml(served: Served, serving: string): string {
     )
     .join("");
   return (
-    `<dl><dt>serving</dt><dd>${esc(serving)}</dd><dt>Pool</dt><dd><code>${esc(served.config.poolAddress)}</code></dd><dt>ETag</dt><dd><code id="manifest-etag">${esc(served.etag)}</code></dd></dl>` +
+    // The Pool and the ETag shortened, whole on hover and behind a copy button: whole, a phone broke them inside the word.
+    `<dl><dt>serving</dt><dd>${esc(serving)}</dd><dt>Pool</dt><dd>${hash(served.config.poolAddress)}</dd><dt>ETag</dt><dd id="manifest-etag">${hash(served.etag)}</dd></dl>` +
     `<ul class="networks">${chains}</ul><p class="wallet-status" role="status"></p>` +
     `<details><summary>GET ${esc(QUEUE_PATHS.config)}</summary><pre id="manifest-json" tabindex="0">${esc(pretty)}</pre></details>`
   );

@@ -31,12 +31,16 @@ function searchFilter(q: string): Pick<OperationPage, "id" | "transactionHash"> 
   return null;
 }
 
-/** How many operations are in each state, of every kind: the list's filters narrow what is shown, not these. */
+/**
+ * How many operations are in each state, of every kind: the list's filters narrow what is shown, not these.
+ * Every state in the diagram's order, in its colour (the page's legend), then any other state the store holds.
+ */
 export function countsHtml(control: RelayControl): string {
   const counts = new Map<string, number>();
   for (const { state, count } of control.stateCounts()) counts.set(state, (counts.get(state) ?? 0) + count);
   const total = [...counts.values()].reduce((a, b) => a + b, 0);
-  return `${esc(total)} operation${total === 1 ? "" : "s"}: ${OPERATION_STATES.map((s) => `<span class="count" data-state="${s}">${badge(s)} <span class="n">${esc(counts.get(s) ?? 0)}</span></span>`).join(" ")}`;
+  const states = [...new Set<string>([...OPERATION_STATES, ...counts.keys()])];
+  return `${esc(total)} operation${total === 1 ? "" : "s"}: ${states.map((s) => `<span class="count" data-state="${esc(s)}">${badge(s)} <span class="n">${esc(counts.get(s) ?? 0)}</span></span>`).join(" ")}`;
 }
 
 /** The filters' kinds as the store's: an action is a withdrawal with an action's terms. */

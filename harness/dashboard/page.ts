@@ -7,6 +7,7 @@ export function pageHtml(prefix: string, proofs: "groth16" | "dev" = "groth16", 
   const p = esc(prefix);
   const states = OPERATION_STATES.map((s) => `<option>${esc(s)}</option>`).join("");
   // The states in the README diagram's order, in their colours: the way to a confirmed, then the failures.
+  // Once, as the counts' line (their legend): it shows them until the first counts come.
   const legend = OPERATION_STATES.map((s) => badge(s)).join(" ");
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -27,10 +28,9 @@ export function pageHtml(prefix: string, proofs: "groth16" | "dev" = "groth16", 
 <label>kind <select name="kind"><option value="">all</option><option>send</option><option>withdraw</option><option>action</option><option>finalize</option></select></label>
 <label>state <select name="state"><option value="">all</option>${states}</select></label>
 <label>since <select name="since"><option value="">any time</option><option value="60">the last minute</option><option value="600">the last 10 minutes</option><option value="3600">the last hour</option></select></label>
-<label>find <input type="search" name="q" placeholder="operation id or transaction hash" autocomplete="off" spellcheck="false"></label>
+<label class="find">find <input type="search" name="q" placeholder="operation id or transaction hash" autocomplete="off" spellcheck="false"></label>
 </form>
-<p id="ops-counts" class="counts" sse-swap="counts" hx-swap="innerHTML"></p>
-<p class="legend">${legend}</p>
+<p id="ops-counts" class="counts" sse-swap="counts" hx-swap="innerHTML">${legend}</p>
 <p id="ops-scope" class="scope" hidden>The alternate configuration is served: this list is of the stack's own (original) deployment, whose relayer still settles what it accepted. The alternate deployment's operations are not listed; their status is at the queue URL's status routes.</p>
 <div id="ops" aria-live="off"></div><div sse-swap="op" hx-swap="none" hidden></div></section>
 <section id="pool-panel" aria-labelledby="pool-title"><h2 id="pool-title">Pool</h2><div id="pool" sse-swap="pool" hx-swap="innerHTML"></div></section>

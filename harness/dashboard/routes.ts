@@ -8,6 +8,7 @@ import type { RelayControl } from "../../src/relay/control.ts";
 import { OPERATION_STATES } from "../../src/relay/operation.ts";
 import { HEALTH_PATH } from "../../src/paths.ts";
 import { jsonRpc } from "../chain/index.ts";
+import { isGenesisBlock } from "../deployment/index.ts";
 import type { RpcFaultProxy } from "../chain/index.ts";
 import type { Trace } from "../trace/index.ts";
 import type { ReplayAnswer } from "../replay/index.ts";
@@ -121,7 +122,7 @@ export async function registerDashboard(scope: FastifyInstance, deps: DashboardD
     return {
       health: { status: health.statusCode, body: health.json() },
       relayer: control ? { address: deps.relayer, balanceWei: BigInt(balance), nonce: Number(nonce) } : null,
-      head: { number: Number(block.number), timestamp: Number(block.timestamp), ageS: Math.max(0, Number(pending.timestamp) - Number(block.timestamp)) },
+      head: { number: Number(block.number), timestamp: Number(block.timestamp), ageS: Math.max(0, Number(pending.timestamp) - Number(block.timestamp)), genesis: isGenesisBlock(BigInt(block.number), BigInt(block.timestamp)) },
       // Automine off is not held while anvil mines on an interval (a test's evm_setIntervalMining).
       mining: automine ? "auto" : interval ? `every ${interval} s` : "hold",
       engine: control ? (control.paused() ? "paused" : "running") : null,

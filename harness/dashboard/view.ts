@@ -29,10 +29,11 @@ const withHashes = (text: string) =>
 /**
  * A data table in a region that scrolls sideways when the table is wider than the screen: on a phone a
  * row of amounts, symbols and hashes scrolls rather than breaking inside a word. Focusable, so the
- * keyboard can scroll it too.
+ * keyboard can scroll it too. `label` names the region when the caption is not unique on the page
+ * (landmarks must be: each open operation has its own signed attempts).
  */
-export const table = (caption: string, head: readonly string[], rows: string) =>
-  `<div class="table-scroll" role="region" aria-label="${esc(caption)}" tabindex="0"><table><caption>${esc(caption)}</caption><thead><tr>${head.map((h) => `<th scope="col">${esc(h)}</th>`).join("")}</tr></thead><tbody>${rows}</tbody></table></div>`;
+export const table = (caption: string, head: readonly string[], rows: string, label = caption) =>
+  `<div class="table-scroll" role="region" aria-label="${esc(label)}" tabindex="0"><table><caption>${esc(caption)}</caption><thead><tr>${head.map((h) => `<th scope="col">${esc(h)}</th>`).join("")}</tr></thead><tbody>${rows}</tbody></table></div>`;
 /** A state as a coloured badge (the colours follow the README's state diagram). */
 export const badge = (state: string) => `<span class="state" data-state="${esc(state)}">${esc(state)}</span>`;
 /** A button calling a dev route with a JSON body (the page's script posts it and says how it went). */
@@ -53,6 +54,15 @@ function amount(value: string | bigint, asset: string, assets: AssetBook): strin
   return known ? `${esc(formatUnits(BigInt(value), known.decimals))} ${esc(known.symbol)}` : `${esc(value)} <span class="detail">(base units)</span>`;
 }
 
+/**
+ * A send's recipient field: the Pool pays no address for a send (extAmount 0); whom it pays is the owner of
+ * its output notes, private as its amount (contracts-fixtures/PROTOCOL.md). Clients leave the field 0x0.
+ */
+function sendRecipient(address: string): string {
+  const note = `<span class="detail">private (a send pays no address: its recipient owns its output notes)</span>`;
+  return /^0x0{40}$/i.test(address) ? note : `${hash(address)} ${note.replace("private (", "paid nothing (")}`;
+}
+
 /** What the operation asked for, from its stored request: only public fields (the store keeps no secret). */
 function payloadHtml(op: Readonly<OperationRecord>, assets: AssetBook): string {
   const rows: Array<[string, string]> = [["kind", esc(kindOf(op))]];
@@ -68,11 +78,11 @@ function payloadHtml(op: Readonly<OperationRecord>, assets: AssetBook): string {
       // A send moves value inside the Pool: its amount is in the notes, which only their owners can open.
       ["amount", op.kind === "send" ? `<span class="detail">private (a send's amount is in its notes)</span>` : amount(withdrawn, asset, assets)],
       ["fee", amount(request.extData.fee, asset, assets)],
-      ["recipient", hash(request.extData.recipient)],
+      ["recipient", op.kind === "send" ? sendRecipient(request.extData.recipient) : hash(request.extData.recipient)],
     );
     if (request.action) {
       const a = request.action;
-      rows.push(["route", hash(a.routeId)], ["output", `at least ${amount(a.minOutput, a.outputAsset, assets)}`], ["deadline", time(new Date(Number(a.deadline) * 1000).toISOString())], ["quote", `<code>${esc(a.quoteId)}</code>`]);
+      rows.push(["route", hash(a.routeId)], ["output", `at least ${amount(a.minOutput, a.outputAsset, assets)}`], ["deadline", time(new Date(Number(a.deadline) * 1000).toISOString())], ["quote", hash(a.quoteId)]);
     }
   }
   rows.push(["nullifiers", op.nullifiers.length ? op.nullifiers.map((n) => hash(n)).join(" ") : "none"], ["idempotency key", op.idempotencyKey === null ? "none" : `<code>${esc(op.idempotencyKey)}</code>`]);
@@ -88,7 +98,9 @@ export function operationHtml(op: Readonly<OperationRecord>, prefix: string, req
     .map((entry, i) => {
       const next = op.history[i + 1];
       const spent = next ? ` <span class="spent">${seconds(Date.parse(next.at) - Date.parse(entry.at))} in it</span>` : "";
-      return `<li>${badge(entry.state)} ${time(entry.at)}${spent}${entry.detail ? ` <span class="detail">${withHashes(entry.detail)}</span>` : ""}</li>`;
+      // A failure's reason is said once, below the timeline with its code: not again on the step that ended it.
+      const detail = entry.detail && entry.detail !== op.reason?.detail ? ` <span class="detail">${withHashes(entry.detail)}</span>` : "";
+      return `<li>${badge(entry.state)} ${time(entry.at)}${spent}${detail}</li>`;
     })
     .join("");
   const attempts = op.attempts.length
@@ -96,6 +108,7 @@ export function operationHtml(op: Readonly<OperationRecord>, prefix: string, req
         "signed attempts",
         ["#", "nonce", "max fee", "priority fee", "hash"],
         op.attempts.map((a, i) => `<tr><td>${i + 1}</td><td>${esc(a.nonce)}</td><td>${gwei(a.maxFeePerGas)}</td><td>${gwei(a.maxPriorityFeePerGas)}</td><td>${hash(a.hash)}</td></tr>`).join(""),
+        `signed attempts of ${op.id}`,
       )}</div>`
     : "";
   // Its confirmations are counted on the page from the head the health panel shows (pushed as blocks
@@ -126,9 +139,10 @@ export function operationHtml(op: Readonly<OperationRecord>, prefix: string, req
     ? `<button type="button" class="replay" hx-get="${esc(prefix)}/dashboard/replay?id=${esc(id)}" hx-target="#replay-${esc(op.id)}">replay</button>`
     : "";
   const actions = drop || trace || replay ? `<p>${drop}${trace}${replay}</p>` : "";
+  // The summary names a failure's code unless it is the state already ("reverted … reverted" was).
   return (
     `<details id="op-${esc(op.id)}" class="op" data-state="${esc(op.state)}" data-kind="${esc(kindOf(op))}" data-created="${esc(op.createdAt)}" data-version="${esc(versionOf(op))}">` +
-    `<summary>${badge(op.state)} <span class="kind">${esc(kindOf(op))}</span> <code class="id">${esc(op.id)}</code> ${time(op.createdAt)}${op.reason ? ` <span class="code">${esc(op.reason.code)}</span>` : ""}</summary>` +
+    `<summary>${badge(op.state)} <span class="kind">${esc(kindOf(op))}</span> <code class="id">${esc(op.id)}</code> ${time(op.createdAt)}${op.reason && op.reason.code !== op.state ? ` <span class="code">${esc(op.reason.code)}</span>` : ""}</summary>` +
     `${payloadHtml(op, assets)}<ol class="timeline">${steps}</ol>${attempts}${block}${failure}${reservation}${actions}${trace ? `<pre id="trace-${esc(op.id)}" class="trace" tabindex="0"></pre>` : ""}${replay ? `<div id="replay-${esc(op.id)}" class="replay-answer"></div>` : ""}</details>`
   );
 }
@@ -152,8 +166,8 @@ export function replayHtml(answer: ReplayAnswer | Error): string {
 export interface HealthView {
   health: { status: number; body: unknown };
   relayer: { address: string; balanceWei: bigint; nonce: number } | null;
-  /** The head, and its age by the chain's own clock (anvil's pending block's time less the head's). */
-  head: { number: number; timestamp: number; ageS: number };
+  /** The head, its age by the chain's own clock (anvil's pending block's time less the head's), and whether it is one of the committed genesis's blocks (its date fixed). */
+  head: { number: number; timestamp: number; ageS: number; genesis: boolean };
   /** auto, hold, or a block every so many seconds (anvil's interval mining). */
   mining: "auto" | "hold" | `every ${number} s`;
   engine: "running" | "paused" | null;
@@ -180,7 +194,8 @@ export function healthHtml(view: HealthView): string {
     [
       "head",
       // Its age ticks on the page from when it was mined, by the chain's clock (a loaded or time-moved chain runs apart from the wall's).
-      `block <span id="head-number">${esc(view.head.number)}</span>, mined ${time(new Date(Date.now() - view.head.ageS * 1000).toISOString(), `block time ${new Date(view.head.timestamp * 1000).toISOString()}`)}`,
+      // A block of the committed genesis has a fixed date: its age would only say how old the genesis is.
+      `block <span id="head-number">${esc(view.head.number)}</span>, ${view.head.genesis ? `genesis <span class="detail">(its date fixed at ${esc(new Date(view.head.timestamp * 1000).toISOString().slice(0, 10))})</span>` : `mined ${time(new Date(Date.now() - view.head.ageS * 1000).toISOString(), `block time ${new Date(view.head.timestamp * 1000).toISOString()}`)}`}`,
     ],
     ["mining", `<span id="mining-mode">${esc(view.mining)}</span>`],
     ["relay engine", `<span id="engine">${esc(view.engine ?? "none")}</span>`],

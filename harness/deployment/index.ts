@@ -4,6 +4,7 @@ export { contractsPart, deploymentPart, PersistedStateError, type Contracts } fr
 export { loadFixtures, inspectFixtures, buildFixtures, fixturesSourcesHash, COMPILED_PATH, FIXTURES_DIR, type CompiledFixtures } from "./fixtures.ts";
 export { CIRCUIT_BUILD_DIR, loadCircuitManifest, renderSolidityVerifier } from "./circuit.ts";
 export { buildGenesis, canonicalState, genesisFiles, genesisInputsHash, loadGenesis, GENESIS_CODE, GENESIS_PATH, GENESIS_STATE_PATH, GENESIS_TIMESTAMP } from "./genesis.ts";
+export { isGenesisBlock } from "./genesis-blocks.ts";
 export { deployFixtures, ACTION_ROUTES, ROUTE_KIND, DEFAULT_SWAP_PRICES, DEV_ASSETS, DEV_TOKEN_GRANT } from "./deploy.ts";
 export { PinError } from "./pin.ts";
 export { describeDeployment, manifestBytes, proofSection, writeFileAtomic } from "./manifest.ts";

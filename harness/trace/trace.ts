@@ -3,15 +3,16 @@ import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
 import type { CompiledFixtures } from "../deployment/index.ts";
 import { jsonRpc } from "../chain/index.ts";
 import { printable } from "../../src/printable.ts";
+import { precompileAt } from "./precompiles.ts";
 
 /** One call of a transaction, as anvil's callTracer reports it, with names where the fixtures know them. */
 export interface TracedCall {
   type: string;
   from: Address;
   to: Address | null;
-  /** "Pool", "JoinSplitVerifier", "dUSDC", "SwapAdapter (route swap)"…, or the address. */
+  /** "Pool", "JoinSplitVerifier", "dUSDC", "SwapAdapter (route swap)", "precompile 0x07"…, or the address. */
   contract: string;
-  /** "transactAction", "verifyProof"…, or the selector. */
+  /** "transactAction", "verifyProof", a precompile's "ecMul"…, or the selector. */
   function: string;
   gasUsed: number;
   /** The decoded custom error ("ActionExpired(1795439964)"), or anvil's words, when the call reverted. */
@@ -113,18 +114,20 @@ function shortValue(value: unknown): string {
 }
 
 function build(frame: RawFrame, names: ReturnType<typeof namer>): TracedCall {
+  // A precompile's input is raw bytes, not an ABI call: named by its address, never decoded with a fixture's ABI.
+  const precompile = precompileAt(frame.to);
   return {
     type: frame.type,
     from: frame.from,
     to: frame.to ?? null,
-    contract: names.contract(frame.to),
-    function: frame.type === "CREATE" ? "constructor" : names.fn(frame.input),
+    contract: precompile?.contract ?? names.contract(frame.to),
+    function: frame.type === "CREATE" ? "constructor" : (precompile?.name ?? names.fn(frame.input)),
     gasUsed: Number(frame.gasUsed),
     error: names.error(frame),
     input: frame.input,
     output: frame.output && frame.output !== "0x" ? frame.output : null,
-    args: frame.type === "CREATE" ? null : names.args(frame.input),
-    returned: names.returned(frame),
+    args: frame.type === "CREATE" || precompile ? null : names.args(frame.input),
+    returned: precompile ? null : names.returned(frame),
     calls: (frame.calls ?? []).map((call) => build(call, names)),
   };
 }
