@@ -1,10 +1,12 @@
 import { parseArgs } from "node:util";
 import { failer, runningStack } from "./running-stack.ts";
+import { joinNegativeValues } from "../src/negative-values.ts";
 import { printable } from "../src/printable.ts";
+import { controlWords, problemWords } from "./ctl-words.ts";
 
 // `queue-devstack ctl <control> …`: the dev controls of the stack running from a state dir (its
 // /api/dev routes), for trying what a client does when the chain or the relayer misbehaves.
-const USAGE = `Usage: queue-devstack ctl <control> [--state-dir <dir>]
+const USAGE = `Usage: queue-devstack ctl <control> [--state-dir <dir>] [--json]
   mine [blocks]              mine blocks at once (default 1)
   time <seconds>             move chain time forward and mine a block
   mining hold|auto           hold mining (operations stay submitted) or mine again
@@ -20,7 +22,9 @@ const USAGE = `Usage: queue-devstack ctl <control> [--state-dir <dir>]
       [--methods <m1,m2>]      only these JSON-RPC methods misbehave
   revert-next [off]          the next relay is mined and reverts (InvalidProof); off disarms
   faults                     the faults switched on
-  config alternate|original  serve another deployment from the queue URL (a new Pool), or the original`;
+  config alternate|original  serve another deployment from the queue URL (a new Pool), or the original
+  reset                      back to the clean state the stack started in (chain, operations, faults, configuration)
+  --json                     print the dev route's JSON answer (or problem) as it came, for scripts`;
 
 const fail: (message: string, code: 1 | 2) => never = failer("ctl", USAGE);
 if (process.argv.slice(3).some((arg) => arg === "--help" || arg === "-h")) {
@@ -28,21 +32,21 @@ if (process.argv.slice(3).some((arg) => arg === "--help" || arg === "-h")) {
   process.exit(0);
 }
 
-let args: { positionals: string[]; stateDir: string; for: string | undefined; methods: string | undefined };
+let args: { positionals: string[]; stateDir: string; for: string | undefined; methods: string | undefined; json: boolean };
 try {
-  const parsed = parseArgs({
-    args: process.argv.slice(3),
-    options: { "state-dir": { type: "string", default: ".devstack" }, for: { type: "string" }, methods: { type: "string" } },
-    allowPositionals: true,
-  });
-  args = { positionals: parsed.positionals, stateDir: parsed.values["state-dir"], for: parsed.values.for, methods: parsed.values.methods };
+  const options = { "state-dir": { type: "string", default: ".devstack" }, for: { type: "string" }, methods: { type: "string" }, json: { type: "boolean", default: false } } as const;
+  const parsed = parseArgs({ args: joinNegativeValues(process.argv.slice(3), options), options, allowPositionals: true });
+  args = { positionals: parsed.positionals, stateDir: parsed.values["state-dir"], for: parsed.values.for, methods: parsed.values.methods, json: parsed.values.json };
 } catch (error) {
+  // A negative count (mine -1) reads as an unknown option to parseArgs: it is a count, not 1 or more.
+  const named = /'(-[0-9][^']*)'/.exec((error as Error).message)?.[1];
+  if ((error as { code?: string }).code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" && named !== undefined) fail(`${named} is not a positive integer: mine, time, reorg and rpc delay take a count of 1 or more`, 2);
   fail((error as Error).message.split("\n")[0] as string, 2);
 }
 const [control, a, b] = args.positionals;
 const count = (raw: string | undefined, what: string, fallback?: number) => {
   if (raw === undefined && fallback !== undefined) return fallback;
-  if (!raw || !/^[1-9][0-9]*$/.test(raw)) fail(`${what} must be a positive integer`, 2);
+  if (!raw || !/^[1-9][0-9]*$/.test(raw)) fail(`${what} must be a positive integer${raw === undefined ? "" : `, got "${raw}"`}`, 2);
   return Number(raw);
 };
 const faultOptions = () => ({
@@ -64,6 +68,7 @@ const request = ((): [string, unknown] => {
   if (control === "revert-next" && (a === undefined || a === "off")) return ["revert-next", { armed: a !== "off" }];
   if (control === "faults" && a === undefined) return ["faults", null];
   if (control === "config" && (a === "alternate" || a === "original")) return ["config", { serve: a }];
+  if (control === "reset" && a === undefined) return ["reset", {}];
   fail(control ? `unknown control: ${args.positionals.join(" ")}` : "which control?", 2);
 })();
 
@@ -74,5 +79,6 @@ const response = await fetch(
 ).catch(() => null);
 if (!response) fail(`the stack at ${info.queueUrl} does not answer`, 1);
 const text = await response.text();
-if (!response.ok) fail(`${response.status}: ${text}`, 1);
-process.stdout.write(`${printable(text)}\n`); // JSON escapes C0 controls, not DEL or C1
+if (!response.ok) fail(args.json ? `${response.status}: ${text}` : problemWords(response.status, text), 1);
+// JSON escapes C0 controls, not DEL or C1: printable escapes those.
+process.stdout.write(`${args.json ? printable(text) : controlWords(request[0], (request[1] ?? {}) as Record<string, unknown>, JSON.parse(text))}\n`);

@@ -8,6 +8,7 @@ import { STACK_URLS } from "../harness/state-dir/index.ts";
 import { findCommand, shellCommandLine, signalExitCode } from "../harness/exec/index.ts";
 import { settleMemoryAfterStart, watchLaunch } from "../harness/process/index.ts";
 import { checkCorsOrigins } from "../src/cors.ts";
+import { joinNegativeValues } from "../src/negative-values.ts";
 import { printable, printableJsonLine } from "../src/printable.ts";
 import { redactText } from "../src/redact.ts";
 import { ExecRuns } from "./exec-command.ts";
@@ -96,31 +97,32 @@ if (execMode) {
 
 function parseCommandLine() {
   try {
+    const options = {
+      "fork-url": { type: "string" },
+      "fork-block-number": { type: "string" },
+      "fork-cache": { type: "string" },
+      pool: { type: "string" },
+      "deployment-block": { type: "string" },
+      proofs: { type: "string" },
+      // exec: a temp state dir and free ports, so that two runs (CI jobs, a stack already up) never collide.
+      "state-dir": { type: "string", ...(execMode ? {} : { default: ".devstack" }) },
+      "chain-port": { type: "string", default: execMode ? "0" : "8545" },
+      "queue-port": { type: "string", default: execMode ? "0" : "8700" },
+      host: { type: "string", default: "127.0.0.1" },
+      confirmations: { type: "string", default: "1" },
+      "cors-origin": { type: "string", multiple: true },
+      "allowed-host": { type: "string", multiple: true },
+      json: { type: "boolean", default: false },
+      persist: { type: "boolean", default: false },
+      load: { type: "string" },
+      patch: { type: "string", multiple: true },
+      verbose: { type: "boolean", default: false },
+      runs: { type: "string" },
+      help: { type: "boolean", short: "h", default: false },
+    } as const;
     return parseArgs({
-      args: stackArgs,
-      options: {
-        "fork-url": { type: "string" },
-        "fork-block-number": { type: "string" },
-        "fork-cache": { type: "string" },
-        pool: { type: "string" },
-        "deployment-block": { type: "string" },
-        proofs: { type: "string" },
-        // exec: a temp state dir and free ports, so that two runs (CI jobs, a stack already up) never collide.
-        "state-dir": { type: "string", ...(execMode ? {} : { default: ".devstack" }) },
-        "chain-port": { type: "string", default: execMode ? "0" : "8545" },
-        "queue-port": { type: "string", default: execMode ? "0" : "8700" },
-        host: { type: "string", default: "127.0.0.1" },
-        confirmations: { type: "string", default: "1" },
-        "cors-origin": { type: "string", multiple: true },
-        "allowed-host": { type: "string", multiple: true },
-        json: { type: "boolean", default: false },
-        persist: { type: "boolean", default: false },
-        load: { type: "string" },
-        patch: { type: "string", multiple: true },
-        verbose: { type: "boolean", default: false },
-        runs: { type: "string" },
-        help: { type: "boolean", short: "h", default: false },
-      },
+      args: joinNegativeValues(stackArgs, options),
+      options,
       strict: true,
       allowPositionals: false,
     });

@@ -1,6 +1,7 @@
 import { parseArgs } from "node:util";
 import { runningStack } from "./running-stack.ts";
 import { OPERATION_STATES } from "../src/relay/operation.ts";
+import { joinNegativeValues } from "../src/negative-values.ts";
 import { printable } from "../src/printable.ts";
 
 // `queue-devstack replay <operation id> [--at <block>] [--send] [--expect <state>] …`: an operation of the
@@ -29,11 +30,8 @@ if (process.argv.slice(3).some((arg) => arg === "--help" || arg === "-h")) {
 
 let parsed: ReturnType<typeof parse>;
 function parse() {
-  return parseArgs({
-    args: process.argv.slice(3),
-    options: { "state-dir": { type: "string", default: ".devstack" }, at: { type: "string" }, send: { type: "boolean", default: false }, expect: { type: "string" }, wait: { type: "string" }, json: { type: "boolean", default: false } },
-    allowPositionals: true,
-  });
+  const options = { "state-dir": { type: "string", default: ".devstack" }, at: { type: "string" }, send: { type: "boolean", default: false }, expect: { type: "string" }, wait: { type: "string" }, json: { type: "boolean", default: false } } as const;
+  return parseArgs({ args: joinNegativeValues(process.argv.slice(3), options), options, allowPositionals: true });
 }
 try {
   parsed = parse();

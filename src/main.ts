@@ -3,6 +3,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import type { Hex } from "viem";
 import { DEFAULT_QUOTE_SETTINGS } from "./actions/quoter.ts";
+import { joinNegativeValues } from "./negative-values.ts";
 import { printable } from "./printable.ts";
 import { redactText } from "./redact.ts";
 import { checkTrustProxy, type TrustProxy } from "./client-address.ts";
@@ -89,7 +90,7 @@ const OPTIONS = {
 // An unknown or malformed flag is one line and exit 2, as a shell tool says it, not a stack trace.
 const { values } = (() => {
   try {
-    return parseArgs({ options: OPTIONS });
+    return parseArgs({ args: joinNegativeValues(process.argv.slice(2), OPTIONS), options: OPTIONS });
   } catch (error) {
     process.stderr.write(`queue-runtime: ${printable((error as Error).message)} (--help lists them)\n`);
     return process.exit(2);

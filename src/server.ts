@@ -67,9 +67,10 @@ export interface QueueRuntimeOptions {
    */
   rateLimit?: RateLimit | false;
   /**
-   * The reverse proxies in front (Fastify's trustProxy): a hop count, or their addresses and CIDRs. The
-   * client they name in X-Forwarded-For is then the one every per-client limit counts; without it, every
-   * client behind a proxy is the proxy, and one of them uses up all their limits. Default: none trusted.
+   * The reverse proxies in front (Fastify's trustProxy), by their addresses and CIDRs; a hop count or
+   * `true` is refused (TrustProxyError: see TrustProxy). The client they name in X-Forwarded-For is then
+   * the one every per-client limit counts; without it, every client behind a proxy is the proxy, and one
+   * of them uses up all their limits. Default: none trusted.
    */
   trustProxy?: TrustProxy;
   /**

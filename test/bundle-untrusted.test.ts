@@ -485,7 +485,11 @@ describe("text from a loaded bundle is printed escaped by ctl (issue 24, item 6)
     try {
       const ctl = await execa(process.execPath, [...CLI, "ctl", "drop", id, "--state-dir", stateDir], { reject: false });
       expect(ctl.exitCode).toBe(1);
-      expect(ctl.stderr).toMatch(/^queue-devstack ctl: 422: .*operation op_\\u001b\[2J\\x9b32m\\x7fready has no transaction waiting in the mempool \(rejected\)/);
+      // In words (its code and detail), the detail's controls escaped; under --json, the problem's JSON, escaped the same.
+      expect(ctl.stderr).toMatch(/^queue-devstack ctl: 422 \S+: operation op_\\x1b\[2J\\x9b32m\\x7fready has no transaction waiting in the mempool \(rejected\)/);
+      const json = await execa(process.execPath, [...CLI, "ctl", "drop", id, "--json", "--state-dir", stateDir], { reject: false });
+      expect(json.stderr).toMatch(/^queue-devstack ctl: 422: .*operation op_\\u001b\[2J\\x9b32m\\x7fready has no transaction waiting in the mempool \(rejected\)/);
+      for (const control of ["\u001b", "\u007f", "\u009b"]) expect(json.stdout + json.stderr).not.toContain(control);
       for (const control of ["\u001b", "\u007f", "\u009b"]) expect(ctl.stdout + ctl.stderr).not.toContain(control);
     } finally {
       await stack.stop();

@@ -34,7 +34,7 @@ describe("the served configuration changes mid-flight", () => {
     expect((await ctl("relayer", "pause")).exitCode).toBe(0); // pending while the configuration changes
     const op = await queue.submit("send", config, transaction);
 
-    const switched = await ctl("config", "alternate");
+    const switched = await ctl("config", "alternate", "--json");
     expect(switched.exitCode).toBe(0);
     expect(JSON.parse(switched.stdout)).toMatchObject({ serving: "alternate" });
     const now = await served();

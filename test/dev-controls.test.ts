@@ -22,14 +22,19 @@ const stateOf = async (id: string) => (await queue.status("send", id)).state;
 const settle = () => new Promise((r) => setTimeout(r, 1_000));
 
 const provenSend = (from: number) => provenSendOf(stack, pool, queue, from);
+const ctl = (...args: string[]) => execa(process.execPath, ["--experimental-strip-types", "--no-warnings", "scripts/dev-stack.ts", "ctl", ...args, "--state-dir", stack.stateDir], { reject: false });
+const latest = async () => {
+  const block = await rpc<{ number: string; hash: string }>(stack.rpcUrl, "eth_getBlockByNumber", ["latest", false]);
+  return { number: Number(block.number), hash: block.hash };
+};
 
 describe("dev controls", () => {
   it("mine and time: the head moves by what was asked", async () => {
     // From the CLI too, for the stack running from a state dir.
-    const cli = await execa(process.execPath, ["--experimental-strip-types", "--no-warnings", "scripts/dev-stack.ts", "ctl", "mine", "3", "--state-dir", stack.stateDir], { reject: false });
+    const cli = await ctl("mine", "3", "--json");
     expect(cli.exitCode).toBe(0);
     expect(JSON.parse(cli.stdout)).toMatchObject({ number: expect.any(Number) });
-    expect((await execa(process.execPath, ["--experimental-strip-types", "--no-warnings", "scripts/dev-stack.ts", "ctl", "mining", "sideways", "--state-dir", stack.stateDir], { reject: false })).exitCode).toBe(2);
+    expect((await ctl("mining", "sideways")).exitCode).toBe(2);
     const before = await dev("mine", { blocks: 1 });
     const mined = await dev("mine", { blocks: 5 });
     expect(mined.body.number).toBe((before.body.number as number) + 5);
@@ -92,6 +97,34 @@ describe("dev controls", () => {
     expect((refused as QueueProblemError).problem.code).toBe("relayer_unfunded");
     await dev("relayer", { balanceWei: balance.toString() });
     expect((await queue.waitFor("send", (await queue.submit("send", next.config, next.transaction)).id)).state).toBe("confirmed");
+  });
+
+  // Issue 40, item 8: ctl printed the route's raw JSON, and had no reset.
+  it("ctl says what it did in words, --json prints the route's answer as it came; ctl reset puts the stack back as POST /api/dev/reset does (after the tests that use the stack's state)", async () => {
+    const words = async (...args: string[]) => {
+      const run = await ctl(...args);
+      expect(run.exitCode, `ctl ${args.join(" ")}: ${run.stderr}`).toBe(0);
+      return run.stdout;
+    };
+    expect(await words("relayer", "balance", "1234567890123456789")).toBe("relayer running; its balance is about 1.2345 ETH");
+    expect(await words("relayer", "balance", "10000000000000000000000")).toBe("relayer running; its balance is 10000 ETH");
+    expect(await words("relayer", "pause")).toBe("relayer paused: accepted operations wait; its balance is 10000 ETH");
+    expect(JSON.parse((await ctl("relayer", "resume", "--json")).stdout)).toEqual({ engine: "running", balanceWei: "10000000000000000000000" });
+    expect(await words("rpc", "fail", "--methods", "eth_call")).toBe("the runtime's RPC answers 503 for eth_call only; the next relay goes through");
+    expect(await words("rpc", "ok")).toBe("the runtime's RPC behaves; the next relay goes through");
+    expect(await words("mine", "2")).toMatch(/^mined 2 blocks: the head is block \d+, chain time \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    // A refusal: its status, code and detail, not the problem's JSON.
+    const refused = await ctl("drop", "op_nope");
+    expect({ exitCode: refused.exitCode, stderr: refused.stderr }).toEqual({ exitCode: 1, stderr: "queue-devstack ctl: 404 operation_not_found: no operation op_nope" });
+
+    const before = await latest();
+    expect(await words("reset")).toBe("reset the stack: the chain and the operations are back at the clean state it started in, faults off, the original configuration served");
+    const reset = await latest();
+    expect(reset.number).toBeLessThan(before.number);
+    expect(JSON.parse((await ctl("reset", "--json")).stdout)).toEqual({ reset: true });
+    expect(await latest()).toEqual(reset);
+    expect((await dev("reset", {})).status).toBe(200);
+    expect(await latest()).toEqual(reset);
   });
 
   it("are documented as development only, and absent from an operator's runtime", async () => {

@@ -351,6 +351,9 @@ describe("npm run dev-stack", () => {
       [["start-it"], "queue-devstack: unexpected argument start-it"],
       [["--confirmations", "0"], 'queue-devstack: --confirmations must be an integer of at least 1, got "0"'],
       [["--confirmations", "1.5"], 'queue-devstack: --confirmations must be an integer of at least 1, got "1.5"'],
+      // A negative number is the option's value, wrong, not a missing one (issue 40, item 10).
+      [["--chain-port", "-1"], 'queue-devstack: --chain-port must be an integer from 0 to 65535, got "-1"'],
+      [["--fork-block-number", "-5"], 'queue-devstack: --fork-block-number must be an integer of at least 0, got "-5"'],
       [["--cors-origin", "app.example"], 'queue-devstack: --cors-origin: CORS origin "app.example" is not an origin: give scheme://host[:port], like https://app.example, or "loopback"'],
       [["--allowed-host", "http://devbox.test"], 'queue-devstack: --allowed-host: allowed host "http://devbox.test" is not a host name: give a name (devbox.local), an IP address, or .name for a name and its subdomains; no scheme or port'],
     ] as const) {

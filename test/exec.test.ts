@@ -223,6 +223,8 @@ describe("queue-devstack exec", () => {
       // One message whatever is wrong with the number (issue 30, item 11).
       [[...CLI, "--runs", "0", "--", "true"], 'queue-devstack: --runs must be an integer of at least 1, got "0"'],
       [[...CLI, "--runs", "abc", "--", "true"], 'queue-devstack: --runs must be an integer of at least 1, got "abc"'],
+      // A negative number is the option's value, not another option (issue 40, item 10: it said "needs a value").
+      [[...CLI, "--runs", "-1", "--", "true"], 'queue-devstack: --runs must be an integer of at least 1, got "-1"'],
       [[...CLI, "--json", "--", "true"], "queue-devstack: --json is not an exec option: the command gets the stack in its environment"],
       [[...SOURCE, "--runs", "2"], "queue-devstack: --runs is an exec option: queue-devstack exec --runs <n> -- <command>"],
     ] as const) {

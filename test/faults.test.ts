@@ -53,7 +53,7 @@ describe("RPC faults", () => {
     const confirmed = await queue.waitFor("send", (await queue.submit("send", earlier.config, earlier.transaction)).id);
     const { config, transaction } = await provenSend(3);
 
-    const on = await ctl("rpc", "fail");
+    const on = await ctl("rpc", "fail", "--json");
     expect(on.exitCode).toBe(0);
     expect(JSON.parse(on.stdout)).toMatchObject({ fault: "fail" });
     const problem = await refusal(queue.submit("send", config, transaction));
@@ -116,7 +116,7 @@ describe("RPC faults", () => {
   it("unsupported: the methods given are answered as a node without them answers (-32601), the other calls of a batch go through", async () => {
     expect((await ctl("rpc", "unsupported")).exitCode).toBe(2); // which methods?
     expect(await dev("rpc", { fault: "unsupported" })).toMatchObject({ status: 400, body: { code: "invalid_request" } });
-    const on = await ctl("rpc", "unsupported", "--methods", "eth_getBlockReceipts");
+    const on = await ctl("rpc", "unsupported", "--methods", "eth_getBlockReceipts", "--json");
     expect(on.exitCode).toBe(0);
     expect(JSON.parse(on.stdout)).toMatchObject({ fault: "unsupported", methods: ["eth_getBlockReceipts"] });
     const rpc = async (body: unknown) => (await fetch(stack.faults.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })).json();
@@ -142,7 +142,7 @@ describe("RPC faults", () => {
 describe("revert the next relay", () => {
   it("the relay is mined and reverts InvalidProof(): the operation is reverted, the trace names the error, and the same request then goes through", async () => {
     const { config, transaction } = await provenSend(8);
-    const armed = await ctl("revert-next");
+    const armed = await ctl("revert-next", "--json");
     expect(armed.exitCode).toBe(0);
     expect(JSON.parse(armed.stdout)).toMatchObject({ revertNextRelay: true });
     const op = await queue.waitFor("send", (await queue.submit("send", config, transaction)).id);

@@ -19,7 +19,9 @@ import {
   type QueueClient,
 } from "../harness/client/index.ts";
 import { FINALIZE_WINDOW_MARGIN_SECONDS } from "../src/actions/finalize.ts";
-import { readFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { CIRCUIT_BUILD_DIR } from "../harness/deployment/index.ts";
 import type { DeploymentConfig } from "../src/config/deployment-config.ts";
 import { buildQueueRuntime } from "../src/server.ts";
@@ -250,26 +252,59 @@ describe("POST /finalize is relayed only when paid for", () => {
     expect((await queue.waitFor("withdraw", (await queue.submitAction(config, prepared)).id)).state).toBe("confirmed");
   });
 
-  // Issue 30, item 16: the fee a reservation carries for this relayer was its own quote.
-  it("a reservation naming this relayer is finalized by it at the fee it carries, also after a restart with a higher finalize fee", async () => {
+  // Issue 30, item 16: the fee a reservation carries for this relayer was its own quote. Issue 40, item 7:
+  // only when it was (this runtime relayed the action or quoted its terms), also after a restart from its store.
+  it("a reservation naming this relayer is finalized by it at the fee it carries when this runtime relayed its action or quoted its terms, also after a restart from its store with a higher finalize fee", async () => {
     const fee = configured(weth);
-    const { reservationId } = await directSwap({ finalizeFee: fee, finalizer: stack.relayer.address });
-    // The same relayer key, started again with ten times the finalize fee in dWETH.
+    const dir = await mkdtemp(path.join(tmpdir(), "finalize-fee-"));
+    const store = path.join(dir, "queue.sqlite");
     const manifest = JSON.parse((await readFile(stack.manifestPath)).toString("utf8")) as DeploymentConfig;
-    const entry = manifest.relayFees.actions.find((f) => f.route === ACTION_ROUTES.swap && f.asset === weth) as DeploymentConfig["relayFees"]["actions"][number];
-    entry.finalize = (fee * 10n).toString();
-    const app = await buildQueueRuntime({ manifest: Buffer.from(JSON.stringify(manifest)), rpcUrl: stack.rpcUrl, relayerPrivateKey: RELAYER_KEY, artifactsDir: CIRCUIT_BUILD_DIR, store: ":memory:", rateLimit: false });
+    const runtime = (config: DeploymentConfig) => buildQueueRuntime({ manifest: Buffer.from(JSON.stringify(config)), rpcUrl: stack.rpcUrl, relayerPrivateKey: RELAYER_KEY, artifactsDir: CIRCUIT_BUILD_DIR, store, rateLimit: false });
     try {
-      const url = await app.listen({ host: "127.0.0.1", port: 0 });
-      const before = await balanceOf(weth, stack.relayer.address);
-      const accepted = await postFinalize(reservationId, url);
-      expect(accepted.status).toBe(202);
-      const raised = createQueueClient({ baseUrl: url, reviewed: reviewedFrom(manifest) });
-      expect((await raised.waitFor("withdraw", accepted.body.id as string)).state).toBe("confirmed");
-      expect((await balanceOf(weth, stack.relayer.address)) - before).toBe(fee);
+      // The first runtime relays one swap, and quotes another that its owner sends to the Pool itself.
+      const first = await runtime(manifest);
+      let relayed: Hex;
+      let quoted: Hex;
+      try {
+        const through = createQueueClient({ baseUrl: await first.listen({ host: "127.0.0.1", port: 0 }), reviewed: reviewedFrom(manifest) });
+        const { config, prepared } = await provenSwap(through);
+        const acted = await through.waitFor("withdraw", (await through.submitAction(config, prepared)).id);
+        expect(acted.state).toBe("confirmed");
+        relayed = acted.action?.reservationId as Hex;
+        const quote = await through.quote(config, { route: ACTION_ROUTES.swap, assetIn: pool.asset, assetOut: weth, amountIn: pool.usdc("30") });
+        quoted = (await directSwap({ minOutput: BigInt(quote.minOutput), deadline: BigInt(quote.deadline), finalizeFee: BigInt(quote.fees.finalize), finalizer: quote.relayer as Address, quoteId: `0x${quote.quoteId.slice(3)}` })).reservationId;
+      } finally {
+        await first.close();
+      }
+      // The same relayer key and store, started again with ten times the finalize fee in dWETH.
+      const entry = manifest.relayFees.actions.find((f) => f.route === ACTION_ROUTES.swap && f.asset === weth) as DeploymentConfig["relayFees"]["actions"][number];
+      entry.finalize = (fee * 10n).toString();
+      const second = await runtime(manifest);
+      try {
+        const url = await second.listen({ host: "127.0.0.1", port: 0 });
+        const raised = createQueueClient({ baseUrl: url, reviewed: reviewedFrom(manifest) });
+        for (const reservationId of [relayed, quoted]) {
+          const before = await balanceOf(weth, stack.relayer.address);
+          const accepted = await postFinalize(reservationId, url);
+          expect(accepted.status).toBe(202);
+          expect((await raised.waitFor("withdraw", accepted.body.id as string)).state).toBe("confirmed");
+          expect((await balanceOf(weth, stack.relayer.address)) - before).toBe(fee);
+        }
+      } finally {
+        await second.close();
+      }
     } finally {
-      await app.close();
+      await rm(dir, { recursive: true, force: true });
     }
+  });
+
+  // Issue 40, item 7: the Pool lets a self-relayed action name any finalizer, this relayer too, at any fee.
+  it("a self-relayed action naming this relayer its finalizer with a fee it never quoted (1 wei): 422 fee_too_low, priced by the schedule (at the configured fee it is relayed: the first test)", async () => {
+    const { reservationId } = await directSwap({ finalizeFee: 1n, minOutput: 1n, finalizer: stack.relayer.address });
+    const { deadline } = await readReservation(pool.user(0).public, stack.manifest.poolAddress, reservationId);
+    const refused = await postFinalize(reservationId);
+    expect(refused).toMatchObject({ status: 422, body: { code: "fee_too_low", fee: "1", minimumFee: configured(weth).toString(), finalizer: stack.relayer.address, finalizableByOwnerAt: (deadline + 3600n + 1n).toString() } });
+    expect(refused.body.detail).toContain("neither relayed its action nor quoted its terms");
   });
 
   // Issue 30, item 18: a fee anyone may take is one a copy of the relayer's finalize, mined first, takes.

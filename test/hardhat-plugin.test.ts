@@ -1,7 +1,7 @@
 // The Hardhat 3 plugin (queue-devstack/hardhat) in the real Hardhat of node_modules, in-process: a
 // runtime made with the plugin alone, in a temp project folder. The packed tarball with `npx hardhat
 // test` is the consumer test's (scripts/consumer/hardhat.ts).
-import { access, writeFile } from "node:fs/promises";
+import { access, mkdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -124,6 +124,50 @@ describe("queue-devstack/hardhat", () => {
       '{ plugins: [plugin], devstack: { store: ":memory:" } }',
     );
     expect(result).toMatchObject({ thrown: "setup broke", value: 42 });
+  }, 90_000);
+
+  // Issue 40, item 9: `npx hardhat …` runs Hardhat under npm's sh -c, which keeps a SIGINT to npx's PID
+  // to itself until Hardhat ends: Hardhat and its anvil ran on for more than 9 s.
+  test("SIGINT to the PID of npx running Hardhat with the stack (npm's sh keeps it from Hardhat): Hardhat, its anvil, the sh and npx end within 5 s, the stack's temp dir removed", async () => {
+    const dir = await project();
+    await symlink(path.resolve("node_modules"), path.join(dir, "node_modules")); // npx finds hardhat's bin there
+    await writeFile(path.join(dir, "hardhat.config.js"), `import plugin from ${JSON.stringify(path.resolve(import.meta.dirname, "../harness/hardhat/index.ts"))};\nexport default { plugins: [plugin] };\n`);
+    // A script holding the stack until interrupted (a test waiting on it would be the same process).
+    const started = path.join(dir, "started.json");
+    await writeFile(
+      path.join(dir, "hold.mjs"),
+      [
+        'import { writeFileSync } from "node:fs";',
+        'import { network } from "hardhat";',
+        'const { devstack } = await network.create("devstack");',
+        `writeFileSync(${JSON.stringify(started)}, JSON.stringify({ hardhat: process.pid, shell: process.ppid, anvil: devstack.chainPid, stateDir: devstack.stateDir }));`,
+        "setInterval(() => {}, 1000);",
+      ].join("\n"),
+    );
+    // Hardhat's tsx and Node's compile cache go to TMPDIR: the project's own, removed with it.
+    const tmp = path.join(dir, "tmp");
+    await mkdir(tmp);
+    const npx = execa("npx", ["hardhat", "run", "--no-compile", "hold.mjs"], { cwd: dir, reject: false, all: true, env: { TMPDIR: tmp } });
+    let ended = false;
+    void npx.then(() => (ended = true));
+    let pids: { hardhat: number; shell: number; anvil: number; stateDir: string } | undefined;
+    try {
+      const deadline = Date.now() + 60_000;
+      while ((pids = await readFile(started, "utf8").then((text) => JSON.parse(text) as typeof pids, () => undefined)) === undefined) {
+        if (Date.now() > deadline || ended) throw new Error(`the script never started its stack${ended ? `: ${(await npx).all}` : ""}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(pids.shell).not.toBe(npx.pid); // npx's sh -c sits between npx and Hardhat
+      npx.kill("SIGINT");
+      const signalled = Date.now();
+      for (const pid of [pids.hardhat, pids.anvil, pids.shell, npx.pid as number]) expect(await gone(pid, Math.max(0, signalled + 5_000 - Date.now())), `pid ${pid}`).toBe(true);
+      expect((await npx).signal).toBe("SIGINT");
+      await expect(access(pids.stateDir)).rejects.toThrow();
+    } finally {
+      // A failed run leaves nothing either: every process of the launch, by its PID.
+      for (const pid of [npx.pid, pids?.shell, pids?.hardhat, pids?.anvil]) if (pid !== undefined && alive(pid)) process.kill(pid, "SIGKILL");
+      await npx;
+    }
   }, 90_000);
 
   test("a connection to another network says where the stack is, and starts none", async () => {

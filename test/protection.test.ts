@@ -148,4 +148,9 @@ describe("binding", () => {
       expect(refused.stderr).toContain("--trust-proxy");
     }
   });
+
+  it("a negative number flag is named with the range it takes, not as a missing value (issue 40, item 10)", async () => {
+    const refused = await execa(process.execPath, ["--experimental-strip-types", "--no-warnings", "src/main.ts", "--manifest", stack.manifestPath, "--port", "-1"], { env: { QUEUE_RPC_URL: stack.rpcUrl }, reject: false });
+    expect({ exitCode: refused.exitCode, stderr: refused.stderr }).toEqual({ exitCode: 2, stderr: "queue-runtime: --port takes a whole number from 0 to 65535" });
+  });
 });

@@ -2,6 +2,7 @@ import { rmSync } from "node:fs";
 import { Worker } from "node:worker_threads";
 import type { HookContext } from "hardhat/types/hooks";
 import type { DevStackOptions } from "../index.ts";
+import { watchLaunch } from "../process/index.ts";
 import type { StackCall, StackReply, StackRequest, StackView } from "./stack-messages.ts";
 
 /** A snapshot of the plugin's stack (chain and queue together), to hand back to revert(). */
@@ -154,9 +155,11 @@ let handlersInstalled = false;
 /**
  * Hardhat does not tell a plugin that it exits. When the process runs out of work (a script's end; a
  * test run's end is also a test hook), the stacks stop. Ctrl-C and SIGTERM stop them, then take their
- * usual course. At exit (process.exit, an uncaught error) there is no time left: anvil is signalled and
- * the stack's temp dir removed, synchronously. A SIGKILL leaves the orphan guard: anvil gets SIGTERM
- * when its thread goes.
+ * usual course. So does a signal to the launch that never reaches this process: `npx hardhat test` and
+ * an npm script run Hardhat under npm's `sh -c`, which keeps a SIGINT to npx's or npm's PID to itself
+ * until Hardhat ends (watchLaunch sees it, as the CLI does), and a parent gone is a SIGTERM. At exit
+ * (process.exit, an uncaught error) there is no time left: anvil is signalled and the stack's temp dir
+ * removed, synchronously. A SIGKILL leaves the orphan guard: anvil gets SIGTERM when its thread goes.
  */
 function stopOnExit(): void {
   if (handlersInstalled) return;
@@ -164,16 +167,21 @@ function stopOnExit(): void {
   process.on("beforeExit", () => {
     if (running.size > 0) void stopAll();
   });
-  for (const signal of ["SIGINT", "SIGTERM"] as const) {
-    const onSignal = () => {
-      process.removeListener(signal, onSignal);
-      void stopAll().then(() => {
-        // Re-raised for the default action (exit by that signal), unless someone else handles it.
-        if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
-      });
-    };
-    process.on(signal, onSignal);
-  }
+  const signals = ["SIGINT", "SIGTERM"] as const;
+  let stopping = false;
+  // Once: a Ctrl-C reaches this process and wakes npm's sh too (seen by the watch), one signal of two ways.
+  const stopThenRaise = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    for (const s of signals) process.removeListener(s, onSignal); // a second signal ends the process at once
+    void stopAll().then(() => {
+      // Re-raised for the default action (exit by that signal), unless someone else handles it.
+      if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+    });
+  };
+  const onSignal = (signal: NodeJS.Signals) => stopThenRaise(signal);
+  for (const signal of signals) process.on(signal, onSignal);
+  watchLaunch((signal) => stopThenRaise(signal));
   process.once("exit", () => {
     for (const [stack, { ownStateDir }] of running) {
       try {

@@ -6,6 +6,7 @@ import type { CheckContext } from "../relay/checks.ts";
 import type { FinalizeRequest } from "../relay/request.ts";
 import type { OperationStore } from "../relay/store.ts";
 import { reservationIdOf } from "../relay/view.ts";
+import { Quote } from "./quote.ts";
 import { externalRoute, feeEntry } from "./quoter.ts";
 import { readReservation } from "./reservation-tracker.ts";
 
@@ -14,7 +15,8 @@ export const reservationClaim = (reservationId: string) => `reservation:${reserv
 
 export type Reservation = Awaited<ReturnType<typeof readReservation>>;
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
-type MinedActions = Pick<OperationStore, "minedActions">;
+/** What the store knows of an action: whether this runtime relayed it (minedActions) or quoted its terms (quotesWithTerms). */
+type MinedActions = Pick<OperationStore, "minedActions" | "quotesWithTerms">;
 
 /**
  * The reservation, as the Pool has it now: unknown (404), already finalized (409), or pending with its
@@ -58,8 +60,10 @@ const isoTime = (unixSeconds: bigint) => new Date(Number(unixSeconds) * 1000).to
  * A settled reservation pays its finalizeFee (at most its output) to whoever finalizes it, but only its
  * finalizer may until deadline + FINALIZE_GRACE. So:
  * - naming this relayer, its fee above 0, its window open for FINALIZE_WINDOW_MARGIN_SECONDS more: relayed
- *   at the fee it carries, whatever the finalize fee is now (that was this relayer's own quote; refusing
- *   it would lock the owner's output until the window ends);
+ *   at the fee it carries, whatever the finalize fee is now, when this runtime relayed its action or signed
+ *   a quote of its terms (that fee was its own quote; refusing it would lock the owner's output until the
+ *   window ends). Any other names this relayer by its own choice (the Pool lets a self-relayed action name
+ *   any finalizer): it is priced by the schedule, its fee at least this runtime's finalize fee;
  * - a fee anyone may take (finalizer 0x0, or the window over) or of 0: answered as a fee of 0, 422
  *   fee_too_low, and its owner finalizes it now, paid the fee;
  * - this relayer's window closing too soon to be safe, or another finalizer's: 422 fee_too_low naming
@@ -70,7 +74,7 @@ const isoTime = (unixSeconds: bigint) => new Date(Number(unixSeconds) * 1000).to
  * both the action and the refund (the action and finalize fees of its route in the input asset).
  */
 export async function checkFinalizeFee(context: CheckContext, request: FinalizeRequest, reservation: Reservation, operations: MinedActions): Promise<void> {
-  if (reservation.state === "settled") return checkSettledFee(context, request, reservation);
+  if (reservation.state === "settled") return checkSettledFee(context, request, reservation, operations);
   const id = request.reservationId;
   const entry = feeEntry(context.config, externalRoute(context.config, reservation.routeId), reservation.inputAsset);
   const minimum = BigInt(entry.action) + BigInt(entry.finalize);
@@ -83,7 +87,7 @@ export async function checkFinalizeFee(context: CheckContext, request: FinalizeR
   }
 }
 
-async function checkSettledFee(context: CheckContext, request: FinalizeRequest, reservation: Reservation): Promise<void> {
+async function checkSettledFee(context: CheckContext, request: FinalizeRequest, reservation: Reservation, operations: MinedActions): Promise<void> {
   const id = request.reservationId;
   const minimum = configuredFinalizeFee(context.config, reservation.routeId, reservation.outputAsset);
   const fee = reservation.finalizeFee < reservation.amountOut ? reservation.finalizeFee : reservation.amountOut;
@@ -97,12 +101,15 @@ async function checkSettledFee(context: CheckContext, request: FinalizeRequest, 
       extensions: { fee: "0", minimumFee: minimum.toString() },
     });
   }
-  if (ours && reservation.blockTimestamp + FINALIZE_WINDOW_MARGIN_SECONDS <= until) return;
+  const windowOpen = ours && reservation.blockTimestamp + FINALIZE_WINDOW_MARGIN_SECONDS <= until;
+  if (windowOpen && (fee >= minimum || (await promisedHere(context, id as Hex, reservation, operations)))) return;
   if (!ours && fee >= minimum) return; // another finalizer's: the simulation answers FinalizerOnly, naming it
-  const reason = ours
-    ? `its finalizer, this relayer, may finalize it only until ${isoTime(until)}, too soon for a finalize sent now to be surely mined by then (a copy mined after it could take the fee)`
-    : `pays a finalize fee of ${fee}, below this runtime's ${minimum} for its route in ${reservation.outputAsset}, and only its finalizer ${reservation.finalizer} may finalize it until ${isoTime(until)}`;
-  throw new ProblemError("fee_too_low", `reservation ${id} ${ours ? "pays a finalize fee, but " : ""}${reason} (deadline + the Pool's FINALIZE_GRACE; Pool.finalize reverts FinalizerOnly for anyone else, its owner included): its owner can finalize it with Pool.finalize from ${isoTime(until + 1n)} (finalizableByOwnerAt), and is then paid the fee`, {
+  const reason = !ours
+    ? `pays a finalize fee of ${fee}, below this runtime's ${minimum} for its route in ${reservation.outputAsset}, and only its finalizer ${reservation.finalizer} may finalize it until ${isoTime(until)}`
+    : windowOpen
+      ? `names this relayer its finalizer with a finalize fee of ${fee}, below this runtime's ${minimum} for its route in ${reservation.outputAsset}, and this runtime neither relayed its action nor quoted its terms (a fee it did not quote is priced by its schedule); only this relayer may finalize it until ${isoTime(until)}`
+      : `pays a finalize fee, but its finalizer, this relayer, may finalize it only until ${isoTime(until)}, too soon for a finalize sent now to be surely mined by then (a copy mined after it could take the fee)`;
+  throw new ProblemError("fee_too_low", `reservation ${id} ${reason} (deadline + the Pool's FINALIZE_GRACE; Pool.finalize reverts FinalizerOnly for anyone else, its owner included): its owner can finalize it with Pool.finalize from ${isoTime(until + 1n)} (finalizableByOwnerAt), and is then paid the fee`, {
     extensions: { fee: fee.toString(), minimumFee: minimum.toString(), finalizer: reservation.finalizer, finalizableByOwnerAt: (until + 1n).toString() },
   });
 }
@@ -125,4 +132,28 @@ async function relayedActionFee({ chain }: CheckContext, reservationId: Hex, res
     return receipt?.status === "success" ? BigInt(op.request.extData.fee) : undefined;
   }
   return undefined;
+}
+
+/**
+ * Whether the fee a reservation carries was this runtime's own promise: it relayed the action (its store
+ * holds it, mined), or it signed a quote of exactly its terms (a client may self-relay a quoted action).
+ * Both come from the store, so they hold after a restart; a quote is found while the store keeps it.
+ */
+async function promisedHere(context: CheckContext, reservationId: Hex, reservation: Reservation, operations: MinedActions): Promise<boolean> {
+  const quoted = operations.quotesWithTerms(reservation.deadline.toString(), reservation.amountIn.toString()).some((stored) => {
+    const parsed = Quote.safeParse(stored);
+    if (!parsed.success) return false;
+    const quote = parsed.data;
+    const terms: Array<[string, string]> = [
+      [quote.route, reservation.routeId],
+      [quote.assetIn, reservation.inputAsset],
+      [quote.assetOut, reservation.outputAsset],
+      [quote.minOutput, reservation.minOutput.toString()],
+      [quote.fees.finalize, reservation.finalizeFee.toString()],
+      [quote.relayer, reservation.finalizer],
+      [quote.typedData.domain.verifyingContract, context.config.poolAddress],
+    ];
+    return terms.every(([a, b]) => same(a, b));
+  });
+  return quoted || (await relayedActionFee(context, reservationId, reservation, operations)) !== undefined;
 }

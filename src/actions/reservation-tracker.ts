@@ -18,6 +18,7 @@ export async function readReservation(chain: PublicClient, pool: Address, reserv
     inputAsset: r[1],
     amountIn: r[2],
     outputAsset: r[3],
+    minOutput: r[4],
     precommitment: r[5],
     amountOut: r[8],
     deadline: r[6],

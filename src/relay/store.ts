@@ -122,6 +122,11 @@ export interface OperationStore {
    */
   insertQuote(quote: StoredQuote, limits: QuoteLimits): QuoteInsertResult;
   getQuote(id: string): unknown;
+  /**
+   * The stored quotes (their JSON, as getQuote) with this deadline and input amount (decimal strings):
+   * a reservation's terms, to learn whether this runtime quoted an action it did not relay.
+   */
+  quotesWithTerms(deadline: string, amountIn: string): unknown[];
   /** The operation that used a quote (its action was stored), if any. */
   quoteUser(id: string): string | undefined;
   /** How many unexpired quotes a client holds, and when the soonest of them expires (unix seconds). */
@@ -663,6 +668,11 @@ export class SqliteOperationStore implements OperationStore {
   getQuote(id: string): unknown {
     const row = this.prepare("SELECT quote FROM quotes WHERE id = ?").get(id) as { quote: string } | undefined;
     return row ? JSON.parse(row.quote) : undefined;
+  }
+
+  quotesWithTerms(deadline: string, amountIn: string): unknown[] {
+    const rows = this.prepare("SELECT quote FROM quotes WHERE json_extract(quote, '$.deadline') = ? AND json_extract(quote, '$.amountIn') = ?").all(deadline, amountIn) as Array<{ quote: string }>;
+    return rows.map((row) => JSON.parse(row.quote) as unknown);
   }
 
   quoteUser(id: string): string | undefined {
