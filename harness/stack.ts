@@ -72,7 +72,11 @@ export interface DevStackOptions {
    * subdomains. Any other Host is refused with 403 host_not_allowed (DNS rebinding protection).
    */
   allowedHosts?: readonly string[];
-  /** Relayer behaviour (confirmations, fee cap, timings); defaults suit a dev chain. */
+  /**
+   * Relayer behaviour (confirmations, fee cap, timings); defaults suit a dev chain. A dev stack's
+   * `keepRejected` is 300: a submission the chain refuses is kept as a `rejected` operation, which the
+   * refusal names (`operationId`).
+   */
   relay?: Partial<RelaySettings>;
   /**
    * Browser origins allowed to call the queue (CORS). Default ["loopback"]: a front end on any
