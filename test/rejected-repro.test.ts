@@ -69,9 +69,14 @@ describe("a send the patched Pool refuses at admission", () => {
     expect((await fetch(`${stack.queueUrl}/api/queue/withdraw-status?id=${refused}`)).status).toBe(404);
   });
 
-  it("is traced as its call on the block it was refused at, listed and opened on the dashboard, and replayed: exit 1 on the buggy Pool", async () => {
+  it("is traced as its call on the block it was refused at (by the CLI too), listed and opened on the dashboard, and replayed: exit 1 on the buggy Pool", async () => {
     const trace = await stack.trace(refused);
-    expect(trace).toMatchObject({ transactionHash: null, error: expect.stringMatching(/^FeeTooHigh\(\d+, 0\)$/), root: { contract: "Pool", function: "transact" } });
+    const { history } = await sendStatus(stack, refused);
+    expect(trace).toMatchObject({ transactionHash: null, block: history[0]?.block, error: expect.stringMatching(/^FeeTooHigh\(\d+, 0\)$/), root: { contract: "Pool", function: "transact" } });
+    // Item 4: the CLI traces it as stack.trace does, as its call on the block it was refused at.
+    const printed = await cli("trace", refused, "--state-dir", stack.stateDir);
+    expect(printed.exitCode, printed.stderr).toBe(0);
+    expect(printed.stdout).toBe(`operation ${refused} (rejected), never mined: its call on the state of block ${history[0]?.block}\n${trace.text}`);
 
     const list = await (await fetch(`${stack.queueUrl}/api/dev/dashboard/ops`)).text();
     expect(list).toContain(`id="op-${refused}"`);
