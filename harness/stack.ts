@@ -162,7 +162,10 @@ export interface DevStack {
    * and the health follow. A patch is part of the stack's baseline: reset and revert keep it.
    */
   patch(contract: string, source: string): Promise<PatchResult>;
-  /** The contract's code from before its first patch again. */
+  /**
+   * The contract's code as the stack started with it again: a loaded bundle's patched code, else (or once
+   * that is back) the code from before its first patch.
+   */
   unpatch(contract: string): Promise<PatchResult>;
   /** The contracts patched now, and with what. */
   patches(): PatchedContract[];

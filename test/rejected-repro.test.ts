@@ -1,10 +1,12 @@
 import path from "node:path";
 import { execa } from "execa";
+import { keccak256, type Address } from "viem";
 import { mnemonicToAccount } from "viem/accounts";
 import { describe, expect, it } from "vitest";
 import type { DevStack } from "../harness/index.ts";
 import { createQueueClient, reviewedFrom, toRelayRequest } from "../harness/client/index.ts";
 import { CIRCUIT_BUILD_DIR, manifestBytes } from "../harness/deployment/index.ts";
+import { createChainClient } from "../src/chain/client.ts";
 import { buildQueueRuntime, relayControl } from "../src/server.ts";
 import type { Operation } from "../src/relay/operation.ts";
 import type { RelayRequest } from "../src/relay/request.ts";
@@ -39,14 +41,18 @@ async function sendRelay(on: DevStack, request: RelayRequest, key?: string) {
   });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> & { operationId?: string } };
 }
+const codeHash = async (on: DevStack) => keccak256((await createChainClient(on.rpcUrl).getCode({ address: on.manifest.poolAddress as Address })) ?? "0x");
 const sendStatus = async (on: DevStack, id: string) => (await fetch(`${on.queueUrl}/api/queue/send-status?id=${id}`)).json() as Promise<Operation>;
 
 describe("a send the patched Pool refuses at admission", () => {
+  /** The Pool as deployed, before any patch. */
+  let originalPool: string;
   let request: RelayRequest;
   let refused: string;
   let bundle: string;
 
   it("is kept as a rejected operation that the 422 names and the status route answers; it holds neither its nullifiers nor its idempotency key", async () => {
+    originalPool = await codeHash(stack);
     await stack.patch("Pool", variant("PoolFeeOffByOne"));
     const { config, transaction } = await provenSend(stack, pool, queueNow(), 2);
     request = toRelayRequest(config, transaction);
@@ -93,16 +99,34 @@ describe("a send the patched Pool refuses at admission", () => {
     await stack.save(bundle);
   });
 
-  it("a stack loaded from the saved bundle replays it too: exit 1, then 0 once the fixed Pool is patched in", async () => {
+  it("a stack loaded from the saved bundle replays it too: exit 1, then 0 once the fixed Pool is patched in; undo puts back the bundle's Pool, then the deployed one", async () => {
     const loaded = await startStack({ load: bundle, stateDir: await tempDir("devstack-rejected-loaded-") });
     expect(await sendStatus(loaded, refused)).toMatchObject({ id: refused, state: "rejected", reason: { revert: { name: "FeeTooHigh" } } });
     // A block before any patch, so that the original's call keeps the failing code (docs/replay.md).
     await rpc(loaded.rpcUrl, "evm_mine");
     expect((await cli("replay", refused, "--state-dir", loaded.stateDir)).exitCode).toBe(1);
+    const [bundled] = loaded.patches();
+    expect(bundled).toMatchObject({ name: "Pool", source: variant("PoolFeeOffByOne") });
     await loaded.patch("Pool", variant("PoolFixed"));
     const fixed = await cli("replay", refused, "--state-dir", loaded.stateDir);
     expect(fixed.exitCode, fixed.stdout).toBe(0);
     expect(fixed.stdout).toMatch(/^first difference: Pool\.transact/m);
+
+    // Item 6: undo goes back to the code the stack started with, the bundle's (docs/bisect.md), not the Pool from before its patch.
+    const undo = await cli("patch", "--undo", "Pool", "--state-dir", loaded.stateDir);
+    expect(undo.exitCode, undo.stderr).toBe(0);
+    expect(undo.stdout).toContain(`code ${bundled?.codeHash} again, as loaded (${variant("PoolFeeOffByOne")})`);
+    expect(await codeHash(loaded)).toBe(bundled?.codeHash);
+    expect(loaded.patches()).toEqual([bundled]);
+    expect(loaded.manifest.poolRuntimeCodeHash).toBe(bundled?.codeHash);
+    expect((await cli("replay", refused, "--state-dir", loaded.stateDir)).exitCode).toBe(1);
+    // A reset keeps it (a patch is part of the baseline); undone once more, the Pool is as deployed.
+    await loaded.reset();
+    expect(await codeHash(loaded)).toBe(bundled?.codeHash);
+    const deployed = await loaded.unpatch("Pool");
+    expect(deployed).toMatchObject({ source: "(as deployed)", previousCodeHash: bundled?.codeHash, codeHash: originalPool });
+    expect(await codeHash(loaded)).toBe(originalPool);
+    expect(loaded.patches()).toEqual([]);
     await loaded.stop();
   });
 
