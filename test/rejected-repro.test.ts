@@ -120,6 +120,10 @@ describe("a send the patched Pool refuses at admission", () => {
     expect(loaded.patches()).toEqual([bundled]);
     expect(loaded.manifest.poolRuntimeCodeHash).toBe(bundled?.codeHash);
     expect((await cli("replay", refused, "--state-dir", loaded.stateDir)).exitCode).toBe(1);
+    // Patched with the bundle's very code (as a bisect's last step may be), undo still puts back the bundle's patch.
+    await loaded.patch("Pool", variant("PoolFeeOffByOne"));
+    expect(await loaded.unpatch("Pool")).toMatchObject({ codeHash: bundled?.codeHash, source: bundled?.source, previousCodeHash: bundled?.codeHash });
+    expect(loaded.patches()).toEqual([bundled]);
     // A reset keeps it (a patch is part of the baseline); undone once more, the Pool is as deployed.
     await loaded.reset();
     expect(await codeHash(loaded)).toBe(bundled?.codeHash);

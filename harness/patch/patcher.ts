@@ -203,10 +203,11 @@ export function createPatcher(args: {
       const { name, address } = resolve(target);
       const record = records.get(address.toLowerCase());
       if (!record) throw new PatchError("unknown_contract", `${name} (${address}) is not patched`);
-      // Patched since the stack was loaded patched: back to the bundle's code, still a patch of the original.
+      // Patched since the stack was loaded patched (even with the same code, as a bisect's step may): back
+      // to the bundle's patch, still a patch of the original; from there, to the original.
       const { loaded } = record;
-      if (loaded && loaded.codeHash !== record.codeHash) {
-        await install(address, record.code, loaded.code, { ...record, ...loaded, patchedAt: new Date().toISOString() });
+      if (loaded && loaded.patchedAt !== record.patchedAt) {
+        await install(address, record.code, loaded.code, { ...record, ...loaded });
         return { name, address, codeHash: loaded.codeHash, source: loaded.source, previousCodeHash: record.codeHash };
       }
       await install(address, record.code, record.originalCode as Hex, null);
@@ -226,7 +227,7 @@ export function createPatcher(args: {
     restore(saved, options = {}) {
       for (const saving of saved) {
         // A bundle's records: the code they describe is the one this stack started with (a bundle of a loaded stack's, its own).
-        const record = options.loaded ? { ...saving, loaded: { source: saving.source, codeHash: saving.codeHash, code: saving.code } } : saving;
+        const record = options.loaded ? { ...saving, loaded: { source: saving.source, codeHash: saving.codeHash, code: saving.code, patchedAt: saving.patchedAt } } : saving;
         records.set(record.address.toLowerCase(), record);
         intended.set(record.address.toLowerCase(), { address: record.address as Address, code: record.code as Hex });
       }

@@ -29,8 +29,11 @@ export const PatchRecord = z.strictObject({
   /** The deployed contract's own layout: every patch of it is checked against this one. */
   originalLayout: Layout,
   patchedAt: z.string(),
-  /** The patch the stack was loaded with (a bundle's): unpatch puts it back first. Absent on a stack not loaded patched. */
-  loaded: z.strictObject({ source: z.string(), codeHash: Hex, code: Hex }).optional(),
+  /**
+   * The patch the stack was loaded with (a bundle's): unpatch after any later patch puts it back (the
+   * record is then this one again: same patchedAt), and only then the original. Absent on a stack not loaded patched.
+   */
+  loaded: z.strictObject({ source: z.string(), codeHash: Hex, code: Hex, patchedAt: z.string() }).optional(),
 });
 export type PatchRecord = z.output<typeof PatchRecord>;
 
