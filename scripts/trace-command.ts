@@ -28,18 +28,19 @@ async function ask<T>(route: string): Promise<{ ok: true; body: T } | { ok: fals
   return response.ok ? { ok: true, body } : { ok: false, status: response.status, code: String(body.code ?? response.status), detail: String(body.detail ?? response.statusText) };
 }
 const query = `id=${encodeURIComponent(id)}`;
-let state: string | undefined;
+let op: { state: string; reason: { code: string; detail: string } | null } | undefined;
 for (const status of ["withdraw-status", "send-status"]) {
-  const answer = await ask<{ state: string }>(`/api/queue/${status}?${query}`);
+  const answer = await ask<NonNullable<typeof op>>(`/api/queue/${status}?${query}`);
   if (answer.ok) {
-    state = answer.body.state;
+    op = answer.body;
     break;
   }
 }
-if (state === undefined) fail(`the stack at ${info.queueUrl} has no operation ${id}`, 1);
+if (op === undefined) fail(`the stack at ${info.queueUrl} has no operation ${id}`, 1);
 const traced = await ask<{ transactionHash: string | null; block: number | null; text: string }>(`/api/dev/trace?${query}`);
 if (!traced.ok) fail(`${traced.code}: ${traced.detail}`, 1);
 const trace = traced.body;
 const what = trace.transactionHash ? `transaction ${trace.transactionHash}` : `never mined: its call on the state of block ${trace.block}`;
 // What the chain said is shown escaped (trace.text is, line by line; JSON escapes C0 controls, not DEL or C1).
-process.stdout.write(parsed.values.json ? `${printable(JSON.stringify(trace))}\n` : `${printable(`operation ${id} (${state}), ${what}`)}\n${trace.text}\n`);
+const failed = op.reason ? `${printable(`failed: ${op.reason.code}: ${op.reason.detail}`)}\n` : "";
+process.stdout.write(parsed.values.json ? `${printable(JSON.stringify(trace))}\n` : `${printable(`operation ${id} (${op.state}), ${what}`)}\n${failed}${trace.text}\n`);

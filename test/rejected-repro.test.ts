@@ -82,7 +82,8 @@ describe("a send the patched Pool refuses at admission", () => {
     // Item 4: the CLI traces it as stack.trace does, as its call on the block it was refused at.
     const printed = await cli("trace", refused, "--state-dir", stack.stateDir);
     expect(printed.exitCode, printed.stderr).toBe(0);
-    expect(printed.stdout).toBe(`operation ${refused} (rejected), never mined: its call on the state of block ${history[0]?.block}\n${trace.text}`);
+    const { reason } = await sendStatus(stack, refused);
+    expect(printed.stdout).toBe(`operation ${refused} (rejected), never mined: its call on the state of block ${history[0]?.block}\nfailed: simulation_failed: ${reason?.detail}\n${trace.text}`);
 
     const list = await (await fetch(`${stack.queueUrl}/api/dev/dashboard/ops`)).text();
     expect(list).toContain(`id="op-${refused}"`);
