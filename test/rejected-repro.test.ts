@@ -20,7 +20,9 @@ import { withTempDirs } from "./support/temp-dirs.ts";
 
 // Issue 40, item 2: the natural repro of a Pool bug. The buggy Pool (PoolFeeOffByOne) patched in, a
 // fee-paying send is refused at admission (422 simulation_failed, FeeTooHigh): a dev stack keeps it as a
-// rejected operation that the refusal names, so replay, trace, save and the bisect recipe take it.
+// rejected operation that the refusal names, so replay, trace, save and the bisect recipe take it. Item 4:
+// the CLI traces it as stack.trace does. Item 6: on the stack loaded from its bundle, undo puts back the
+// bundle's Pool, not the one from before the bundle's patch.
 const tempDir = withTempDirs();
 const startStack = withStacks();
 let stack: DevStack;
