@@ -72,7 +72,11 @@ export interface DevStackOptions {
    * subdomains. Any other Host is refused with 403 host_not_allowed (DNS rebinding protection).
    */
   allowedHosts?: readonly string[];
-  /** Relayer behaviour (confirmations, fee cap, timings); defaults suit a dev chain. */
+  /**
+   * Relayer behaviour (confirmations, fee cap, timings); defaults suit a dev chain. A dev stack's
+   * `keepRejected` is 300: a submission the chain refuses is kept as a `rejected` operation, which the
+   * refusal names (`operationId`).
+   */
   relay?: Partial<RelaySettings>;
   /**
    * Browser origins allowed to call the queue (CORS). Default ["loopback"]: a front end on any
@@ -158,7 +162,10 @@ export interface DevStack {
    * and the health follow. A patch is part of the stack's baseline: reset and revert keep it.
    */
   patch(contract: string, source: string): Promise<PatchResult>;
-  /** The contract's code from before its first patch again. */
+  /**
+   * The contract's code as the stack started with it again: a loaded bundle's patched code, else (or once
+   * that is back) the code from before its first patch.
+   */
   unpatch(contract: string): Promise<PatchResult>;
   /** The contracts patched now, and with what. */
   patches(): PatchedContract[];

@@ -3,8 +3,9 @@ import { parseArgs } from "node:util";
 import { failer, runningStack } from "./running-stack.ts";
 
 // `queue-devstack patch <contract|address> <source> [--state-dir dir]`: replaces a contract's code in the
-// stack running from that state dir (POST /api/dev/patch), its storage kept; `--undo <contract>` puts the
-// deployed code back. A refusal is one line and exit 1; a mistake in the call, exit 2.
+// stack running from that state dir (POST /api/dev/patch), its storage kept; `--undo <contract>` puts back
+// the code the stack started with (a loaded bundle's, then the deployed one). A refusal is one line and
+// exit 1; a mistake in the call, exit 2.
 const USAGE = `Usage: queue-devstack patch <contract|address> <file.sol|artifact.json|build-info.json>[:Contract] [--state-dir <dir>]
        queue-devstack patch --undo <contract|address> [--state-dir <dir>]
   <contract>: Pool, verifier, registry, directory, an asset's symbol, or an address`;
@@ -35,6 +36,6 @@ const answer = (await response.json().catch(() => ({}))) as { code?: string; det
 if (!response.ok) fail(`${answer.code ?? response.status}: ${answer.detail ?? "the stack refused the patch"}`, 1);
 process.stdout.write(
   parsed.undo
-    ? `unpatched ${answer.name} ${answer.address}: code ${answer.codeHash} again (was ${answer.previousCodeHash})\n`
+    ? `unpatched ${answer.name} ${answer.address}: code ${answer.codeHash} again, ${answer.source === "(as deployed)" ? "as deployed" : `as loaded (${answer.source})`} (was ${answer.previousCodeHash})\n`
     : `patched ${answer.name} ${answer.address}: code ${answer.codeHash} from ${answer.source} (was ${answer.previousCodeHash}); storage, address and balance kept\n`,
 );

@@ -1,14 +1,11 @@
-import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
-import type { Hex } from "viem";
-import { loadFixtures } from "../harness/deployment/index.ts";
 import { failer, runningStack } from "./running-stack.ts";
-import { traceOf } from "../harness/trace/index.ts";
-import { parseManifest } from "../src/server.ts";
 import { printable } from "../src/printable.ts";
 
 // `queue-devstack trace <operation id> [--state-dir dir] [--json]`: the call trace of an operation of the
-// stack running from that state dir, its revert decoded. Exit 2 on a usage mistake, 1 when it cannot.
+// stack running from that state dir, its revert decoded: what stack.trace gives, asked of the stack (its
+// dev route), so a refusal the stack kept or an operation rejected before broadcast is traced as its call
+// on the block it failed at. Exit 2 on a usage mistake, 1 when it cannot.
 const USAGE = "Usage: queue-devstack trace <operation id> [--state-dir <dir>] [--json]";
 
 const fail: (message: string, code: 1 | 2) => never = failer("trace", USAGE);
@@ -24,25 +21,26 @@ if (!id || extra.length > 0) fail(id ? `unexpected argument ${extra[0]}` : "whic
 const stateDir = parsed.values["state-dir"];
 
 const info = await runningStack(stateDir, fail);
-const config = parseManifest(await readFile(info.manifestPath));
-let op: { state: string; transactionHash: Hex | null; reason: { code: string; detail: string } | null } | undefined;
+/** A GET of the stack's, as JSON; a problem is one line (its code and detail), a stack that does not answer too. */
+async function ask<T>(route: string): Promise<{ ok: true; body: T } | { ok: false; status: number; code: string; detail: string }> {
+  const response = await fetch(`${info.queueUrl}${route}`).catch(() => fail(`the stack at ${info.queueUrl} did not answer: is it running?`, 1));
+  const body = (await response.json().catch(() => ({}))) as T & { code?: string; detail?: string };
+  return response.ok ? { ok: true, body } : { ok: false, status: response.status, code: String(body.code ?? response.status), detail: String(body.detail ?? response.statusText) };
+}
+const query = `id=${encodeURIComponent(id)}`;
+let op: { state: string; reason: { code: string; detail: string } | null } | undefined;
 for (const status of ["withdraw-status", "send-status"]) {
-  const response = await fetch(`${info.queueUrl}/api/queue/${status}?id=${encodeURIComponent(id)}`).catch(() => undefined);
-  if (response?.ok) {
-    op = (await response.json()) as typeof op;
+  const answer = await ask<NonNullable<typeof op>>(`/api/queue/${status}?${query}`);
+  if (answer.ok) {
+    op = answer.body;
     break;
   }
 }
-if (!op) fail(`the stack at ${info.queueUrl} has no operation ${id}`, 1);
-if (!op.transactionHash) {
-  fail(`operation ${id} was never mined (${op.state}${op.reason ? `: ${op.reason.code}, ${op.reason.detail}` : ""}); stack.trace(id) replays it from the harness API`, 1);
-}
-let trace: Awaited<ReturnType<typeof traceOf>>;
-try {
-  trace = await traceOf({ rpcUrl: info.rpcUrl, config, fixtures: await loadFixtures(), transactionHash: op.transactionHash });
-} catch (error) {
-  // The node's refusal (a node without debug_traceTransaction, a chain gone): one line, not a stack trace.
-  fail(`the node at ${info.rpcUrl} could not trace transaction ${op.transactionHash}: ${((error as { shortMessage?: string }).shortMessage ?? (error as Error).message).split("\n")[0]}`, 1);
-}
+if (op === undefined) fail(`the stack at ${info.queueUrl} has no operation ${id}`, 1);
+const traced = await ask<{ transactionHash: string | null; block: number | null; text: string }>(`/api/dev/trace?${query}`);
+if (!traced.ok) fail(`${traced.code}: ${traced.detail}`, 1);
+const trace = traced.body;
+const what = trace.transactionHash ? `transaction ${trace.transactionHash}` : `never mined: its call on the state of block ${trace.block}`;
 // What the chain said is shown escaped (trace.text is, line by line; JSON escapes C0 controls, not DEL or C1).
-process.stdout.write(parsed.values.json ? `${printable(JSON.stringify(trace))}\n` : `${printable(`operation ${id} (${op.state}), transaction ${trace.transactionHash}`)}\n${trace.text}\n`);
+const failed = op.reason ? `${printable(`failed: ${op.reason.code}: ${op.reason.detail}`)}\n` : "";
+process.stdout.write(parsed.values.json ? `${printable(JSON.stringify(trace))}\n` : `${printable(`operation ${id} (${op.state}), ${what}`)}\n${failed}${trace.text}\n`);

@@ -272,7 +272,7 @@ describe("patching a deployed contract in place", () => {
     await again.stop();
   });
 
-  it("a loaded bundle keeps the patch; the CLI's patch fixes it and unpatch undoes it", async () => {
+  it("a loaded bundle keeps the patch; the CLI's patch fixes it, and unpatch puts back the bundle's Pool, then the deployed one", async () => {
     const loaded = await startStack({ load: bundle, stateDir: await tempDir("devstack-patch-loaded-") });
     const [buggy] = loaded.patches();
     expect(buggy).toMatchObject({ name: "Pool", source: `${BUGGY}:PoolFeeOffByOne` });
@@ -288,6 +288,10 @@ describe("patching a deployed contract in place", () => {
     expect(await codeHash(loaded, loaded.manifest.poolAddress)).toBe(fixed?.codeHash);
     expect((await loaded.replay(failed)).verdict.exitCode).toBe(0);
 
+    // Back to the code the stack started with, the bundle's (issue 40, item 6); once more, to the code before its patch.
+    expect(await loaded.unpatch("Pool")).toMatchObject({ codeHash: buggy?.codeHash, source: buggy?.source });
+    expect(loaded.patches()).toEqual([buggy]);
+    expect(await codeHash(loaded, loaded.manifest.poolAddress)).toBe(buggy?.codeHash);
     const undone = await loaded.unpatch("Pool");
     expect(loaded.patches()).toEqual([]);
     expect(await codeHash(loaded, loaded.manifest.poolAddress)).toBe(undone.codeHash);

@@ -57,15 +57,15 @@ describe("stack.trace(operationId)", () => {
     expect(printed.stdout).toMatch(/Pool\.transactAction {2}\[\d+ gas\] {2}<- reverted: ActionExpired\(\d+\)/);
     expect((await cli("--state-dir", stack.stateDir)).exitCode).toBe(2);
     expect((await cli("op_nope", "--state-dir", stack.stateDir)).stderr).toContain("has no operation op_nope");
-    // A chain that cannot answer the trace (gone since: stack.json's RPC URL names a port nothing listens on): one line, exit 1.
+    // A stack that cannot answer (gone since: stack.json's queue URL names a port nothing listens on): one line, exit 1.
     const gone = await mkdtemp(path.join(tmpdir(), "trace-gone-"));
     try {
       const info = JSON.parse(await readFile(path.join(stack.stateDir, "stack.json"), "utf8"));
-      await writeFile(path.join(gone, "stack.json"), JSON.stringify({ ...info, rpcUrl: `http://127.0.0.1:${await freePort()}` }));
+      await writeFile(path.join(gone, "stack.json"), JSON.stringify({ ...info, queueUrl: `http://127.0.0.1:${await freePort()}` }));
       const refused = await cli(op.id, "--state-dir", gone);
       expect(refused.exitCode).toBe(1);
       expect(refused.stderr.trim().split("\n")).toHaveLength(1);
-      expect(refused.stderr).toMatch(/^queue-devstack trace: the node at http:\/\/127\.0\.0\.1:\d+ could not trace transaction 0x[0-9a-f]{64}: /);
+      expect(refused.stderr).toMatch(/^queue-devstack trace: the stack at http:\/\/127\.0\.0\.1:\d+ did not answer/);
     } finally {
       await rm(gone, { recursive: true, force: true });
     }

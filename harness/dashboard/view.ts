@@ -129,9 +129,10 @@ export function operationHtml(op: Readonly<OperationRecord>, prefix: string, req
       : "";
   // A transaction waiting in the mempool can be dropped, as a node that lost it would (the relayer sends it again).
   const drop = op.state === "submitted" && !op.minedHash ? postButton("drop its transaction", `${prefix}/drop`, { operationId: op.id }) : "";
-  // Read from the chain only when asked: a trace replays the transaction.
+  // Read from the chain only when asked: a trace replays the transaction, or the call of one never mined
+  // (a refusal the stack kept, say) on the block it failed at.
   const trace =
-    op.state === "reverted" || op.minedHash
+    TERMINAL_STATES.has(op.state) || op.minedHash
       ? `<button type="button" hx-get="${esc(prefix)}/dashboard/trace?id=${esc(id)}" hx-target="#trace-${esc(op.id)}">show its trace</button>`
       : "";
   // An ended operation can be replayed on the chain as it is now (nothing is sent): its verdict and trace diff below it.

@@ -1,7 +1,6 @@
 import type { Address, Hex } from "viem";
 import { mnemonicToAccount, privateKeyToAccount } from "viem/accounts";
 import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
-import { transactCalldata } from "../../src/relay/checks.ts";
 import { relayControl } from "../../src/relay/control.ts";
 import { jsonRpc, type ForkCapture, type RpcFaultProxy, type StackChain } from "../chain/index.ts";
 import { deployFixtures, describeDeployment, type Contracts } from "../deployment/index.ts";
@@ -14,7 +13,7 @@ import type { AllowedOrigins } from "./cross-origin.ts";
 import { DEV_PREFIX, registerDevRoutes } from "./dev-routes.ts";
 import { createSnapshots, type StackSnapshot } from "./snapshot.ts";
 import { controlLock, type ControlLock } from "./control-lock.ts";
-import { traceOf, type Trace } from "../trace/index.ts";
+import { operationTrace, type Trace } from "../trace/index.ts";
 import { replayer, type Replayer } from "../replay/index.ts";
 
 /** anvil's dev mnemonic: its account 10 relays for the alternate deployment (anvil funds 0 to 9). */
@@ -77,16 +76,10 @@ export function devRoutesPart(args: {
     });
     onStop(() => deployments.discard());
     const traceOperation = async (operationId: string): Promise<Trace | undefined> => {
-      const op = relayControl(runtime)?.operation(operationId);
-      if (!op) return undefined;
-      return traceOf({
-        rpcUrl: chain.rpcUrl,
-        config: manifest,
-        fixtures,
-        ...(op.minedHash
-          ? { transactionHash: op.minedHash }
-          : { call: { from: relayer.address, to: manifest.poolAddress as Address, data: transactCalldata(op.request), gas: 6_000_000n } }),
-      });
+      const control = relayControl(runtime);
+      const op = control?.operation(operationId);
+      if (!control || !op) return undefined;
+      return operationTrace({ rpcUrl: chain.rpcUrl, config: manifest, fixtures, relayer: relayer.address, gas: control.gasLimit() }, op);
     };
     let reset: (() => Promise<void>) | undefined;
     const lock = controlLock();

@@ -13,7 +13,7 @@ import { PATCHES_FILE } from "./records.ts";
  * the patched chain against the patched manifest as any other.
  */
 export function patchPart(
-  options: { patch?: readonly string[]; persist?: boolean; onProgress?: ProgressListener },
+  options: { patch?: readonly string[]; persist?: boolean; load?: string; onProgress?: ProgressListener },
   args: { chain: { client: PublicClient; rpcUrl: string }; manifest: DeploymentConfig; dir: { stateDir: string; manifestPath: string; resume: boolean }; contracts: { fixtures: CompiledFixtures } },
 ): StackPart<Patcher> {
   return definePart("patches", async (onStop) => {
@@ -22,7 +22,7 @@ export function patchPart(
     if (!args.dir.resume) await rm(file, { force: true });
     if (!options.persist) onStop(() => rm(file, { force: true }));
     const patcher = createPatcher({ client: args.chain.client, rpcUrl: args.chain.rpcUrl, manifest: args.manifest, manifestPath: args.dir.manifestPath, stateDir: args.dir.stateDir, fixtures: args.contracts.fixtures });
-    patcher.restore(await loadPatchRecords({ stateDir: args.dir.stateDir, client: args.chain.client }));
+    patcher.restore(await loadPatchRecords({ stateDir: args.dir.stateDir, client: args.chain.client }), { loaded: options.load !== undefined });
     for (const spec of options.patch ?? []) {
       const at = spec.indexOf("=");
       if (at <= 0 || at === spec.length - 1) throw new Error(`--patch ${spec}: give it as <contract>=<path>, as Pool=contracts/Pool.sol`);

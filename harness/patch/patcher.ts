@@ -26,14 +26,20 @@ export interface Patcher {
    * the runtime, stack.json and the health follow. A refusal is a PatchError, the stack left as it was.
    */
   patch(target: string, source: string): Promise<PatchResult>;
-  /** The contract's code from before its first patch again. */
+  /**
+   * The contract's code as the stack started with it again: on a stack loaded from a bundle that carried
+   * its patch, the bundle's code; else (or once that is back) the code from before its first patch.
+   */
   unpatch(target: string): Promise<PatchResult>;
   /** What is patched now. */
   patches(): PatchedContract[];
   /** After a revert: every patched contract's code as patched (a patch is part of the stack's baseline). */
   reapply(): Promise<void>;
-  /** The records a state dir held (loadPatchRecords), at start: the chain already has their code. */
-  restore(records: readonly PatchRecord[]): void;
+  /**
+   * The records a state dir held (loadPatchRecords), at start: the chain already has their code. `loaded`:
+   * they came with a bundle, whose code is then what unpatch goes back to first.
+   */
+  restore(records: readonly PatchRecord[], options?: { loaded?: boolean }): void;
   /** Once the runtime and the dev controls' lock exist: patches then tell the runtime, and queue behind the other controls. */
   attach(args: { runtime: FastifyInstance; lock: { run<T>(work: () => Promise<T>): Promise<T> }; onChange(patches: PatchedContract[]): Promise<void> }): void;
 }
@@ -186,6 +192,7 @@ export function createPatcher(args: {
         originalCode: original,
         originalLayout: base,
         patchedAt: new Date().toISOString(),
+        ...(previous?.loaded ? { loaded: previous.loaded } : {}),
       };
       await install(address, deployed, code, record);
       return { ...summary(record), previousCodeHash: keccak256(deployed) };
@@ -196,6 +203,13 @@ export function createPatcher(args: {
       const { name, address } = resolve(target);
       const record = records.get(address.toLowerCase());
       if (!record) throw new PatchError("unknown_contract", `${name} (${address}) is not patched`);
+      // Patched since the stack was loaded patched (even with the same code, as a bisect's step may): back
+      // to the bundle's patch, still a patch of the original; from there, to the original.
+      const { loaded } = record;
+      if (loaded && loaded.patchedAt !== record.patchedAt) {
+        await install(address, record.code, loaded.code, { ...record, ...loaded });
+        return { name, address, codeHash: loaded.codeHash, source: loaded.source, previousCodeHash: record.codeHash };
+      }
       await install(address, record.code, record.originalCode as Hex, null);
       return { name, address, codeHash: record.originalCodeHash, source: "(as deployed)", previousCodeHash: record.codeHash as Hex };
     });
@@ -210,8 +224,10 @@ export function createPatcher(args: {
         await pin(await pinSlots(address), code);
       }
     },
-    restore(saved) {
-      for (const record of saved) {
+    restore(saved, options = {}) {
+      for (const saving of saved) {
+        // A bundle's records: the code they describe is the one this stack started with (a bundle of a loaded stack's, its own).
+        const record = options.loaded ? { ...saving, loaded: { source: saving.source, codeHash: saving.codeHash, code: saving.code, patchedAt: saving.patchedAt } } : saving;
         records.set(record.address.toLowerCase(), record);
         intended.set(record.address.toLowerCase(), { address: record.address as Address, code: record.code as Hex });
       }
@@ -232,7 +248,8 @@ export async function loadPatchRecords(args: { stateDir: string; client: PublicC
   const records = PatchRecords.parse(JSON.parse(await readFile(file, "utf8")));
   for (const record of records) {
     const code = (await args.client.getCode({ address: record.address as Address })) ?? "0x";
-    if (keccak256(code) !== record.codeHash || keccak256(record.code as Hex) !== record.codeHash || keccak256(record.originalCode as Hex) !== record.originalCodeHash) {
+    const loaded = record.loaded === undefined || keccak256(record.loaded.code as Hex) === record.loaded.codeHash;
+    if (keccak256(code) !== record.codeHash || keccak256(record.code as Hex) !== record.codeHash || keccak256(record.originalCode as Hex) !== record.originalCodeHash || !loaded) {
       throw new Error(`${file}: patch record of ${record.name} (${record.address}) does not describe the chain's code`);
     }
   }

@@ -12,8 +12,10 @@ const Layout = z.strictObject({
 
 /**
  * One patched contract, as `<state dir>/patches.json` keeps it (and a bundle carries it): what it is
- * now, and what it was before its first patch, so a reset puts the patch back, unpatch takes it away, and
- * every later patch is checked against the deployed contract's own layout and immutables.
+ * now, what it was before its first patch, and, on a stack loaded from a bundle that carried this patch,
+ * the code it was loaded with. So a reset puts the patch back, unpatch goes back to the code the stack
+ * started with (and from there to the original), and every later patch is checked against the deployed
+ * contract's own layout and immutables.
  */
 export const PatchRecord = z.strictObject({
   name: z.string(),
@@ -27,6 +29,11 @@ export const PatchRecord = z.strictObject({
   /** The deployed contract's own layout: every patch of it is checked against this one. */
   originalLayout: Layout,
   patchedAt: z.string(),
+  /**
+   * The patch the stack was loaded with (a bundle's): unpatch after any later patch puts it back (the
+   * record is then this one again: same patchedAt), and only then the original. Absent on a stack not loaded patched.
+   */
+  loaded: z.strictObject({ source: z.string(), codeHash: Hex, code: Hex, patchedAt: z.string() }).optional(),
 });
 export type PatchRecord = z.output<typeof PatchRecord>;
 

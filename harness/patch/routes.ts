@@ -37,7 +37,7 @@ export const patchRoutes: FastifyPluginAsyncZod<{ patcher: Patcher }> = async (a
     schema: {
       tags,
       summary: "Development only: undo a contract's patch",
-      description: `Puts back the code the contract had before its first patch (storage as it is now).${devOnly}`,
+      description: `Puts back the code the stack started with (storage as it is now): a loaded bundle's patched code, else (or once that is back) the code from before the first patch.${devOnly}`,
       body: z.strictObject({ contract: z.string().min(1).max(200) }),
       response: { 200: PatchAnswer, default: Problem },
     },

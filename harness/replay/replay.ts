@@ -10,7 +10,7 @@ import { FinalizeRequest, RelayRequest } from "../../src/relay/request.ts";
 import type { OperationRecord } from "../../src/relay/store.ts";
 import { jsonRpc, JsonRpcError } from "../chain/index.ts";
 import type { CompiledFixtures } from "../deployment/index.ts";
-import { traceOf, type Trace } from "../trace/index.ts";
+import { operationTrace, traceOf, type Trace } from "../trace/index.ts";
 import { pinnedChain } from "./pinned-chain.ts";
 import { renderReplay } from "./render.ts";
 import { DRY_STATES, ReplayOptions, type ReplayAnswer, type ReplayLinks } from "./schemas.ts";
@@ -66,29 +66,10 @@ export function replayer(deps: ReplayDeps): Replayer {
 
   type Traced = { trace: Trace; source: "transaction" | "call"; block: number | null };
 
-  /** The last block mined at or before `iso` (by the chain's clock, which anvil keeps with the wall's unless time was moved). */
-  async function blockAt(iso: string, head: bigint): Promise<bigint> {
-    const target = Math.floor(Date.parse(iso) / 1000);
-    let [low, high] = [0n, head];
-    while (low < high) {
-      const mid = (low + high + 1n) / 2n;
-      const block = await rpc<{ timestamp: Hex }>("eth_getBlockByNumber", [hex(mid), false]);
-      if (Number(block.timestamp) <= target) low = mid;
-      else high = mid - 1n;
-    }
-    return low;
-  }
-
-  /** The original's trace: its mined transaction, or its call at the block it was judged at (the last before it failed). */
-  async function originalTrace(op: OperationRecord, call: Parameters<typeof traceOf>[0]["call"], head: bigint): Promise<Traced> {
-    if (op.minedHash) {
-      const trace = await traceOf({ rpcUrl: deps.rpcUrl, config: deps.config, fixtures: deps.fixtures, transactionHash: op.minedHash });
-      return { trace, source: "transaction", block: op.block?.number ?? null };
-    }
-    const ended = op.history.at(-1)?.at ?? op.updatedAt;
-    const block = await blockAt(ended, head);
-    const trace = await traceOf({ rpcUrl: deps.rpcUrl, config: deps.config, fixtures: deps.fixtures, call, block });
-    return { trace, source: "call", block: Number(block) };
+  /** The original's trace (stack.trace's): its mined transaction, or its call at the block it failed at. */
+  async function originalTrace(op: OperationRecord, gas: bigint): Promise<Traced> {
+    const trace = await operationTrace({ rpcUrl: deps.rpcUrl, config: deps.config, fixtures: deps.fixtures, relayer: deps.relayer, gas }, op);
+    return trace.transactionHash ? { trace, source: "transaction", block: op.block?.number ?? null } : { trace, source: "call", block: trace.block };
   }
 
   const view = (traced: Traced) => ({
@@ -193,7 +174,7 @@ export function replayer(deps: ReplayDeps): Replayer {
             (trace): Traced => ({ trace, source: "call", block: Number(block) }),
             (error: unknown) => new Error(untraced(error)),
           ),
-          originalTrace(op, call, head).catch((error: unknown) => new Error(untraced(error))),
+          originalTrace(op, call.gas).catch((error: unknown) => new Error(untraced(error))),
         ]);
         // A refusal of any relay now (the chain, the relayer's funds or fee cap, a full queue) is no verdict on this one.
         for (const problem of [verdict.admission, verdict.simulation]) if (problem && notAVerdict(problem.status)) throw problem;

@@ -30,6 +30,9 @@ type RuntimePartOptions = Pick<QueueRuntimeOptions, "relay" | "logger"> & {
   runtime?: Pick<QueueRuntimeOptions, "chainTimeoutMs" | "requestTimeoutMs" | "headersTimeoutMs" | "quotes" | "rateLimit">;
 };
 
+/** The refused submissions a dev stack keeps (relay.keepRejected): the last few hundred, so a client cannot fill the disk. */
+export const DEV_KEPT_REFUSALS = 300;
+
 /** anvil's account 1 (its default mnemonic's): the relayer the committed genesis's manifest names. */
 const GENESIS_RELAYER_KEY: Hex = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d";
 
@@ -71,8 +74,9 @@ export function runtimeBuilderPart(
       artifactsDir: CIRCUIT_BUILD_DIR,
       // No rate limit unless asked: a test suite must never trip it.
       rateLimit: false,
-      // Nor a per-client share of the in-flight limit: every client of a dev stack is this machine.
-      relay: { maxLivePerClient: options.relay?.maxLiveOperations ?? Number.MAX_SAFE_INTEGER, ...options.relay },
+      // Nor a per-client share of the in-flight limit: every client of a dev stack is this machine. A
+      // submission the chain refuses is kept, so that the refusal names an operation to replay and save.
+      relay: { maxLivePerClient: options.relay?.maxLiveOperations ?? Number.MAX_SAFE_INTEGER, keepRejected: DEV_KEPT_REFUSALS, ...options.relay },
       ...options.runtime,
       logger: options.logger ?? { level: "info", stream: log },
     } satisfies Omit<QueueRuntimeOptions, "manifest">;

@@ -1,5 +1,7 @@
 import { decodeErrorResult, decodeFunctionData, decodeFunctionResult, toFunctionSelector, type Abi, type AbiFunction, type Address, type Hex } from "viem";
 import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
+import { transactCalldata } from "../../src/relay/checks.ts";
+import type { OperationRecord } from "../../src/relay/store.ts";
 import type { CompiledFixtures } from "../deployment/index.ts";
 import { jsonRpc } from "../chain/index.ts";
 import { printable } from "../../src/printable.ts";
@@ -31,6 +33,8 @@ export interface TracedCall {
 export interface Trace {
   /** The transaction traced, or null for a call replayed (an operation never mined). */
   transactionHash: Hex | null;
+  /** The block whose state a call replayed was run on; null for a transaction (its own block's). */
+  block: number | null;
   root: TracedCall;
   /** The outermost decoded error, if the transaction reverted. */
   error: string | null;
@@ -157,5 +161,41 @@ export async function traceOf(args: {
     ? await jsonRpc<RawFrame>(args.rpcUrl, "debug_traceTransaction", [args.transactionHash, tracer])
     : await jsonRpc<RawFrame>(args.rpcUrl, "debug_traceCall", [{ ...args.call, gas: args.call?.gas === undefined ? undefined : `0x${args.call.gas.toString(16)}` }, block, tracer]);
   const root = build(raw, namer(args.config, args.fixtures));
-  return { transactionHash: args.transactionHash ?? null, root, error: root.error, text: lines(root).join("\n") };
+  const on = args.transactionHash || args.block === undefined ? null : Number(args.block);
+  return { transactionHash: args.transactionHash ?? null, block: on, root, error: root.error, text: lines(root).join("\n") };
+}
+
+/**
+ * An operation's trace, as stack.trace, the dev route, the CLI and a replay's original give it: its mined
+ * transaction, or, never mined, the relayer's call of it on the block it failed at.
+ */
+export async function operationTrace(
+  args: { rpcUrl: string; config: DeploymentConfig; fixtures: CompiledFixtures; relayer: Address; gas: bigint },
+  op: Readonly<OperationRecord>,
+): Promise<Trace> {
+  const { rpcUrl, config, fixtures } = args;
+  if (op.minedHash) return traceOf({ rpcUrl, config, fixtures, transactionHash: op.minedHash });
+  const call = { from: args.relayer, to: config.poolAddress as Address, data: transactCalldata(op.request), gas: args.gas };
+  return traceOf({ rpcUrl, config, fixtures, call, block: await failedAt(rpcUrl, op) });
+}
+
+/**
+ * The block an operation never mined failed at: the head its refusal was judged on, when its history
+ * says (a refusal a dev stack kept), else the last block mined by its last step, by the chain's clock
+ * (which anvil keeps with the wall's unless time was moved, and runs ahead of it by a second a block
+ * within one second).
+ */
+async function failedAt(rpcUrl: string, op: Readonly<OperationRecord>): Promise<bigint> {
+  const head = BigInt(await jsonRpc<Hex>(rpcUrl, "eth_blockNumber", []));
+  const judged = op.history.findLast((step) => step.block !== undefined)?.block;
+  if (judged !== undefined) return BigInt(judged) < head ? BigInt(judged) : head;
+  const target = Math.floor(Date.parse(op.history.at(-1)?.at ?? op.updatedAt) / 1000);
+  let [low, high] = [0n, head];
+  while (low < high) {
+    const mid = (low + high + 1n) / 2n;
+    const block = await jsonRpc<{ timestamp: Hex }>(rpcUrl, "eth_getBlockByNumber", [`0x${mid.toString(16)}`, false]);
+    if (Number(block.timestamp) <= target) low = mid;
+    else high = mid - 1n;
+  }
+  return low;
 }

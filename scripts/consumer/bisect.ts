@@ -2,12 +2,12 @@
 // from the tarball, as a new user, with the installed CLI and client library only:
 // - a contracts repository (git, in the project's contracts/ folder) holding the Pool's sources in three
 //   commits: the correct Pool, the off-by-one fee check (PoolFeeOffByOne's one-line change), a comment;
-// - a bundle whose relay failed: a fee-paying send accepted on the correct Pool with the relayer paused,
-//   the repository's head patched in, the relayer resumed: the relayer's check before it signs fails it
-//   FeeTooHigh; saved, the stack stopped;
+// - a bundle whose relay failed, by the natural repro (docs/reproducing-bugs.md): the repository's head
+//   patched in, a fee-paying send is refused 422 FeeTooHigh, the refusal naming the operation the stack
+//   kept (operationId); `trace` prints its call; saved, the stack stopped;
 // - the bundle loaded: `patch Pool fixed.sol` succeeds, `replay op_…` exits 0 naming the first differing
-//   frame, a patch moving a storage variable is refused naming it, and `git bisect run` with the docs'
-//   bisect.sh names the second commit.
+//   frame, a patch moving a storage variable is refused naming it, `git bisect run` with the docs'
+//   bisect.sh names the second commit, and `patch --undo Pool` puts back the bundle's Pool.
 import { cp, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Options, ResultPromise } from "execa";
@@ -32,21 +32,19 @@ const OFF_BY_ONE = "if (ext.extAmount <= 0 && ext.fee > withdrawn)";
 
 /**
  * The user's script: a fee-paying private send, proved with the client library against the stack running
- * from a state dir (its stack.json and manifest.json). `submit` deposits, proves and submits, printing the
- * operation's id; `wait <id>` prints the operation once it has ended.
+ * from a state dir (its stack.json and manifest.json): deposits, proves and submits, printing the answer
+ * as JSON: the operation, or the problem of a refusal (QueueProblemError.problem).
  */
 const SEND = `import { readFile } from "node:fs/promises";
 import { createPublicClient, createWalletClient, defineChain, http } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { closeProvers, createAccountKeys, createProver, createQueueClient, deposit, findNotes, prepareTransaction, recipientOf, reviewedFrom, syncPool } from "queue-devstack/client";
+import { QueueProblemError, closeProvers, createAccountKeys, createProver, createQueueClient, deposit, findNotes, prepareTransaction, recipientOf, reviewedFrom, syncPool } from "queue-devstack/client";
 
-const [stateDir, mode, id] = process.argv.slice(2);
+const [stateDir] = process.argv.slice(2);
 const stack = JSON.parse(await readFile(\`\${stateDir}/stack.json\`, "utf8"));
 const manifest = JSON.parse(await readFile(\`\${stateDir}/manifest.json\`, "utf8"));
 const queue = createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(manifest) });
-if (mode === "wait") {
-  console.log(JSON.stringify(await queue.waitFor("send", id, { timeoutMs: 30_000 })));
-} else {
+{
   try {
     const config = await queue.beforePrepare();
     const prover = createProver(await queue.proofFiles(config), queue.reviewed);
@@ -61,7 +59,10 @@ if (mode === "wait") {
     const [note] = findNotes(alice, state, BigInt(config.domain));
     const deployment = { chainId: config.chainId, poolAddress: config.poolAddress, domain: BigInt(config.domain) };
     const send = await prepareTransaction({ deployment, prover, tree: state.tree, keys: alice, asset: usdc, inputs: [{ note: note.note, leafIndex: note.leafIndex }], outputs: [{ amount: 5_000_000n - fee, to: recipientOf(createAccountKeys()) }], fee, relayer: stack.relayer.address });
-    console.log((await queue.submit("send", config, send.transaction)).id);
+    console.log(JSON.stringify(await queue.submit("send", config, send.transaction).catch((error) => {
+      if (error instanceof QueueProblemError) return error.problem;
+      throw error;
+    })));
   } finally {
     await closeProvers();
   }
@@ -120,7 +121,7 @@ export async function bisectConsumer({ project, files, step, inProject, version,
 
   const stateDirs = { repro: path.join(project, "repro"), loaded: path.join(project, "loaded") };
   const bundle = path.join(project, "fee.qdbundle");
-  const failed = await step("a bundle whose relay failed: a send accepted on the correct Pool, the relayer paused, the repository's head patched in, resumed; save", async () => {
+  const failed = await step("a bundle whose relay failed: the repository's head patched in, a send refused 422 FeeTooHigh naming the operation kept (operationId), traced; save", async () => {
     await writeFile(path.join(project, "send.mjs"), SEND);
     const node = (args: string[]) => {
       const [file, fileArgs] = user.node(args);
@@ -129,13 +130,15 @@ export async function bisectConsumer({ project, files, step, inProject, version,
     const stack = await start(["--proofs", "dev", "--state-dir", stateDirs.repro]);
     try {
       const dir = ["--state-dir", stateDirs.repro];
-      await cli(["ctl", "relayer", "pause", ...dir]);
-      const id = String((await node(["send.mjs", stateDirs.repro, "submit"])).stdout).trim();
-      if (!/^op_\w+$/.test(id)) throw new Error(`send.mjs printed no operation id: ${id}`);
       await cli(["patch", "Pool", "contracts/Pool.sol", ...dir]);
-      await cli(["ctl", "relayer", "resume", ...dir]);
-      const ended = String((await node(["send.mjs", stateDirs.repro, "wait", id])).stdout);
-      if (ended.includes('"confirmed"') || !ended.includes("FeeTooHigh")) throw new Error(`the send did not fail FeeTooHigh: ${ended}`);
+      const printed = String((await node(["send.mjs", stateDirs.repro])).stdout).trim();
+      const refusal = JSON.parse(printed) as { status?: number; code?: string; revert?: { name?: string }; operationId?: string };
+      if (refusal.status !== 422 || refusal.code !== "simulation_failed" || refusal.revert?.name !== "FeeTooHigh" || !/^op_\w+$/.test(refusal.operationId ?? "")) {
+        throw new Error(`the send was not refused FeeTooHigh naming an operation: ${printed}`);
+      }
+      const id = refusal.operationId as string;
+      const trace = await cli(["trace", id, ...dir], { reject: false });
+      if (trace.exitCode !== 0 || !/^Pool\.transact .*<- reverted: FeeTooHigh\(/m.test(String(trace.stdout))) throw new Error(`trace ${id}: exit ${trace.exitCode}\n${String(trace.all)}`);
       await cli(["save", bundle, ...dir]);
       return id;
     } finally {
@@ -195,6 +198,12 @@ export async function bisectConsumer({ project, files, step, inProject, version,
       } finally {
         await git(["bisect", "reset"]);
       }
+    });
+    await step("npx queue-devstack patch --undo Pool puts back the bundle's Pool (docs/bisect.md), and the replay fails again", async () => {
+      const undo = await cli(["patch", "--undo", "Pool", ...dir], { reject: false });
+      if (undo.exitCode !== 0 || !String(undo.stdout).includes("as loaded (")) throw new Error(`patch --undo Pool: exit ${undo.exitCode}, expected the bundle's Pool\n${String(undo.all)}`);
+      const replay = await cli(["replay", failed, ...dir], { reject: false });
+      if (replay.exitCode !== 1) throw new Error(`replay on the bundle's Pool again: exit ${replay.exitCode}, expected 1\n${String(replay.all)}`);
     });
   } finally {
     await loaded.stop();

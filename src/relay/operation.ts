@@ -4,7 +4,7 @@ import { DeploymentRef } from "./request.ts";
 
 /**
  * accepted → processing → submitted → included → confirmed; terminal failures: rejected (a re-check
- * failed; nothing was broadcast), reverted (mined with status 0), expired (not broadcast in time, or its
+ * failed; nothing was broadcast; or, kept by a dev stack, a submission refused at admission), reverted (mined with status 0), expired (not broadcast in time, or its
  * nonce taken by another transaction of the relayer key; nothing of it was mined). A reorg that drops the
  * block sends included back to submitted.
  */
@@ -34,14 +34,22 @@ export const Attempt = z.strictObject({
 });
 export type Attempt = z.output<typeof Attempt>;
 
-export const HistoryEntry = z.strictObject({ state: OperationState, at: z.string(), detail: z.string().optional() });
+export const HistoryEntry = z.strictObject({
+  state: OperationState,
+  at: z.string(),
+  detail: z.string().optional(),
+  block: z.int().nonnegative().optional().meta({ description: "the head this step was judged on, when it says: a submission refused at admission (a dev stack keeps it)" }),
+});
 export type HistoryEntry = z.output<typeof HistoryEntry>;
 
 export const Operation = z
   .strictObject({
     id: z.string().meta({ description: "status identifier: query /send-status?id= or /withdraw-status?id= (withdrawals, actions and finalizes)" }),
     kind: OperationKind,
-    state: OperationState,
+    state: OperationState.meta({
+      description:
+        "rejected: nothing was broadcast; either a re-check before signing failed, or (a dev stack only) the submission itself was refused by a check of the chain and kept so it can be replayed: its history begins rejected and `reason` is the refusal",
+    }),
     terminal: z.boolean(),
     reason: FailureReason.nullable(),
     deployment: DeploymentRef,

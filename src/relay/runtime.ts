@@ -4,7 +4,7 @@ import type { LocalAccount, PublicClient } from "viem";
 import { withinDeadline } from "../chain/deadline.ts";
 import { HeadTracker } from "../chain/head.ts";
 import type { DeploymentConfig } from "../config/deployment-config.ts";
-import { ProblemError } from "../problem.ts";
+import { ProblemError, type ProblemCode } from "../problem.ts";
 import {
   chainUnavailable,
   checkDeploymentRef,
@@ -22,7 +22,7 @@ import { RelayEngine, type EngineEvents } from "./engine.ts";
 import { checkActionQuote, simulateChecked, simulateRelay } from "../actions/check-action.ts";
 import { ReservationTracker } from "../actions/reservation-tracker.ts";
 import { checkFinalizeFee, checkReservation, reservationClaim } from "../actions/finalize.ts";
-import { TERMINAL_STATES, type OperationKind } from "./operation.ts";
+import { TERMINAL_STATES, type FailureReason, type OperationKind } from "./operation.ts";
 import type { FinalizeRequest, RelayRequest } from "./request.ts";
 import type { RelaySettings } from "./settings.ts";
 import type { OperationRecord, OperationStore } from "./store.ts";
@@ -138,7 +138,7 @@ export class Relayer {
     const user = request.action ? this.store.quoteUser(request.action.quoteId) : undefined;
     if (user !== undefined) throw quoteUsed(request.action?.quoteId as string, user);
     checkCapacity(this.store, this.settings, client);
-    await withinDeadline(this.checkOnChain(checks, request), this.chainTimeoutMs);
+    await byTheChain(withinDeadline(this.checkOnChain(checks, request), this.chainTimeoutMs));
   }
 
   /** A finalize's admission checks; `checks.chain` is the chain they read. */
@@ -147,7 +147,7 @@ export class Relayer {
     checkDeploymentRef(checks.config, request.deployment);
     checkInFlight(this.store, claims);
     checkCapacity(this.store, this.settings, client);
-    await withinDeadline(
+    await byTheChain(withinDeadline(
       (async () => {
         await checkRelayerReady(checks);
         const reservation = await checkReservation(checks, request);
@@ -155,7 +155,7 @@ export class Relayer {
         await simulate(checks, request);
       })(),
       this.chainTimeoutMs,
-    );
+    ));
   }
 
   /** A finalize's refusal as the client should hear it: finalized by one of ours is named, as a spent nullifier is. */
@@ -215,7 +215,7 @@ export class Relayer {
       const meanwhile = stored();
       if (meanwhile) return meanwhile;
       const explained = steps.explain(error);
-      if (explained instanceof ProblemError) throw explained;
+      if (explained instanceof ProblemError) throw await this.keptRefusal(explained, { kind, request, claims, requestHash, client }, reverting);
       // Not the client's fault nor the chain's: logged with what was being admitted, answered as a 500.
       this.log.error({ err: error, kind, requestHash, idempotencyKey, claims }, "admission failed unexpectedly");
       throw new ProblemError("internal_error", `the runtime failed to check this ${kind} request; nothing was accepted`);
@@ -264,6 +264,49 @@ export class Relayer {
     this.engine.enqueue(op.id, checkedAt);
     await this.store.flush(); // a 202 is a promise: on disk before it is made
     return op;
+  }
+
+  /**
+   * A refusal, named by the rejected operation it is kept as (`operationId`) when the relayer keeps them
+   * (a dev stack) and the chain refused it: what a developer replays, traces and saves. Its history
+   * says the head it was refused on (read just after: a trace replays its call there). Not kept when a
+   * revert began meanwhile (the chain it was judged on is going), nor when the store cannot keep it: the
+   * refusal is answered as it was.
+   */
+  private async keptRefusal(
+    refusal: ProblemError,
+    submission: { kind: OperationKind; request: RelayRequest | FinalizeRequest; claims: string[]; requestHash: string; client: string | undefined },
+    reverting: () => boolean,
+  ): Promise<ProblemError> {
+    if (this.settings.keepRejected === 0 || !chainRefusals.has(refusal) || NAMES_ANOTHER_OPERATION.has(refusal.code)) return refusal;
+    const head = await this.checks.chain.request({ method: "eth_blockNumber" }).then(Number, () => undefined);
+    if (reverting()) return refusal; // the insert below is synchronous: no revert begins between this and it
+    const now = new Date().toISOString();
+    const revert = refusal.extensions.revert as FailureReason["revert"] | undefined;
+    const op: OperationRecord = {
+      id: `op_${randomUUID().replaceAll("-", "")}`,
+      kind: submission.kind,
+      state: "rejected",
+      idempotencyKey: null,
+      requestHash: submission.requestHash,
+      request: submission.request,
+      nullifiers: submission.claims,
+      reason: { code: refusal.code, detail: refusal.message, ...(revert ? { revert } : {}) },
+      attempts: [],
+      minedHash: null,
+      block: null,
+      history: [{ state: "rejected", at: now, detail: `refused at admission (${refusal.code}): kept to replay, nothing was queued`, ...(head === undefined ? {} : { block: head }) }],
+      createdAt: now,
+      updatedAt: now,
+      ...(submission.client === undefined ? {} : { client: submission.client }),
+    };
+    try {
+      this.store.insertRefused(op, this.settings.keepRejected);
+    } catch (error) {
+      this.log.warn({ err: error, code: refusal.code }, "a refused submission could not be kept");
+      return refusal;
+    }
+    return new ProblemError(refusal.code, refusal.message, { extensions: { ...refusal.extensions, operationId: op.id }, headers: refusal.headers });
   }
 
   /**
@@ -329,6 +372,23 @@ export class Relayer {
  * holds one there while a twin of it is mined). Never set by the runtime itself.
  */
 export const admissionHooks: { afterChecks?: () => Promise<void> } = {};
+
+/**
+ * Refusals by what the chain holds (the Pool's simulation, the root, a reservation), marked as they leave
+ * the checks that read it: a relayer that keeps refusals keeps those. Not the chain's outages nor the
+ * relayer's own state (503, 429), nor a "not yet" (Retry-After: a reservation not settled): they say
+ * nothing wrong of the request.
+ */
+const chainRefusals = new WeakSet<ProblemError>();
+function byTheChain(checks: Promise<void>): Promise<void> {
+  return checks.catch((error: unknown) => {
+    if (error instanceof ProblemError && error.status < 500 && error.status !== 429 && !("retry-after" in error.headers)) chainRefusals.add(error);
+    throw error;
+  });
+}
+
+/** Refusals whose `operationId` already names another operation (the spender, the holder, the quote's user): never kept, so never ambiguous. */
+const NAMES_ANOTHER_OPERATION: ReadonlySet<ProblemCode> = new Set(["nullifier_spent", "nullifier_in_flight", "quote_used", "already_finalized", "idempotency_key_reused"]);
 
 /** A quote admits one action: the one stored with it (a failure before broadcast released it). */
 function quoteUsed(quoteId: string, operationId: string): ProblemError {

@@ -32,6 +32,12 @@ export interface RelaySettings {
   resimulateAfterMs: number;
   /** Timeout of each of the engine's own chain calls (reads, broadcasts); requests have their own (chainTimeoutMs). */
   rpcTimeoutMs: number;
+  /**
+   * How many submissions refused by a check of the chain (the Pool's simulation, the root, a reservation)
+   * are kept as `rejected` operations, newest first, each named by its refusal's `operationId`: a dev
+   * stack's repro material (replay, trace, bundles). 0, an operator's default: none is kept.
+   */
+  keepRejected: number;
 }
 
 export const DEFAULT_RELAY_SETTINGS: RelaySettings = {
@@ -46,4 +52,5 @@ export const DEFAULT_RELAY_SETTINGS: RelaySettings = {
   maxWaitMs: 120_000,
   resimulateAfterMs: 2_000,
   rpcTimeoutMs: 10_000,
+  keepRejected: 0,
 };

@@ -78,6 +78,12 @@ export interface OperationStore {
    * attempt was signed releases it, see save).
    */
   insert(record: OperationRecord): InsertResult;
+  /**
+   * Keeps a submission refused at admission as an operation (`rejected`, its history beginning so): it
+   * claims no nullifier, idempotency key or quote, so a later submission of the same is judged afresh.
+   * Then deletes the oldest of such operations beyond the newest `keep`.
+   */
+  insertRefused(record: OperationRecord, keep: number): void;
   get(id: string): OperationRecord | undefined;
   /**
    * The operation, for reading only (it is frozen): status answers. Cached between writes, since
@@ -243,6 +249,8 @@ CREATE TABLE IF NOT EXISTS operation_nullifiers (
   PRIMARY KEY (nullifier, operation_id)
 );
 CREATE INDEX IF NOT EXISTS operations_request_hash ON operations(request_hash);
+-- Submissions refused at admission (kept by a dev stack), oldest first: the ones past its cap are deleted.
+CREATE INDEX IF NOT EXISTS operations_refused ON operations(json_extract(history, '$[0].state'), created_at);
 -- An action's output precommitment (the Pool keeps it in the reservation): a refund's finalize finds the action it belongs to.
 CREATE INDEX IF NOT EXISTS operations_action_precommitment ON operations(json_extract(request, '$.action.outputPrecommitment'));
 CREATE TABLE IF NOT EXISTS quotes (
@@ -356,6 +364,8 @@ function unwritable(error: unknown, file?: string): StoreWriteError | null {
 const LIVE_STATES = "('accepted','processing','submitted','included')";
 const FAILED_STATES = "('rejected','expired','reverted')";
 const FAILED: ReadonlySet<OperationState> = new Set(["rejected", "expired", "reverted"]);
+/** An operation kept of a submission refused at admission (insertRefused): its history begins rejected. */
+const REFUSED = "json_extract(history, '$[0].state') = 'rejected'";
 
 type Row = Record<string, string | number | null>;
 
@@ -489,6 +499,41 @@ export class SqliteOperationStore implements OperationStore {
     }, { operation: record.id });
     if (result.ok) this.changed(record.id);
     return result;
+  }
+
+  insertRefused(record: OperationRecord, keep: number): void {
+    const dropped = this.transaction((): string[] => {
+      this
+        .prepare(
+          `INSERT INTO operations (id, kind, state, idempotency_key, request_hash, request, nullifiers, reason, mined_hash, block, history, created_at, updated_at, client)
+           VALUES (?, ?, 'rejected', NULL, ?, ?, ?, ?, NULL, NULL, ?, ?, ?, ?)`,
+        )
+        .run(
+          record.id,
+          record.kind,
+          record.requestHash,
+          JSON.stringify(record.request),
+          JSON.stringify(record.nullifiers),
+          record.reason === null ? null : JSON.stringify(record.reason),
+          JSON.stringify(record.history),
+          record.createdAt,
+          record.updatedAt,
+          record.client ?? null,
+        );
+      // Refused at admission: the only operations whose history begins rejected (every other begins accepted).
+      const old = this
+        .prepare(`SELECT id FROM operations WHERE ${REFUSED} ORDER BY created_at DESC, rowid DESC LIMIT -1 OFFSET ?`)
+        .all(Math.max(0, Math.floor(keep))) as Row[];
+      const ids = old.map((row) => String(row.id));
+      for (const id of ids) {
+        this.prepare("DELETE FROM operations WHERE id = ?").run(id);
+        this.peeked.delete(id);
+      }
+      return ids;
+    }, { operation: record.id });
+    this.changed(record.id);
+    // Gone from the store: a page listing them lists again.
+    if (dropped.length > 0) this.changed(null);
   }
 
   onChange(listener: (operationId: string | null) => void): () => void {

@@ -54,7 +54,7 @@ export const statusRoutes: FastifyPluginAsyncZod<{ context: RuntimeContext }> = 
       schema: {
         summary: `State of a ${kind === "send" ? "private send" : "withdrawal, external action or finalize"}`,
         description:
-          "The operation by its id (not by transaction hash: a fee bump changes the hash). Non-terminal answers carry Retry-After. Poll until `terminal` is true. Answered from the operation store at once, never waiting on the chain: `confirmations` is counted from `observedHead`, the last head the runtime saw, whose age says how fresh it is.",
+          "The operation by its id (not by transaction hash: a fee bump changes the hash). Non-terminal answers carry Retry-After. Poll until `terminal` is true. Answered from the operation store at once, never waiting on the chain: `confirmations` is counted from `observedHead`, the last head the runtime saw, whose age says how fresh it is. In a dev stack, the id a refusal named (`operationId` of a 422 or 409 the chain checks gave) answers the `rejected` operation kept of it: `reason` is the refusal.",
         querystring: StatusQuery,
         response: { 200: Operation, default: Problem },
       },
