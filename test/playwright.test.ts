@@ -1,8 +1,8 @@
-import { readFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { execa } from "execa";
 import { createPublicClient, http } from "viem";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { withStacks } from "./support/stacks.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
 
@@ -29,25 +29,47 @@ function specsOf(suites: ReportSuite[], file = ""): Array<{ file: string; title:
   });
 }
 
+/**
+ * docs/playwright.md's example project (its `playwright-project/…` code blocks), written where its bare
+ * imports resolve from this repository's node_modules (a folder of the git-ignored test-results/, removed
+ * after), importing queue-devstack/playwright from source.
+ */
+async function docsProject(): Promise<string> {
+  await mkdir("test-results", { recursive: true });
+  const folder = await mkdtemp(path.resolve("test-results", "playwright-docs-"));
+  afterAll(() => rm(folder, { recursive: true, force: true }));
+  const page = await readFile("docs/playwright.md", "utf8");
+  const blocks = [...page.matchAll(/^```ts playwright-project\/([\w./-]+)\n([\s\S]*?)^```$/gm)];
+  expect(blocks.map((block) => block[1])).toEqual(["playwright.config.ts", "tests/pay.spec.ts"]);
+  for (const [, name, text] of blocks) {
+    await mkdir(path.dirname(path.join(folder, name!)), { recursive: true });
+    await writeFile(path.join(folder, name!), text!.replaceAll('"queue-devstack/playwright"', JSON.stringify(path.resolve("harness/playwright/index.ts"))));
+  }
+  return folder;
+}
+
 const stepTitles = (steps: ReportStep[]): string[] => steps.flatMap((step) => [step.title, ...stepTitles(step.steps ?? [])]);
 
 // queue-devstack/playwright in a real Playwright Test run: Debian's Chromium, two workers, each with its
 // own stack; an app page on a loopback origin finds the test wallet by EIP-6963 (test/fixtures/playwright/).
 describe("queue-devstack/playwright", () => {
-  it("the wallet's specs pass on a stack per worker, and a failing test brings its stack home", async () => {
+  it("the wallet's specs and the docs' example pass on a stack per worker, and a failing test brings its stack home", async () => {
     const outputDir = await tempDir("playwright-");
+    const docs = await docsProject();
     const run = await execa(process.execPath, ["node_modules/@playwright/test/cli.js", "test", "--config", "test/fixtures/playwright/playwright.config.ts"], {
       reject: false,
       all: true,
       // Playwright's transform cache in the run's folder, not the machine's /tmp.
-      env: { CI: "1", PLAYWRIGHT_OUTPUT_DIR: outputDir, PLAYWRIGHT_TRANSFORM_CACHE_DIR: path.join(outputDir, "cache") },
+      env: { CI: "1", PLAYWRIGHT_OUTPUT_DIR: outputDir, PLAYWRIGHT_DOCS_PROJECT: docs, PLAYWRIGHT_TRANSFORM_CACHE_DIR: path.join(outputDir, "cache") },
     });
     const report = JSON.parse(await readFile(path.join(outputDir, "report.json"), "utf8")) as { suites: ReportSuite[]; errors: unknown[] };
     const specs = specsOf(report.suites);
     const failed = specs.filter((spec) => spec.result.status !== "passed");
     expect(failed.map((spec) => spec.title), run.all).toEqual(["fails after a send"]);
     expect(run.exitCode).toBe(1);
-    expect(specs.filter((spec) => spec.file.startsWith("wallet")).length).toBe(12);
+    expect(specs.filter((spec) => spec.file.startsWith("wallet")).length).toBe(13);
+    const payTitles = specs.filter((spec) => spec.file.endsWith("pay.spec.ts")).map((spec) => spec.title);
+    expect(payTitles, JSON.stringify(specs.map((spec) => [spec.file, spec.title]))).toEqual(["connects and pays", "shows the wallet's prompt, then the person's rejection", "refuses to pay on another chain"]);
 
     // Each of the wallet's steps is a named step in the trace: the test's own, and an approval the app asked for.
     const held = specs.find((spec) => spec.title.startsWith("wallet.hold()"))!;

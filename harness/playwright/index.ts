@@ -12,4 +12,4 @@ export type { TestWalletOptions } from "./install.ts";
 export type { StackBundleMode } from "./report.ts";
 export { PROVIDER_ERRORS } from "./provider-errors.ts";
 export { defineStackFixture, type StackFixture, type DevStack, type DevStackOptions, type StackSnapshot } from "../index.ts";
-export const expect = playwright.expect;
+export const expect: typeof import("@playwright/test").expect = playwright.expect;
