@@ -8,6 +8,8 @@ import { withTempDirs } from "./support/temp-dirs.ts";
 
 const tempDir = withTempDirs();
 const startStack = withStacks();
+const docsFolders: string[] = [];
+afterAll(() => Promise.all(docsFolders.splice(0).map((folder) => rm(folder, { recursive: true, force: true }))));
 
 interface ReportStep {
   title: string;
@@ -37,7 +39,7 @@ function specsOf(suites: ReportSuite[], file = ""): Array<{ file: string; title:
 async function docsProject(): Promise<string> {
   await mkdir("test-results", { recursive: true });
   const folder = await mkdtemp(path.resolve("test-results", "playwright-docs-"));
-  afterAll(() => rm(folder, { recursive: true, force: true }));
+  docsFolders.push(folder);
   const page = await readFile("docs/playwright.md", "utf8");
   const blocks = [...page.matchAll(/^```ts playwright-project\/([\w./-]+)\n([\s\S]*?)^```$/gm)];
   expect(blocks.map((block) => block[1])).toEqual(["playwright.config.ts", "tests/pay.spec.ts"]);
