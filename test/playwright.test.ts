@@ -69,7 +69,7 @@ describe("queue-devstack/playwright", () => {
     const failed = specs.filter((spec) => spec.result.status !== "passed");
     expect(failed.map((spec) => spec.title), run.all).toEqual(["fails after a send"]);
     expect(run.exitCode).toBe(1);
-    expect(specs.filter((spec) => spec.file.startsWith("wallet")).length).toBe(13);
+    expect(specs.filter((spec) => spec.file.startsWith("wallet")).length).toBe(14);
     const payTitles = specs.filter((spec) => spec.file.endsWith("pay.spec.ts")).map((spec) => spec.title);
     expect(payTitles, JSON.stringify(specs.map((spec) => [spec.file, spec.title]))).toEqual(["connects and pays", "shows the wallet's prompt, then the person's rejection", "refuses to pay on another chain"]);
 

@@ -1,3 +1,5 @@
+import { BaseError } from "viem";
+
 /** EIP-1193's provider error codes, and JSON-RPC's invalid params, as the test wallet answers them. */
 export const PROVIDER_ERRORS = {
   userRejected: { code: 4001, message: "User rejected the request." },
@@ -38,10 +40,16 @@ export function refusal(kind: keyof typeof PROVIDER_ERRORS, why?: string): Provi
   return new ProviderError({ code, message: why === undefined ? message : `${message} ${why}` });
 }
 
-/** What the page is told of a failure: a ProviderError as it is; anything else (a viem error, a bug) as an internal error. */
+/**
+ * What the page is told of a failure: a ProviderError as it is; a viem error as the node's JSON-RPC
+ * error in its causes (a revert's code 3 and data, say); anything else as an internal error.
+ */
 export function errorData(error: unknown): ProviderErrorData {
   if (error instanceof ProviderError) return error.toData();
-  const found = error as { shortMessage?: string; message?: string; cause?: { code?: unknown; data?: unknown } };
-  const code = typeof found.cause?.code === "number" ? found.cause.code : -32603;
-  return { code, message: found.shortMessage ?? found.message ?? String(error), ...(found.cause?.data === undefined ? {} : { data: found.cause.data }) };
+  if (error instanceof BaseError) {
+    const rpc = error.walk((cause) => typeof (cause as { code?: unknown }).code === "number") as (BaseError & { code: number; data?: unknown }) | null;
+    if (rpc !== null) return { code: rpc.code, message: rpc.details || rpc.shortMessage, ...(rpc.data === undefined ? {} : { data: rpc.data }) };
+    return { code: -32603, message: error.shortMessage };
+  }
+  return { code: -32603, message: error instanceof Error ? error.message : String(error) };
 }
