@@ -31,6 +31,12 @@ export class StackChain {
     this.#rpcUrl = rpcUrl;
   }
 
+  /** Whether an EIP-3085 entry's RPC addresses name this chain's (as `/api/queue/networks` gives it). */
+  isNamedBy(rpcUrls: unknown): boolean {
+    const own = new URL(this.#rpcUrl).href;
+    return Array.isArray(rpcUrls) && rpcUrls.some((url) => URL.canParse(String(url)) && new URL(String(url)).href === own);
+  }
+
   /** Forwards a read, answering the node's JSON-RPC error (a revert's data included) as the provider's. */
   async forward(method: string, params: unknown): Promise<unknown> {
     const response = await fetch(this.#rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: ++this.#id, method, params }) });

@@ -234,7 +234,10 @@ export class TestWallet {
 
   async #addFromApp(method: string, params: unknown[], origin: string): Promise<unknown> {
     const chainId = chainIdOf(params[0]);
-    if (chainId !== CHAIN_ID) throw refusal("invalidParams", `The test wallet adds only its stack's chain (${numberToHex(CHAIN_ID)}).`);
+    // Only its stack's entry: an app that offers another RPC for the chain id (the real Sepolia's, say)
+    // is told so, rather than "added" an address the wallet would never use.
+    if (chainId !== CHAIN_ID || !this.#chain.isNamedBy((params[0] as { rpcUrls?: unknown }).rpcUrls))
+      throw refusal("invalidParams", `The test wallet adds only its stack's chain (${numberToHex(CHAIN_ID)} at its stack's RPC, as /api/queue/networks gives it).`);
     // As wallets do, adding the chain offers to switch to it: one approval for both.
     return this.#ask(method, params, origin, async () => (await this.#moveTo(chainId), null));
   }
