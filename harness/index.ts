@@ -19,4 +19,6 @@ export { DEV_ASSETS, DEV_TOKEN_GRANT } from "./deployment/index.ts";
 export type { StepEvent, ProgressListener } from "./part/index.ts";
 export { redactUrl } from "../src/redact.ts";
 export { stackEnvironment, ENV_PREFIX } from "./exec/index.ts";
+export { defineStackFixture, type StackFixture } from "./stack-fixture.ts";
+export { diagnosticsText } from "./diagnostics-text.ts";
 export { PatchError, type PatchResult } from "./patch/index.ts";

@@ -7,20 +7,7 @@ import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
 // The queue client alone, not the client's door: each test worker would import the rest of the client (~110 ms) for nothing.
 import { createQueueClient, reviewedFrom, type QueueClient } from "../client/queue-client.ts";
 import type { DevAccount } from "../chain/index.ts";
-import { startDevStack, type DevStack, type DevStackOptions } from "../index.ts";
-
-/**
- * A named starting state for tests (Hardhat's loadFixture for the whole stack): built once per stack,
- * then restored. An object, not a bare function: vitest would take a function for a fixture of its own.
- */
-export interface StackFixture<T = unknown> {
-  readonly name: string;
-  readonly setup: (stack: DevStack) => Promise<T>;
-}
-
-export function defineStackFixture<T>(name: string, setup: (stack: DevStack) => Promise<T>): StackFixture<T> {
-  return Object.freeze({ name, setup });
-}
+import { startDevStack, defineStackFixture, diagnosticsText, type DevStack, type DevStackOptions, type StackFixture } from "../index.ts";
 
 export interface StackFixtures {
   /** Options of each worker's stack (default: a local stack on free ports, in a temp dir). Set with test.override. */
@@ -113,12 +100,8 @@ export const test: TestAPI<StackFixtures> = base.extend<StackFixtures>({
     // A failing test's report carries the stack's side of the story: what this test relayed, and the
     // last lines of anvil's and the runtime's logs.
     onTestFailed(() => {
-      const { operations, anvil, runtime } = workerStack.diagnostics(startedAt);
-      const relayed = operations.length === 0 ? ["  none"] : operations.map((op) => `  ${op.id} ${op.kind} ${op.state}${op.reason ? ` (${op.reason})` : ""}${op.transactionHash ? ` ${op.transactionHash}` : ""}`);
       // On stderr, which vitest prints under the failing test (an annotation cannot be added once it failed).
-      console.error(
-        ["queue-devstack: operations this test relayed:", ...relayed, "anvil's last lines:", ...anvil.map((l) => `  ${l}`), "the queue runtime's last lines:", ...runtime.map((l) => `  ${l}`)].join("\n"),
-      );
+      console.error(diagnosticsText(workerStack.diagnostics(startedAt)));
     });
     await use(workerStack);
   },
@@ -133,5 +116,6 @@ export const test: TestAPI<StackFixtures> = base.extend<StackFixtures>({
   queue: async ({ stack }, use) => use(createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(stack.manifest) })),
 });
 
+export { defineStackFixture, type StackFixture };
 export { expect, describe, beforeAll, afterAll, beforeEach, afterEach } from "vitest";
 export type { DevStack, DevStackOptions, StackSnapshot } from "../index.ts";
