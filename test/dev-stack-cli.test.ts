@@ -1,10 +1,11 @@
-import { chmod, mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { execa, type ResultPromise } from "execa";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { STACK_URLS, StackInfo } from "../harness/state-dir/index.ts";
 import { requestWithHost } from "./support/forged-host.ts";
+import { loadedModulesPreload } from "./support/loaded-modules.ts";
 import { freePort, holdPort, portOpen } from "./support/ports.ts";
 import { alive, anvilsWith, gone } from "./support/processes.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
@@ -339,6 +340,18 @@ describe("npm run dev-stack", () => {
       }
     } finally {
       await holder.release();
+    }
+  });
+
+  it("--help and a mistake in the command line answer before the harness is loaded (viem, fastify: over a second of a launch)", async () => {
+    const { preload, out, read } = await loadedModulesPreload(await tempDir("devstack-loaded-"));
+    for (const args of [["--help"], ["--frok-url", "x"], ["--chain-port", "nope"], ["exec", "--runs", "0", "--", "true"], ["exec", "--"]]) {
+      await rm(out, { force: true });
+      const run = await execa(process.execPath, ["--import", preload, ...CLI, ...args], { reject: false, env: { LOADED_MODULES_OUT: out } });
+      expect(run.exitCode, args.join(" ")).toBe(args[0] === "--help" ? 0 : 2);
+      const loaded = await read();
+      expect(loaded, args.join(" ")).toContain(pathToFileURL(path.resolve("scripts/dev-stack.ts")).href);
+      expect(loaded.filter((url) => /\/(harness|node_modules)\//.test(url)), args.join(" ")).toEqual([]);
     }
   });
 
