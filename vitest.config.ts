@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import { SlowestFirst } from "./test/support/slowest-first.ts";
 
 /**
  * The real-proof lane: every stack these files start verifies real Groth16 proofs, as a user's default
@@ -30,6 +31,8 @@ export default defineConfig({
     // Two files at a time on a 2-core machine: with most relays costing a witness, not a 2 s proof on
     // every core, two workers no longer starve each other (issue 31; undo this line alone if they do).
     maxWorkers: 2,
+    // The longest files first, across both projects, so that the two workers end together (issue 42, item 7).
+    sequence: { sequencer: SlowestFirst },
     // First, the run's own TMPDIR, which must be empty at the end (every test removes what it made), and
     // default ports refused in every process of the run (tests use free ports); then queue-devstack's own
     // globalSetup (as a user's config names it: "queue-devstack/vitest/global-setup").

@@ -1,17 +1,9 @@
 #!/usr/bin/env node
 import { parseArgs } from "node:util";
-import { formatEther } from "viem";
-import { PortInUseError, startDevStack, type DevStack } from "../harness/index.ts";
-import { anvilIndexOf, jsonRpc } from "../harness/chain/index.ts";
-import { checkAllowedHosts } from "../harness/dev/index.ts";
-import { STACK_URLS } from "../harness/state-dir/index.ts";
-import { findCommand, shellCommandLine, signalExitCode } from "../harness/exec/index.ts";
-import { settleMemoryAfterStart, watchLaunch } from "../harness/process/index.ts";
-import { checkCorsOrigins } from "../src/cors.ts";
+import type { DevStack } from "../harness/index.ts";
 import { joinNegativeValues } from "../src/negative-values.ts";
 import { printable, printableJsonLine } from "../src/printable.ts";
 import { redactText } from "../src/redact.ts";
-import { ExecRuns } from "./exec-command.ts";
 
 const HELP = `Usage: npx queue-devstack [options]    (in a package.json script: queue-devstack [options])
 
@@ -174,6 +166,7 @@ if (values.json && execMode) usageError("--json is not an exec option: the comma
 const runs = Number(integer("runs", values.runs, { min: 1n }) ?? 1);
 // A command that cannot run is refused before a stack is started for it, as a shell would: 127 or 126.
 if (execMode) {
+  const { findCommand } = await import("../harness/exec/index.ts");
   const found = findCommand(command[0] as string);
   if ("reason" in found) {
     process.stderr.write(`queue-devstack exec: ${found.reason}\n`);
@@ -186,6 +179,19 @@ const queuePort = port("queue-port", values["queue-port"]);
 const forkBlockNumber = integer("fork-block-number", values["fork-block-number"]);
 const deploymentBlock = integer("deployment-block", values["deployment-block"]);
 const confirmations = Number(integer("confirmations", values.confirmations, { min: 1n }));
+// The harness (viem, fastify, zod: over a second of loading) only now: --help and a mistake in the
+// command line answer at once.
+const [{ formatEther }, { PortInUseError, startDevStack }, { anvilIndexOf, jsonRpc }, { checkAllowedHosts }, { STACK_URLS }, { shellCommandLine, signalExitCode }, { settleMemoryAfterStart, watchLaunch }, { checkCorsOrigins }, { ExecRuns }] = await Promise.all([
+  import("viem"),
+  import("../harness/index.ts"),
+  import("../harness/chain/index.ts"),
+  import("../harness/dev/index.ts"),
+  import("../harness/state-dir/index.ts"),
+  import("../harness/exec/index.ts"),
+  import("../harness/process/index.ts"),
+  import("../src/cors.ts"),
+  import("./exec-command.ts"),
+]);
 const corsOrigins = ["loopback", ...(values["cors-origin"] ?? [])];
 try {
   checkCorsOrigins(corsOrigins);

@@ -56,9 +56,12 @@ async function craft(change: Partial<Envelope>): Promise<string> {
 
 /** A gzip that expands to `mib` MiB of zeros, kept small: members of 64 MiB each, concatenated (gzip allows it). */
 function zerosGzip(mib: number): Buffer {
-  const member = gzipSync(Buffer.alloc(64 * 1024 * 1024));
+  // The member compressed once for the file's three bombs (each gzipSync of 64 MiB is CPU time).
+  zerosMember ??= gzipSync(Buffer.alloc(64 * 1024 * 1024));
+  const member = zerosMember;
   return Buffer.concat(Array.from({ length: Math.ceil(mib / 64) }, () => member));
 }
+let zerosMember: Buffer | undefined;
 
 /** A state dir holding one file of its own, and a check that a refused load left it just so. */
 async function stateDirWithNotes(): Promise<{ stateDir: string; asFound: () => Promise<void> }> {

@@ -1,20 +1,23 @@
-import { chmod, mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { execa, type ResultPromise } from "execa";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { STACK_URLS, StackInfo } from "../harness/state-dir/index.ts";
 import { requestWithHost } from "./support/forged-host.ts";
+import { loadedModulesPreload } from "./support/loaded-modules.ts";
 import { freePort, holdPort, portOpen } from "./support/ports.ts";
 import { alive, anvilsWith, gone } from "./support/processes.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
 
 const tempDir = withTempDirs();
 const CLI = ["--experimental-strip-types", "scripts/dev-stack.ts"];
-const running: ResultPromise[] = [];
-const anvils: number[] = [];
-afterEach(async () => {
-  // Graceful first, so each dev-stack stops its own anvil; then any anvil still alive, by its PID.
+/** What a test started (stopped after it), or a describe's shared launch (stopped after the file's tests). */
+type Launches = { running: ResultPromise[]; anvils: number[] };
+const perTest: Launches = { running: [], anvils: [] };
+const perFile: Launches = { running: [], anvils: [] };
+/** Graceful first, so each dev-stack stops its own anvil; then any anvil still alive, by its PID. */
+async function stopLaunches({ running, anvils }: Launches) {
   for (const child of running.splice(0)) {
     child.kill("SIGTERM");
     await child.catch(() => {});
@@ -22,13 +25,16 @@ afterEach(async () => {
   for (const pid of anvils.splice(0)) {
     if (alive(pid)) process.kill(pid, "SIGKILL");
   }
-});
+}
+afterEach(() => stopLaunches(perTest));
+afterAll(() => stopLaunches(perFile));
+const { running, anvils } = perTest;
 
 /** Starts `dev-stack --json` (on free ports unless `extra` names them) without waiting. */
-function spawnDevStack(stateDir: string, extra: string[] = [], env: Record<string, string> = {}) {
+function spawnDevStack(stateDir: string, extra: string[] = [], env: Record<string, string> = {}, owner = perTest) {
   const ports = extra.includes("--chain-port") ? [] : ["--chain-port", "0", "--queue-port", "0"];
   const child = execa(process.execPath, [...CLI, ...ports, "--state-dir", stateDir, "--json", ...extra], { reject: false, all: false, env });
-  running.push(child);
+  owner.running.push(child);
   let stderr = "";
   let stdout = "";
   child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
@@ -45,15 +51,15 @@ function spawnDevStack(stateDir: string, extra: string[] = [], env: Record<strin
 }
 
 /** Starts `dev-stack --json` and waits for its one JSON line. */
-async function launch(stateDir: string, extra: string[] = [], env: Record<string, string> = {}) {
-  const run = spawnDevStack(stateDir, extra, env);
+async function launch(stateDir: string, extra: string[] = [], env: Record<string, string> = {}, owner = perTest) {
+  const run = spawnDevStack(stateDir, extra, env, owner);
   const line = await new Promise<string>((resolve, reject) => {
     const look = () => run.stdout().includes("\n") && resolve(run.stdout().split("\n")[0] as string);
     run.child.stdout?.on("data", look);
     void run.child.then((r) => reject(new Error(`dev-stack exited ${r.exitCode} before ready:\n${run.stderr()}`)));
   });
   const info = StackInfo.parse(JSON.parse(line));
-  anvils.push(info.processes.anvil.pid);
+  owner.anvils.push(info.processes.anvil.pid);
   return { ...run, info };
 }
 
@@ -165,31 +171,98 @@ describe("a signal to any process of the launch stops the stack (issue 30, item 
 });
 
 describe("npm run dev-stack", () => {
-  for (const signal of ["SIGINT", "SIGTERM"] as const) {
-    it(`${signal} stops everything: anvil gone (by PID), ports freed, exit 0`, async () => {
-      const stateDir = await tempStateDir();
-      const { child, info, stderr, stderrShows } = await launch(stateDir);
-      expect(info.mode).toBe("local");
-      // The summary (on stderr under --json) names the dashboard, and the page is there.
-      await stderrShows("Ctrl-C stops everything.");
-      expect(stderr()).toContain(`  dashboard       ${info.queueUrl}/api/dev/dashboard\n`);
-      const page = await fetch(`${info.queueUrl}/api/dev/dashboard`);
-      expect([page.status, page.headers.get("content-type")]).toEqual([200, "text/html; charset=utf-8"]);
-      await page.text();
-      expect(alive(info.processes.anvil.pid)).toBe(true);
-      expect(await portOpen(info.rpcUrl)).toBe(true);
-      const config = await (await fetch(`${info.queueUrl}/api/queue/config`)).text();
-      expect(config).toBe(await readFile(info.manifestPath, "utf8"));
+  /** What any launch shows while it runs, then `signal` stops everything: anvil gone (by PID), ports freed, exit 0. */
+  async function runsThenStops(run: Awaited<ReturnType<typeof launch>>, stateDir: string, signal: "SIGINT" | "SIGTERM") {
+    const { child, info, stderr, stderrShows } = run;
+    expect(info.mode).toBe("local");
+    // The summary (on stderr under --json) names the dashboard, and the page is there.
+    await stderrShows("Ctrl-C stops everything.");
+    expect(stderr()).toContain(`  dashboard       ${info.queueUrl}/api/dev/dashboard\n`);
+    const page = await fetch(`${info.queueUrl}/api/dev/dashboard`);
+    expect([page.status, page.headers.get("content-type")]).toEqual([200, "text/html; charset=utf-8"]);
+    await page.text();
+    expect(alive(info.processes.anvil.pid)).toBe(true);
+    expect(await portOpen(info.rpcUrl)).toBe(true);
+    const config = await (await fetch(`${info.queueUrl}/api/queue/config`)).text();
+    expect(config).toBe(await readFile(info.manifestPath, "utf8"));
 
-      child.kill(signal);
-      const result = await child;
-      expect(result.exitCode).toBe(0);
-      expect(await gone(info.processes.anvil.pid)).toBe(true);
-      expect(await portOpen(info.rpcUrl)).toBe(false);
-      expect(await portOpen(info.queueUrl)).toBe(false);
-      expect(await anvilsWith(stateDir)).toEqual([]);
-    });
+    child.kill(signal);
+    const result = await child;
+    expect(result.exitCode).toBe(0);
+    expect(await gone(info.processes.anvil.pid)).toBe(true);
+    expect(await portOpen(info.rpcUrl)).toBe(false);
+    expect(await portOpen(info.queueUrl)).toBe(false);
+    expect(await anvilsWith(stateDir)).toEqual([]);
   }
+
+  it("SIGTERM stops everything: anvil gone (by PID), ports freed, exit 0", async () => {
+    const stateDir = await tempStateDir();
+    await runsThenStops(await launch(stateDir), stateDir, "SIGTERM");
+  });
+
+  // One launch for the tests that only read a running stack (each started its own: four launches); the
+  // last stops it with SIGINT, checked as the SIGTERM test above.
+  describe("one stack with --verbose and --allowed-host, then SIGINT", () => {
+    let stateDir: string;
+    let run: Awaited<ReturnType<typeof launch>>;
+    beforeAll(async () => {
+      stateDir = await tempStateDir();
+      run = await launch(stateDir, ["--verbose", "--allowed-host", "devbox.test"], {}, perFile);
+      await run.stderrShows("Ctrl-C stops everything.");
+    });
+
+    it("the summary and stack.json (the --json line) name the same URLs, every one the list names, and each answers (issue 30, item 5); it numbers the accounts as exec does, with anvil's own number (item 11)", async () => {
+      const printed = [...run.stderr().matchAll(/^ {2}(\S.{15})(https?:\/\/\S+)/gm)].map(([, label, url]) => [(label as string).trim(), url]);
+      expect(printed).toEqual(STACK_URLS.map(({ key, label }) => [label, run.info[key]]));
+      expect(run.stdout()).toBe(`${JSON.stringify(run.info)}\n`);
+      expect(JSON.parse(await readFile(path.join(run.info.stateDir, "stack.json"), "utf8"))).toEqual(run.info);
+      for (const url of [run.info.configUrl, run.info.docsUrl, run.info.dashboardUrl]) {
+        const answer = await fetch(url);
+        expect([url, answer.status]).toEqual([url, 200]);
+        await answer.arrayBuffer();
+      }
+      const rpc = async (method: string) =>
+        ((await (await fetch(run.info.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: [] }) })).json()) as { result: unknown }).result;
+      expect(await rpc("eth_chainId")).toBe("0xaa36a7");
+      // Account #i is stack.json's devAccounts[i] (exec's QUEUE_DEVSTACK_ACCOUNT_<i>), and anvil's own list says which of its accounts it is.
+      const anvilAccounts = ((await rpc("eth_accounts")) as string[]).map((a) => a.toLowerCase());
+      const listed = [...run.stderr().matchAll(/^ +#(\d+) \(anvil #(\d+)\) {2}(0x[0-9a-fA-F]{40}) /gm)].map(([, i, anvil, address]) => [Number(i), Number(anvil), address]);
+      expect(listed.map(([i]) => i)).toEqual(run.info.devAccounts.map((_, i) => i));
+      for (const [i, anvil, address] of listed) {
+        expect(address).toBe(run.info.devAccounts[i as number]?.address);
+        expect(anvilAccounts[anvil as number]).toBe((address as string).toLowerCase());
+      }
+      expect(listed[1]?.[1]).toBe(2); // anvil's #1 is the relayer
+      expect(anvilAccounts[1]).toBe(run.info.relayer.address.toLowerCase());
+    });
+
+    it("--json --verbose: request logs go to stderr (stdout carries the one JSON line: checked once it stopped, below)", async () => {
+      expect((await fetch(`${run.info.queueUrl}/api/queue/config`)).status).toBe(200);
+      await run.stderrShows("request completed");
+      expect(run.stderr()).toContain('"url":"/api/queue/config"');
+    });
+
+    it("--allowed-host: the dev routes also answer under that name; other names are refused", async () => {
+      const port = new URL(run.info.queueUrl).port;
+      expect((await requestWithHost(`${run.info.queueUrl}/api/dev/faults`, `devbox.test:${port}`)).status).toBe(200);
+      expect((await requestWithHost(`${run.info.queueUrl}/api/dev/faults`, `localhost:${port}`)).status).toBe(200);
+      const refused = await requestWithHost(`${run.info.queueUrl}/api/dev/faults`, `evil.example:${port}`);
+      expect(refused.status).toBe(403);
+      expect(JSON.parse(refused.body)).toMatchObject({ code: "host_not_allowed" });
+    });
+
+    it("refuses a state dir whose stack is still running", async () => {
+      const second = await execa(process.execPath, [...CLI, "--chain-port", "0", "--queue-port", "0", "--state-dir", stateDir], { reject: false });
+      expect(second.exitCode).toBe(1);
+      expect(second.stderr).toContain(`a stack is already running from ${stateDir} (pid ${run.child.pid})`);
+      expect(alive(run.info.processes.anvil.pid)).toBe(true);
+    });
+
+    it("SIGINT stops everything: anvil gone (by PID), ports freed, exit 0; under --verbose, stdout carried the one JSON line only", async () => {
+      await runsThenStops(run, stateDir, "SIGINT");
+      expect(run.stdout()).toBe(`${JSON.stringify(run.info)}\n`);
+    });
+  });
 
   it("SIGKILLed during start-up, its anvil dies with it, and the next start gets the same port", async () => {
     const stateDir = await tempStateDir();
@@ -242,46 +315,6 @@ describe("npm run dev-stack", () => {
     expect(await anvilsWith(stateDir)).toEqual([]);
   });
 
-  it("the summary and stack.json (the --json line) name the same URLs, every one the list names, and each answers (issue 30, item 5); it numbers the accounts as exec does, with anvil's own number (item 11)", async () => {
-    const run = await launch(await tempStateDir());
-    await run.stderrShows("Ctrl-C stops everything.");
-    const printed = [...run.stderr().matchAll(/^ {2}(\S.{15})(https?:\/\/\S+)/gm)].map(([, label, url]) => [(label as string).trim(), url]);
-    expect(printed).toEqual(STACK_URLS.map(({ key, label }) => [label, run.info[key]]));
-    expect(run.stdout()).toBe(`${JSON.stringify(run.info)}\n`);
-    expect(JSON.parse(await readFile(path.join(run.info.stateDir, "stack.json"), "utf8"))).toEqual(run.info);
-    for (const url of [run.info.configUrl, run.info.docsUrl, run.info.dashboardUrl]) {
-      const answer = await fetch(url);
-      expect([url, answer.status]).toEqual([url, 200]);
-      await answer.arrayBuffer();
-    }
-    const rpc = async (method: string) =>
-      ((await (await fetch(run.info.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: [] }) })).json()) as { result: unknown }).result;
-    expect(await rpc("eth_chainId")).toBe("0xaa36a7");
-    // Account #i is stack.json's devAccounts[i] (exec's QUEUE_DEVSTACK_ACCOUNT_<i>), and anvil's own list says which of its accounts it is.
-    const anvilAccounts = ((await rpc("eth_accounts")) as string[]).map((a) => a.toLowerCase());
-    const listed = [...run.stderr().matchAll(/^ +#(\d+) \(anvil #(\d+)\) {2}(0x[0-9a-fA-F]{40}) /gm)].map(([, i, anvil, address]) => [Number(i), Number(anvil), address]);
-    expect(listed.map(([i]) => i)).toEqual(run.info.devAccounts.map((_, i) => i));
-    for (const [i, anvil, address] of listed) {
-      expect(address).toBe(run.info.devAccounts[i as number]?.address);
-      expect(anvilAccounts[anvil as number]).toBe((address as string).toLowerCase());
-    }
-    expect(listed[1]?.[1]).toBe(2); // anvil's #1 is the relayer
-    expect(anvilAccounts[1]).toBe(run.info.relayer.address.toLowerCase());
-    run.child.kill("SIGINT");
-    expect((await run.child).exitCode).toBe(0);
-  });
-
-  it("--json --verbose: stdout carries the one JSON line, request logs go to stderr", async () => {
-    const stateDir = await tempStateDir();
-    const run = await launch(stateDir, ["--verbose"]);
-    expect((await fetch(`${run.info.queueUrl}/api/queue/config`)).status).toBe(200);
-    await run.stderrShows("request completed");
-    run.child.kill("SIGINT");
-    expect((await run.child).exitCode).toBe(0);
-    expect(run.stdout()).toBe(`${JSON.stringify(run.info)}\n`);
-    expect(run.stderr()).toContain('"url":"/api/queue/config"');
-  });
-
   it("--help lists every option; a port in use is named, with what to do, before anything starts or is written", async () => {
     const help = await execa(process.execPath, [...CLI, "--help"]);
     for (const option of ["--fork-url", "--fork-block-number", "--pool", "--deployment-block", "--state-dir", "--persist", "--chain-port", "--queue-port", "--host", "--confirmations", "--cors-origin", "--allowed-host", "--json", "--verbose", "--help"]) {
@@ -310,25 +343,16 @@ describe("npm run dev-stack", () => {
     }
   });
 
-  it("--allowed-host: the dev routes also answer under that name; other names are refused", async () => {
-    const run = await launch(await tempStateDir(), ["--allowed-host", "devbox.test"]);
-    const port = new URL(run.info.queueUrl).port;
-    expect((await requestWithHost(`${run.info.queueUrl}/api/dev/faults`, `devbox.test:${port}`)).status).toBe(200);
-    expect((await requestWithHost(`${run.info.queueUrl}/api/dev/faults`, `localhost:${port}`)).status).toBe(200);
-    const refused = await requestWithHost(`${run.info.queueUrl}/api/dev/faults`, `evil.example:${port}`);
-    expect(refused.status).toBe(403);
-    expect(JSON.parse(refused.body)).toMatchObject({ code: "host_not_allowed" });
-    run.child.kill("SIGINT");
-    expect((await run.child).exitCode).toBe(0);
-  });
-
-  it("refuses a state dir whose stack is still running", async () => {
-    const stateDir = await tempStateDir();
-    const first = await launch(stateDir);
-    const second = await execa(process.execPath, [...CLI, "--chain-port", "0", "--queue-port", "0", "--state-dir", stateDir], { reject: false });
-    expect(second.exitCode).toBe(1);
-    expect(second.stderr).toContain(`a stack is already running from ${stateDir} (pid ${first.child.pid})`);
-    expect(alive(first.info.processes.anvil.pid)).toBe(true);
+  it("--help and a mistake in the command line answer before the harness is loaded (viem, fastify: over a second of a launch)", async () => {
+    const { preload, out, read } = await loadedModulesPreload(await tempDir("devstack-loaded-"));
+    for (const args of [["--help"], ["--frok-url", "x"], ["--chain-port", "nope"], ["exec", "--runs", "0", "--", "true"], ["exec", "--"]]) {
+      await rm(out, { force: true });
+      const run = await execa(process.execPath, ["--import", preload, ...CLI, ...args], { reject: false, env: { LOADED_MODULES_OUT: out } });
+      expect(run.exitCode, args.join(" ")).toBe(args[0] === "--help" ? 0 : 2);
+      const loaded = await read();
+      expect(loaded, args.join(" ")).toContain(pathToFileURL(path.resolve("scripts/dev-stack.ts")).href);
+      expect(loaded.filter((url) => /\/(harness|node_modules)\//.test(url)), args.join(" ")).toEqual([]);
+    }
   });
 
   it("fails clearly: exit 1 on an unreachable fork URL, exit 2 on a bad command line", async () => {
