@@ -301,7 +301,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       await writePatches(patcher.patches());
       await codeChanges(runtime.app)?.accept(manifestBytes(manifest), patcher.patches());
     }
-    const snapshots = await start(snapshotsPart<DevStack>({ chain, runtime, faults, deployments: dev.deployments, lock: dev.lock, afterRevert: () => patcher.reapply() }));
+    const snapshots = await start(snapshotsPart<DevStack>({ chain, fork: upstream.anvilFork, runtime, faults, deployments: dev.deployments, lock: dev.lock, afterRevert: () => patcher.reapply() }));
     dev.setReset(() => snapshots.reset());
 
     if (!ownsStateDir) await writeProofHashes(dir.stateDir, keptHashes);

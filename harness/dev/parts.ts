@@ -12,7 +12,7 @@ import { deploymentSwitch, type DeploymentSwitch } from "./deployment-switch.ts"
 import type { AllowedHosts } from "./allowed-hosts.ts";
 import type { AllowedOrigins } from "./cross-origin.ts";
 import { DEV_PREFIX, registerDevRoutes } from "./dev-routes.ts";
-import { createSnapshots, type StackSnapshot } from "./snapshot.ts";
+import { createSnapshots, SnapshotError, type StackSnapshot } from "./snapshot.ts";
 import { controlLock, type ControlLock } from "./control-lock.ts";
 import { traceOf, type Trace } from "../trace/index.ts";
 import { replayer, type Replayer } from "../replay/index.ts";
@@ -134,6 +134,8 @@ export interface SnapshotControls<S> {
  */
 export function snapshotsPart<S>(args: {
   chain: { rpcUrl: string };
+  /** A fork's anvil fork (the forwarder at the fork point): what a reset that falls back forks again. */
+  fork?: { url: string; blockNumber: bigint } | undefined;
   runtime: StackRuntime;
   faults: RpcFaultProxy;
   deployments: DeploymentSwitch;
@@ -143,9 +145,15 @@ export function snapshotsPart<S>(args: {
 }): StackPart<SnapshotControls<S>> {
   return definePart("snapshots", async () => {
     const { faults, deployments, lock } = args;
-    // The clean state, taken now: reset() goes back to it.
-    const snapshots = createSnapshots({ rpcUrl: args.chain.rpcUrl, control: relayControl(args.runtime.app) });
-    const clean = await snapshots.take();
+    const log = args.runtime.app.log;
+    const snapshots = createSnapshots({
+      rpcUrl: args.chain.rpcUrl,
+      control: relayControl(args.runtime.app),
+      fork: args.fork,
+      onReload: (why, snapshot) => log.warn({ detail: why }, `reset fell back: anvil's snapshot of block ${snapshot.blockNumber} was gone, so the clean chain was reloaded from its dump (new snapshot ids taken for next time)`),
+    });
+    // The clean state, taken now and kept whole (a dump): reset() goes back to it whatever happened to anvil's ids.
+    const clean = await snapshots.take({ durable: true });
     const loaded = new Map<(stack: S) => Promise<unknown>, { snapshot: StackSnapshot; value: unknown }>();
     const take = () => lock.run(() => snapshots.take());
     const revert = (snapshot: StackSnapshot) =>
@@ -164,8 +172,15 @@ export function snapshotsPart<S>(args: {
       async loadFixture<T>(stack: S, setup: (stack: S) => Promise<T>): Promise<T> {
         const known = loaded.get(setup);
         if (known) {
-          await revert(known.snapshot);
-          return known.value as T;
+          try {
+            await revert(known.snapshot);
+            return known.value as T;
+          } catch (error) {
+            // Its snapshot lost (a reorg of its block): built again below, from the clean state.
+            if (!(error instanceof SnapshotError) || snapshots.has(known.snapshot)) throw error;
+            loaded.delete(setup);
+            log.warn({ detail: error.message }, "a named fixture's snapshot was lost: its setup runs again");
+          }
         }
         await revert(clean);
         const value = await setup(stack);
