@@ -72,4 +72,23 @@ describe("the served configuration changes mid-flight", () => {
     expect((await served()).config.poolAddress).toBe(stack.manifest.poolAddress);
     expect(stack.faults.serving()).toBe("original");
   });
+
+  // Found by the reset property test (issue 40): the alternate deployment's runtime checks its chain
+  // through the runtime's RPC, and with a dev RPC fault on that was thrown as it came: a 500.
+  it("the alternate asked while the runtime's RPC fails: 503 chain_unavailable, the original still served; it is served once the fault is off", async () => {
+    await stack.reset();
+    const post = async () => {
+      const response = await fetch(`${stack.queueUrl}/api/dev/config`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ serve: "alternate" }) });
+      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+    };
+    stack.faults.rpc({ kind: "fail" });
+    try {
+      expect(await post()).toMatchObject({ status: 503, body: { code: "chain_unavailable" } });
+    } finally {
+      stack.faults.rpc(null);
+    }
+    expect((await served()).config.poolAddress).toBe(stack.manifest.poolAddress);
+    expect(await post()).toMatchObject({ status: 200, body: { serving: "alternate" } });
+    await stack.reset();
+  });
 });

@@ -2,6 +2,7 @@ import type { FastifyInstance } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { Problem, ProblemError } from "../../src/problem.ts";
+import { chainUnavailable } from "../../src/relay/checks.ts";
 import type { RelayControl } from "../../src/relay/control.ts";
 import { JsonRpcError, jsonRpc } from "../chain/index.ts";
 import type { RpcFaultProxy } from "../chain/index.ts";
@@ -298,7 +299,13 @@ const configRoutes: FastifyPluginAsyncZod<DevDeps> = async (app, deps) => {
       body: z.strictObject({ serve: z.enum(["original", "alternate"]) }),
       response: { 200: Served, default: Problem },
     },
-    handler: async (request) => deps.lock.run(async () => deps.deployments.serve(request.body.serve)),
+    handler: async (request) =>
+      deps.lock.run(async () =>
+        // The alternate's runtime checks its deployment through the runtime's RPC (a dev RPC fault on, say): 503, try again.
+        deps.deployments.serve(request.body.serve).catch((error: unknown) => {
+          throw chainUnavailable(error);
+        }),
+      ),
   });
 };
 
