@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import type { Hex } from "viem";
 import { SnapshotError, type DevStack } from "../harness/index.ts";
 import { snapshotHooks } from "../harness/dev/index.ts";
 import type { QueueClient } from "../harness/client/index.ts";
-import { poolFixture, provenSend } from "./support/pool.ts";
+import { devControl, headOf, relayState } from "./support/dev-controls.ts";
+import type { poolFixture } from "./support/pool.ts";
 import { withQueueStack } from "./support/queue-stack.ts";
 import { rpc } from "./support/rpc.ts";
 
@@ -16,16 +16,9 @@ let queue: QueueClient;
 
 withQueueStack({ store: ":memory:" }, (s) => ({ stack, pool, queue } = s));
 
-type Block = { number: Hex; hash: Hex };
-const head = () => rpc<Block>(stack.rpcUrl, "eth_getBlockByNumber", ["latest", false]);
-const dev = async (path: string, body?: unknown) => {
-  const response = await fetch(`${stack.queueUrl}/api/dev/${path}`, { method: "POST", ...(body === undefined ? {} : { headers: { "content-type": "application/json" }, body: JSON.stringify(body) }) });
-  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-};
-const relayConfirmed = async (from: number) => {
-  const { config, transaction } = await provenSend(stack, pool, queue, from);
-  return (await queue.waitFor("send", (await queue.submit("send", config, transaction)).id)).state;
-};
+const head = () => headOf(stack);
+const dev = (path: string, body?: unknown) => devControl(stack, path, body);
+const relayConfirmed = (from: number) => relayState(stack, pool, queue, from);
 
 describe("a reset after a reorg of its snapshot's block", () => {
   it("answers 200 and puts the chain back at the start's number and hash, after each of the issue's repros, then relays", async () => {

@@ -235,18 +235,19 @@ export function createSnapshots(args: {
   /**
    * The way back that needs no snapshot id: anvil_reset (a fresh chain, its pool emptied; a fork forked
    * again at its point) and anvil_loadState of the dump, which brings back the same blocks, hashes and
-   * past states and nothing made after; then two new ids and what putBack() puts back. Mining is off
-   * meanwhile, so no block lands between the load and the head read; a second try if one did.
+   * past states and nothing made after; then two new ids and what putBack() puts back. Quiesced first:
+   * automine's blocks already under way (a reorg's transactions sent again) would land on the loaded
+   * chain. The head read again on its own, as revertTo() does; a second try if a block landed.
    */
   const reload = async (entry: Held, snapshot: StackSnapshot): Promise<void> => {
     const reset: [string, unknown[]] = ["anvil_reset", args.fork ? [{ forking: { jsonRpcUrl: args.fork.url, blockNumber: Number(args.fork.blockNumber) } }] : []];
     let head: Block | undefined;
     for (let attempt = 1; attempt <= 2; attempt++) {
-      await batch([["evm_setAutomine", [false]], ["evm_setIntervalMining", [0]]]);
+      await quiesce();
       await rpc(...reset);
       await rpc("anvil_loadState", [entry.dump]);
       const answers = await batch([latest, ["evm_snapshot"], ["evm_snapshot"], ...putBack(entry)]);
-      head = answers[0] as Block;
+      head = matches(answers[0] as Block, snapshot) ? await rpc<Block>(...latest) : (answers[0] as Block);
       if (matches(head, snapshot)) {
         [entry.spare, entry.primary] = inOrder(answers.slice(1, 3) as Hex[]) as [Hex, Hex];
         return;
