@@ -44,6 +44,13 @@ describe("a reset after a reorg of its snapshot's block", () => {
     expect((await dev("reorg", { depth: 1 })).status).toBe(200);
     expect((await dev("reset")).status).toBe(200);
     expect(await relayConfirmed(2)).toBe("confirmed");
+    // The operation store goes back with the reloaded chain: a relay's operation, then a reorg down to block 1.
+    const since = new Date(Date.now() - 60_000).toISOString();
+    expect(stack.diagnostics(since).operations).toHaveLength(1);
+    await dev("reorg", { depth: Number((await head()).number) });
+    expect(await dev("reset")).toEqual({ status: 200, body: { reset: true } });
+    expect(await head()).toMatchObject({ number: start.number, hash: start.hash });
+    expect(stack.diagnostics(since).operations).toEqual([]);
   });
 
   it("takes fresh ids for next time: the next reset after a mined transaction is again one round trip", async () => {
