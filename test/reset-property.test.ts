@@ -64,14 +64,15 @@ interface Switched {
 /**
  * What each control may answer besides 200, by problem code: nothing else, never a 500. A reorg deeper
  * than the chain keeps past states for is refused; a patch is refused while the deployment's block is
- * reorged away (the runtime checks the patched chain), or while an RPC fault keeps that check from the chain.
+ * reorged away (the runtime checks the patched chain), or while an RPC fault keeps that check (or the
+ * alternate deployment's) from the chain.
  */
 const ALLOWED: Record<Control["kind"], string[]> = {
   mine: ["ok"],
   reorg: ["ok", "wrong_route"],
   time: ["ok"],
   mining: ["ok"],
-  config: ["ok"],
+  config: ["ok", "chain_unavailable"],
   rpc: ["ok"],
   "revert-next": ["ok"],
   patch: ["ok", "deployment_mismatch", "chain_unavailable", "unknown_contract"],
@@ -94,9 +95,11 @@ async function apply(step: Control, switched: Switched): Promise<{ status: numbe
     case "mining":
       switched.held = step.mode === "hold";
       return post("mining", { mode: step.mode });
-    case "config":
-      switched.alternate = step.serve === "alternate";
-      return post("config", { serve: step.serve });
+    case "config": {
+      const answer = await post("config", { serve: step.serve });
+      if (answer.status === 200) switched.alternate = step.serve === "alternate";
+      return answer;
+    }
     case "rpc":
       switched.fault = step.fault.fault !== "none";
       return post("rpc", step.fault);
