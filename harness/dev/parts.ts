@@ -2,6 +2,7 @@ import type { Address, Hex } from "viem";
 import { mnemonicToAccount, privateKeyToAccount } from "viem/accounts";
 import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
 import { transactCalldata } from "../../src/relay/checks.ts";
+import { ProblemError } from "../../src/problem.ts";
 import { relayControl } from "../../src/relay/control.ts";
 import { jsonRpc, type ForkCapture, type RpcFaultProxy, type StackChain } from "../chain/index.ts";
 import { deployFixtures, describeDeployment, type Contracts } from "../deployment/index.ts";
@@ -67,7 +68,10 @@ export function devRoutesPart(args: {
       buildAlternate: async () => {
         const key = alternateRelayerKey();
         const alternateRelayer = privateKeyToAccount(key).address;
-        const deployment = await deployFixtures({ client, fixtures, deployerKey: deployer.privateKey, holders: chain.accounts.map((a) => a.address), levels: circuit.levels, proofs: manifest.queue.proof.system });
+        const deployment = await deployFixtures({ client, fixtures, deployerKey: deployer.privateKey, holders: chain.accounts.map((a) => a.address), levels: circuit.levels, proofs: manifest.queue.proof.system }).catch((error: unknown) => {
+          // anvil did not take the copy: the deployer's transactions a reorg sent again, waiting in a held mempool, hold its nonces.
+          throw new ProblemError("chain_unavailable", `the alternate deployment was not mined (${(error as Error).message}): release mining (mining auto) or reset, then try again`, { headers: { "retry-after": "1" } });
+        });
         await jsonRpc(chain.rpcUrl, "anvil_setBalance", [alternateRelayer, `0x${(10_000n * 10n ** 18n).toString(16)}`]);
         const config = await describeDeployment({ client, pool: deployment.pool, deploymentBlock: deployment.deploymentBlock, fixtures, circuit, relayer: alternateRelayer });
         faults.addDeployment(deployment.pool, config.queue.proof.verifier.address as Address);
