@@ -135,12 +135,15 @@ export interface DevStack {
   snapshot(): Promise<StackSnapshot>;
   /** Back to a snapshot, in milliseconds, with no process restarted; the snapshot stays usable. */
   revert(snapshot: StackSnapshot): Promise<void>;
-  /** Back to the stack as it was when it started (a revert to the snapshot taken then). */
+  /**
+   * Back to the stack as it was when it started (a revert to the snapshot taken then). It cannot be lost:
+   * when anvil's snapshot is gone (a reorg replaced its block), the chain dumped at start is reloaded.
+   */
   reset(): Promise<void>;
   /**
    * Hardhat's loadFixture for the whole stack: the first call (per setup function) runs `setup` from the
    * clean state and snapshots the result; later calls revert to that snapshot. A reset (or a revert to
-   * an older snapshot) drops it, and its next use runs the setup again.
+   * an older snapshot) drops it, and its next use runs the setup again; so does a reorg that replaced its block.
    */
   loadFixture<T>(setup: (stack: DevStack) => Promise<T>): Promise<T>;
   /**
@@ -308,7 +311,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       await writePatches(patcher.patches());
       await codeChanges(runtime.app)?.accept(manifestBytes(manifest), patcher.patches());
     }
-    const snapshots = await start(snapshotsPart<DevStack>({ chain, runtime, faults, deployments: dev.deployments, lock: dev.lock, afterRevert: () => patcher.reapply() }));
+    const snapshots = await start(snapshotsPart<DevStack>({ chain, fork: upstream.anvilFork, runtime, faults, deployments: dev.deployments, lock: dev.lock, afterRevert: () => patcher.reapply() }));
     dev.setReset(() => snapshots.reset());
 
     if (!ownsStateDir) await writeProofHashes(dir.stateDir, keptHashes);

@@ -43,7 +43,7 @@ const inTurn = async (...steps: Array<() => Promise<Answer>>) => {
 };
 
 describe("reset racing the dev controls", () => {
-  it("six rounds of resets, controls and a send-relay at once: no 500 anywhere; then a reset answers 200 and the chain is back at its start", async () => {
+  it("six rounds of resets, controls and a send-relay at once, each ending with a reorg of the reset's block: no 500 anywhere, every reset 200; then a reset answers 200 and the chain is back at its start", async () => {
     const start = await rpc<{ number: Hex; hash: Hex }>(stack.rpcUrl, "eth_getBlockByNumber", ["latest", false]);
     const answers: Answer[] = [];
     // One send, proven once: after the first round's resets its deposit is gone, and the checks refuse it
@@ -64,6 +64,9 @@ describe("reset racing the dev controls", () => {
         post("send-relay", "/api/queue/send-relay", relay),
       ]);
       answers.push(...round_.flat());
+      // Issue 40, item 1: a reorg right after a reset replaces the clean snapshot's own block, which
+      // took anvil's snapshot ids with it (every later reset answered 503): the next round's resets meet it.
+      answers.push(...(await inTurn(() => dev("reset"), () => dev("reorg", { depth: 1 }))));
     }
     const failed = answers.filter((a) => a.status >= 500 && a.status !== 503);
     expect(failed.map((a) => `${a.what}: ${a.status} ${a.body.code} ${a.body.detail}`)).toEqual([]);
@@ -72,7 +75,7 @@ describe("reset racing the dev controls", () => {
       expect(a.contentType, a.what).toContain("application/problem+json");
       expect(a.body.code, a.what).toEqual(expect.any(String));
     }
-    expect(answers.filter((a) => a.what === "reset {}").map((a) => a.status)).toEqual(Array(18).fill(200));
+    expect(answers.filter((a) => a.what === "reset {}").map((a) => a.status)).toEqual(Array(24).fill(200));
 
     const after = await dev("reset");
     expect(after.status).toBe(200);

@@ -80,4 +80,20 @@ describe("a patch source that is not one", () => {
     expect({ code: await codeOf(), manifest: verifier.runtimeCodeHash, etag: (await fetch(`${stack.queueUrl}/api/queue/config`)).headers.get("etag") }).toEqual(before);
     expect(stack.patches()).toEqual([]);
   });
+
+  // Found by the reset property test (issue 40): with a dev RPC fault on, the runtime's check of the
+  // patched chain cannot reach it, and that was thrown as it came: a 500.
+  it("a patch while the runtime's RPC fails: 503 chain_unavailable, the Pool's code unchanged; it goes through once the fault is off", async () => {
+    const before = await poolCode();
+    stack.faults.rpc({ kind: "fail" });
+    try {
+      expect(await post(`${VARIANTS_PATH}:PoolFixed`)).toMatchObject({ status: 503, body: { code: "chain_unavailable" } });
+    } finally {
+      stack.faults.rpc(null);
+    }
+    expect(await poolCode()).toBe(before);
+    expect(stack.patches()).toEqual([]);
+    expect((await post(`${VARIANTS_PATH}:PoolFixed`)).status).toBe(200);
+    await stack.unpatch("Pool");
+  });
 });

@@ -2,6 +2,7 @@ import type { FastifyInstance } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { Problem, ProblemError } from "../../src/problem.ts";
+import { chainUnavailable } from "../../src/relay/checks.ts";
 import type { RelayControl } from "../../src/relay/control.ts";
 import { JsonRpcError, jsonRpc } from "../chain/index.ts";
 import type { RpcFaultProxy } from "../chain/index.ts";
@@ -48,7 +49,9 @@ const rpc = <T>(url: string, method: string, params: unknown[] = []) =>
   });
 
 const head = async (url: string) => {
-  const block = await rpc<{ number: string; timestamp: string }>(url, "eth_getBlockByNumber", ["latest", false]);
+  const block = await rpc<{ number: string; timestamp: string } | null>(url, "eth_getBlockByNumber", ["latest", false]);
+  // anvil answers no head after a failed revert to a snapshot whose block a reorg replaced, until a block is mined.
+  if (!block) throw new ProblemError("chain_unavailable", "anvil has no head block right now (a revert to a lost snapshot leaves it so): mine a block or reset the stack", { headers: { "retry-after": "1" } });
   return { number: Number(block.number), timestamp: Number(block.timestamp) };
 };
 const Head = z.strictObject({ number: z.int(), timestamp: z.int() }).meta({ description: "the chain's head after the control" });
@@ -130,7 +133,9 @@ const devRoutes: FastifyPluginAsyncZod<DevDeps> = async (app, deps) => {
         if (depth > top) throw new ProblemError("wrong_route", `the chain has only ${top} blocks`);
         const raws: Array<{ hash: string; raw: string }> = [];
         for (let n = top - depth + 1; n <= top; n++) {
-          const block = await rpc<{ transactions: string[] }>(deps.rpcUrl, "eth_getBlockByNumber", [`0x${n.toString(16)}`, false]);
+          const block = await rpc<{ transactions: string[] } | null>(deps.rpcUrl, "eth_getBlockByNumber", [`0x${n.toString(16)}`, false]);
+          // A block anvil cannot answer for below its head (one being mined, or a chain a failed revert left headless): try again.
+          if (!block) throw new ProblemError("chain_unavailable", `anvil has no block ${n} below its head ${top} right now; try again`, { headers: { "retry-after": "1" } });
           for (const hash of block.transactions) raws.push({ hash, raw: await rpc<string>(deps.rpcUrl, "eth_getRawTransactionByHash", [hash]) });
         }
         // anvil_reorg drops the transactions of the blocks it replaces; a real node puts them back in its pool.
@@ -143,7 +148,14 @@ const devRoutes: FastifyPluginAsyncZod<DevDeps> = async (app, deps) => {
           // The relayer may have re-broadcast its own bytes already: "already known" is the same transaction.
           await jsonRpc(deps.rpcUrl, "eth_sendRawTransaction", [raw]).catch(() => {});
         }
-        return { depth, head: await head(deps.rpcUrl), resent: raws.map((r) => r.hash), mined: await rpc<boolean>(deps.rpcUrl, "anvil_getAutomine") };
+        const mined = await rpc<boolean>(deps.rpcUrl, "anvil_getAutomine");
+        // With automine, anvil mines them one block each after it answers: the answer waits for that (at
+        // most 2 s), so it says the head they were mined to, and the next control meets a still chain.
+        for (const started = performance.now(); mined && raws.length > 0 && performance.now() - started < 2_000; ) {
+          if (Number((await rpc<{ pending: string }>(deps.rpcUrl, "txpool_status")).pending) === 0) break;
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+        return { depth, head: await head(deps.rpcUrl), resent: raws.map((r) => r.hash), mined };
       }),
   });
 
@@ -302,7 +314,13 @@ const configRoutes: FastifyPluginAsyncZod<DevDeps> = async (app, deps) => {
       body: z.strictObject({ serve: z.enum(["original", "alternate"]) }),
       response: { 200: Served, default: Problem },
     },
-    handler: async (request) => deps.lock.run(async () => deps.deployments.serve(request.body.serve)),
+    handler: async (request) =>
+      deps.lock.run(async () =>
+        // The alternate's runtime checks its deployment through the runtime's RPC (a dev RPC fault on, say): 503, try again.
+        deps.deployments.serve(request.body.serve).catch((error: unknown) => {
+          throw chainUnavailable(error);
+        }),
+      ),
   });
 };
 

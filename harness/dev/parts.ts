@@ -1,6 +1,7 @@
 import type { Address, Hex } from "viem";
 import { mnemonicToAccount, privateKeyToAccount } from "viem/accounts";
 import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
+import { ProblemError } from "../../src/problem.ts";
 import { relayControl } from "../../src/relay/control.ts";
 import { jsonRpc, type ForkCapture, type RpcFaultProxy, type StackChain } from "../chain/index.ts";
 import { deployFixtures, describeDeployment, type Contracts } from "../deployment/index.ts";
@@ -11,7 +12,7 @@ import { deploymentSwitch, type DeploymentSwitch } from "./deployment-switch.ts"
 import type { AllowedHosts } from "./allowed-hosts.ts";
 import type { AllowedOrigins } from "./cross-origin.ts";
 import { DEV_PREFIX, registerDevRoutes } from "./dev-routes.ts";
-import { createSnapshots, type StackSnapshot } from "./snapshot.ts";
+import { createSnapshots, SnapshotError, type StackSnapshot } from "./snapshot.ts";
 import { controlLock, type ControlLock } from "./control-lock.ts";
 import { operationTrace, type Trace } from "../trace/index.ts";
 import { replayer, type Replayer } from "../replay/index.ts";
@@ -66,7 +67,10 @@ export function devRoutesPart(args: {
       buildAlternate: async () => {
         const key = alternateRelayerKey();
         const alternateRelayer = privateKeyToAccount(key).address;
-        const deployment = await deployFixtures({ client, fixtures, deployerKey: deployer.privateKey, holders: chain.accounts.map((a) => a.address), levels: circuit.levels, proofs: manifest.queue.proof.system });
+        const deployment = await deployFixtures({ client, fixtures, deployerKey: deployer.privateKey, holders: chain.accounts.map((a) => a.address), levels: circuit.levels, proofs: manifest.queue.proof.system }).catch((error: unknown) => {
+          // anvil did not take the copy: the deployer's transactions a reorg sent again, waiting in a held mempool, hold its nonces.
+          throw new ProblemError("chain_unavailable", `the alternate deployment was not mined (${(error as Error).message}): release mining (mining auto) or reset, then try again`, { headers: { "retry-after": "1" } });
+        });
         await jsonRpc(chain.rpcUrl, "anvil_setBalance", [alternateRelayer, `0x${(10_000n * 10n ** 18n).toString(16)}`]);
         const config = await describeDeployment({ client, pool: deployment.pool, deploymentBlock: deployment.deploymentBlock, fixtures, circuit, relayer: alternateRelayer });
         faults.addDeployment(deployment.pool, config.queue.proof.verifier.address as Address);
@@ -127,6 +131,8 @@ export interface SnapshotControls<S> {
  */
 export function snapshotsPart<S>(args: {
   chain: { rpcUrl: string };
+  /** A fork's anvil fork (the forwarder at the fork point): what a reset that falls back forks again. */
+  fork?: { url: string; blockNumber: bigint } | undefined;
   runtime: StackRuntime;
   faults: RpcFaultProxy;
   deployments: DeploymentSwitch;
@@ -136,9 +142,15 @@ export function snapshotsPart<S>(args: {
 }): StackPart<SnapshotControls<S>> {
   return definePart("snapshots", async () => {
     const { faults, deployments, lock } = args;
-    // The clean state, taken now: reset() goes back to it.
-    const snapshots = createSnapshots({ rpcUrl: args.chain.rpcUrl, control: relayControl(args.runtime.app) });
-    const clean = await snapshots.take();
+    const log = args.runtime.app.log;
+    const snapshots = createSnapshots({
+      rpcUrl: args.chain.rpcUrl,
+      control: relayControl(args.runtime.app),
+      fork: args.fork,
+      onReload: (why, snapshot) => log.warn({ detail: why }, `reset fell back: anvil's snapshot of block ${snapshot.blockNumber} was gone, so the clean chain was reloaded from its dump (new snapshot ids taken for next time)`),
+    });
+    // The clean state, taken now and kept whole (a dump): reset() goes back to it whatever happened to anvil's ids.
+    const clean = await snapshots.take({ durable: true });
     const loaded = new Map<(stack: S) => Promise<unknown>, { snapshot: StackSnapshot; value: unknown }>();
     const take = () => lock.run(() => snapshots.take());
     const revert = (snapshot: StackSnapshot) =>
@@ -157,8 +169,15 @@ export function snapshotsPart<S>(args: {
       async loadFixture<T>(stack: S, setup: (stack: S) => Promise<T>): Promise<T> {
         const known = loaded.get(setup);
         if (known) {
-          await revert(known.snapshot);
-          return known.value as T;
+          try {
+            await revert(known.snapshot);
+            return known.value as T;
+          } catch (error) {
+            // Its snapshot lost (a reorg of its block): built again below, from the clean state.
+            if (!(error instanceof SnapshotError) || snapshots.has(known.snapshot)) throw error;
+            loaded.delete(setup);
+            log.warn({ detail: error.message }, "a named fixture's snapshot was lost: its setup runs again");
+          }
         }
         await revert(clean);
         const value = await setup(stack);

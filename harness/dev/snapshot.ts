@@ -43,6 +43,12 @@ interface Held {
   coinbase: Hex;
   /** Whether the relayer was paused by the dev control (or a loaded bundle's hold): a revert puts that back. */
   relayerPaused: boolean;
+  /**
+   * The chain itself (anvil_dumpState, with its past states), for a snapshot taken `durable` (the clean
+   * one): what a revert reloads when anvil's ids are gone. A reorg that replaces the snapshot's block
+   * takes both ids with it (evm_revert: "Resource not found"), and no id survives anvil_reset.
+   */
+  dump: Hex | null;
 }
 
 type Block = { number: Hex; hash: Hex; timestamp: Hex };
@@ -75,6 +81,9 @@ function putBack(entry: Held): Array<[string, unknown[]]> {
 /** How long a revert waits for automine to mine what the pool holds before it drops it. */
 const POOL_WAIT_MS = 2_000;
 
+/** The chain with its past states (a reorg below the reloaded block, a read at an earlier one, work as before). */
+const DUMP: [string, unknown[]] = ["anvil_dumpState", [true]];
+
 /** anvil's ids are numbers: the one taken first is the smaller. */
 const inOrder = (ids: Hex[]) => ids.sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1));
 
@@ -86,7 +95,8 @@ const inOrder = (ids: Hex[]) => ids.sort((a, b) => (BigInt(a) < BigInt(b) ? -1 :
 export const snapshotHooks: { afterRevert?: () => Promise<void>; roundTrip?: (methods: string[]) => void } = {};
 
 export interface StackSnapshots {
-  take(): Promise<StackSnapshot>;
+  /** `durable`: also keeps the chain itself, so that a revert to it can never be lost (the clean snapshot: one dump at start). */
+  take(options?: { durable?: boolean }): Promise<StackSnapshot>;
   /** Reverts, and drops (as anvil does) every snapshot taken after this one. */
   revert(snapshot: StackSnapshot): Promise<void>;
   /** Whether a snapshot can still be reverted to. */
@@ -99,11 +109,18 @@ export interface StackSnapshots {
  * and restored with the relayer paused, so the store always describes the chain it sits beside. One at
  * a time: a revert and a snapshot never interleave.
  */
-export function createSnapshots(args: { rpcUrl: string; control: RelayControl | null }): StackSnapshots {
+export function createSnapshots(args: {
+  rpcUrl: string;
+  control: RelayControl | null;
+  /** A fork's anvil forks this again before a durable snapshot is reloaded (anvil_reset alone would leave a chain without the upstream). */
+  fork?: { url: string; blockNumber: bigint } | undefined;
+  /** Told when a revert fell back to reloading a durable snapshot's chain, with why anvil's revert failed (for the stack's log). */
+  onReload?: (why: string, snapshot: StackSnapshot) => void;
+}): StackSnapshots {
   const { control } = args;
   const held = new Map<StackSnapshot, Held>();
-  /** Snapshots a revert could not go back to, twice (their ids spent): named as such, not as released. */
-  const lost = new WeakSet<StackSnapshot>();
+  /** Snapshots that can no longer be reverted to, and why: named as such, not as released. */
+  const lost = new WeakMap<StackSnapshot, string>();
   const serial = controlLock().run;
   let nextSeq = 1;
   // The chain's refusals (an unknown snapshot id, say) are this module's errors.
@@ -210,8 +227,38 @@ export function createSnapshots(args: { rpcUrl: string; control: RelayControl | 
     return { took: still && reverted && matches(head, snapshot), id };
   };
 
+  const lose = (snapshot: StackSnapshot, why: string) => {
+    forget(snapshot);
+    lost.set(snapshot, why);
+  };
+
+  /**
+   * The way back that needs no snapshot id: anvil_reset (a fresh chain, its pool emptied; a fork forked
+   * again at its point) and anvil_loadState of the dump, which brings back the same blocks, hashes and
+   * past states and nothing made after; then two new ids and what putBack() puts back. Quiesced first:
+   * automine's blocks already under way (a reorg's transactions sent again) would land on the loaded
+   * chain. The head read again on its own, as revertTo() does; a second try if a block landed.
+   */
+  const reload = async (entry: Held, snapshot: StackSnapshot): Promise<void> => {
+    const reset: [string, unknown[]] = ["anvil_reset", args.fork ? [{ forking: { jsonRpcUrl: args.fork.url, blockNumber: Number(args.fork.blockNumber) } }] : []];
+    let head: Block | undefined;
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      await quiesce();
+      await rpc(...reset);
+      await rpc("anvil_loadState", [entry.dump]);
+      const answers = await batch([latest, ["evm_snapshot"], ["evm_snapshot"], ...putBack(entry)]);
+      head = matches(answers[0] as Block, snapshot) ? await rpc<Block>(...latest) : (answers[0] as Block);
+      if (matches(head, snapshot)) {
+        [entry.spare, entry.primary] = inOrder(answers.slice(1, 3) as Hex[]) as [Hex, Hex];
+        return;
+      }
+    }
+    await batch([miningMode(entry)]).catch(() => {});
+    throw new SnapshotError(`the chain reloaded from block ${snapshot.blockNumber} (${snapshot.blockHash}) is at ${Number(head?.number)} (${head?.hash})`);
+  };
+
   return {
-    take: () =>
+    take: (options = {}) =>
       serial(() => {
         // Before this snapshot's own pause: only the dev control's (a bundle's hold is one) can be on now.
         const relayerPaused = control?.paused() ?? false;
@@ -226,7 +273,8 @@ export function createSnapshots(args: { rpcUrl: string; control: RelayControl | 
           ]);
           // Two ids of one moment; a block mined in between (automine on) shows as another head: again.
           for (let attempt = 1; ; attempt++) {
-            const [spare, primary, block] = (await batch([["evm_snapshot"], ["evm_snapshot"], latest])) as [Hex, Hex, Block];
+            // The dump in the same batch: one round trip, taken of the same moment (the relayer is paused).
+            const [spare, primary, block, dump] = (await batch([["evm_snapshot"], ["evm_snapshot"], latest, ...(options.durable ? [DUMP] : [])])) as [Hex, Hex, Block, Hex?];
             if (block.hash !== (before as Block).hash && attempt < 3) continue;
             const snapshot: StackSnapshot = Object.freeze({ blockNumber: Number(block.number), blockHash: block.hash });
             const [first, second] = inOrder([spare, primary]) as [Hex, Hex];
@@ -242,6 +290,7 @@ export function createSnapshots(args: { rpcUrl: string; control: RelayControl | 
               baseFee: (next as { baseFeePerGas?: Hex } | null)?.baseFeePerGas ?? null,
               coinbase: coinbase as Hex,
               relayerPaused,
+              dump: dump ?? null,
             });
             return snapshot;
           }
@@ -252,11 +301,9 @@ export function createSnapshots(args: { rpcUrl: string; control: RelayControl | 
       serial(() =>
         paused(async () => {
           const entry = held.get(snapshot);
-          if (!entry) {
-            throw new SnapshotError(
-              lost.has(snapshot) ? "this snapshot is lost: twice a revert to it did not take (for the clean one, restart the stack)" : "this snapshot was released, or belongs to another stack",
-            );
-          }
+          if (!entry) throw new SnapshotError(lost.get(snapshot) ?? "this snapshot was released, or belongs to another stack");
+          // Why anvil's ids could not go back, or null when they did.
+          let failed: string | null = null;
           try {
             const first = await revertStill(entry, snapshot);
             if (first.took) entry.primary = first.id;
@@ -264,19 +311,27 @@ export function createSnapshots(args: { rpcUrl: string; control: RelayControl | 
               // It did not take: back to the spare (which drops the id just taken of the wrong state), and two new ids.
               await quiesce();
               const second = await revertTo(entry.spare, entry, snapshot, 2);
-              if (!second.took) {
-                forget(snapshot);
-                lost.add(snapshot);
-                throw new SnapshotError(
-                  `the chain did not go back to block ${snapshot.blockNumber} (${snapshot.blockHash}), twice: it is at ${Number(second.head.number)} (${second.head.hash}); this snapshot is lost`,
-                );
-              }
-              [entry.spare, entry.primary] = second.ids as [Hex, Hex];
+              if (second.took) [entry.spare, entry.primary] = second.ids as [Hex, Hex];
+              else failed = `the chain did not go back to block ${snapshot.blockNumber} (${snapshot.blockHash}), twice: it is at ${Number(second.head.number)} (${second.head.hash})`;
             }
           } catch (error) {
-            // Mining as it was (the quiesce turned it off); a later revert falls back to the spare if this one spent its id.
+            // Mining as it was (the quiesce turned it off).
             await batch([miningMode(entry)]).catch(() => {});
-            throw error;
+            // anvil refused the revert (its snapshot's block reorged away: "Resource not found"): the ids
+            // are spent. Anything else (anvil gone, a test's hook) leaves the snapshot as it was.
+            if (!(error instanceof SnapshotError)) throw error;
+            failed = error.message;
+          }
+          if (failed !== null && !entry.dump) {
+            const why = `this snapshot is lost: ${failed}. anvil's snapshot ids do not survive a reorg of their block; stack.reset() still goes back to the clean state`;
+            lose(snapshot, why);
+            throw new SnapshotError(why);
+          }
+          if (failed !== null) {
+            await reload(entry, snapshot);
+            args.onReload?.(failed, snapshot);
+            // anvil_reset took every other snapshot's ids with it.
+            for (const other of [...held.keys()]) if (other !== snapshot) lose(other, "this snapshot is lost: a reset reloaded the chain (anvil_reset), which drops anvil's snapshot ids; take a new one");
           }
           for (const [other, later] of held) if (later.seq > entry.seq) forget(other);
           entry.seq = nextSeq++;

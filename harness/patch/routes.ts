@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { PatchedContract } from "../../src/config/patched-contract.ts";
+import { chainUnavailable } from "../../src/relay/checks.ts";
 import { Problem, ProblemError } from "../../src/problem.ts";
 import { JsonRpcError } from "../chain/index.ts";
 import { PatchError } from "./errors.ts";
@@ -17,7 +18,8 @@ const PatchAnswer = PatchedContract.extend({ previousCodeHash: z.string().meta({
 const asProblem = (error: unknown): never => {
   if (error instanceof PatchError) throw new ProblemError(error.code, error.message);
   if (error instanceof JsonRpcError) throw new ProblemError("chain_unavailable", error.message);
-  throw error;
+  // The runtime's own check of the patched chain, through its RPC (a dev RPC fault on, say): 503, try again.
+  throw chainUnavailable(error);
 };
 
 /** POST /api/dev/patch, POST /api/dev/unpatch, GET /api/dev/patches: registered in harness/dev's dev-only scope. */
