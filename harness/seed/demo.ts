@@ -64,9 +64,9 @@ export async function seedDemo(stack: DevStack): Promise<SeedResult> {
   const deployment = { chainId: config.chainId, poolAddress: config.poolAddress, domain: BigInt(config.domain) };
 
   // Shielded balances: dev accounts 1 and 2 deposit into notes of their own keys. Alice's first
-  // eight notes (3 USDC each) pay for the operations below; the rest is what an app shows as balance.
+  // five notes (3 USDC each) pay for the operations below; the rest is what an app shows as balance.
   const plan: Array<{ index: number; deposits: Array<[Address, bigint]> }> = [
-    { index: 1, deposits: [...Array.from({ length: 8 }, () => [usdc, USDC(3)] as [Address, bigint]), [usdc, USDC(250)], [weth, 10n ** 17n]] },
+    { index: 1, deposits: [...Array.from({ length: 5 }, () => [usdc, USDC(3)] as [Address, bigint]), [usdc, USDC(250)], [weth, 10n ** 17n]] },
     { index: 2, deposits: [[usdc, USDC(1200)], [weth, 5n * 10n ** 17n]] },
   ];
   const holders = plan.map(({ index }) => ({ index, account: stack.accounts[index] as DevStack["accounts"][number], keys: createAccountKeys() }));
@@ -129,14 +129,15 @@ export async function seedDemo(stack: DevStack): Promise<SeedResult> {
     await new Promise((r) => setTimeout(r, 25));
   }
 
-  // reverted: the next relay is mined in a block where the verifier refuses its proof (its note stays unspent).
-  const toRevert = await prepareSend();
+  // Proofs are the seed's cost (about 2 s each when real): five, each failed one's notes used again.
+  // reverted: the next relay is mined in a block where the verifier refuses its proof (its notes stay unspent).
+  const reusable = await prepareSend();
   stack.faults.revertNextRelay();
-  const reverted = await until("send", (await queue.submit("send", config, toRevert)).id, is("reverted"), true);
+  const reverted = await until("send", (await queue.submit("send", config, reusable)).id, is("reverted"), true);
 
-  // rejected: a proof altered after proving, refused at admission and kept by the dev stack.
-  const honest = await prepareSend();
-  const altered = { ...honest, proof: { ...honest.proof, a: [honest.proof.a[0], honest.proof.a[1] ^ 1n] as [bigint, bigint] } };
+  // rejected: a proof altered after proving, refused at admission and kept by the dev stack (it holds no nullifier).
+  const [forInclusion, forSubmission] = [await prepareSend(), await prepareSend()];
+  const altered = { ...forInclusion, proof: { ...forInclusion.proof, a: [forInclusion.proof.a[0], forInclusion.proof.a[1] ^ 1n] as [bigint, bigint] } };
   const refusal = await queue.submit("send", config, altered).then(
     () => { throw new SeedError("demo", "an altered proof was accepted"); },
     (error: unknown) => error,
@@ -145,11 +146,10 @@ export async function seedDemo(stack: DevStack): Promise<SeedResult> {
   if (rejectedId === undefined) throw refusal;
 
   // The rest waits: mining held from here on.
-  const [forExpiry, forInclusion, forSubmission, forAcceptance] = [await prepareSend(), await prepareSend(), await prepareSend(), await prepareSend()];
   await dev("mining", { mode: "hold" });
 
-  // expired: its transaction outbid by another of the relayer key at the same nonce, mined instead.
-  const expiring = await until("send", (await queue.submit("send", config, forExpiry)).id, is("submitted"));
+  // expired: the reverted send again (a failed operation's notes are free), its transaction outbid by another of the relayer key at the same nonce, mined instead.
+  const expiring = await until("send", (await queue.submit("send", config, reusable)).id, is("submitted"));
   const attempt = await inMempool(expiring);
   await rpc("anvil_impersonateAccount", [stack.relayer.address]);
   try {
@@ -167,9 +167,9 @@ export async function seedDemo(stack: DevStack): Promise<SeedResult> {
   const included = await until("send", including.id, is("included"));
   // submitted: broadcast, waiting for a block.
   const submitted = await until("send", (await queue.submit("send", config, forSubmission)).id, is("submitted"));
-  // accepted: the relayer paused, so it is never picked up (nor are the two above moved on).
+  // accepted: the reverted send once more (expired, its notes are free again), the relayer paused, so it is never picked up (nor are the two above moved on).
   await dev("relayer", { engine: "paused" });
-  const accepted = await until("send", (await queue.submit("send", config, forAcceptance)).id, is("accepted"));
+  const accepted = await until("send", (await queue.submit("send", config, reusable)).id, is("accepted"));
 
   const after = await syncPool({ client, pool: config.poolAddress as Address, fromBlock: BigInt(config.deploymentBlock), levels: config.queue.proof.treeDepth });
   const accounts = holders.map(({ index, account, keys }) => {
