@@ -143,7 +143,10 @@ export async function seedDemo(stack: DevStack): Promise<SeedResult> {
     (error: unknown) => error,
   );
   const rejectedId = refusal instanceof QueueProblemError ? (refusal.problem as { operationId?: string }).operationId : undefined;
-  if (rejectedId === undefined) throw refusal;
+  if (rejectedId === undefined) {
+    const kept = refusal instanceof QueueProblemError ? "the stack keeps no refused submission (relay.keepRejected is 0)" : String(refusal);
+    throw new SeedError("demo", `its rejected operation was not kept: ${kept}`);
+  }
 
   // The rest waits: mining held from here on.
   await dev("mining", { mode: "hold" });
