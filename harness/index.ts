@@ -22,3 +22,4 @@ export { stackEnvironment, ENV_PREFIX } from "./exec/index.ts";
 export { defineStackFixture, type StackFixture } from "./stack-fixture.ts";
 export { diagnosticsText } from "./diagnostics-text.ts";
 export { PatchError, type PatchResult } from "./patch/index.ts";
+export { seed, SEED_SCENARIOS, SEED_CONFIRMATIONS, SeedError, type SeedResult, type SeededAccount, type SeededOperation, type SeededState, type SeedScenario } from "./seed/index.ts";

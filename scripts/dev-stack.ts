@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { parseArgs } from "node:util";
-import type { DevStack } from "../harness/index.ts";
+import type { DevStack, SeedResult } from "../harness/index.ts";
 import { joinNegativeValues } from "../src/negative-values.ts";
 import { printable, printableJsonLine } from "../src/printable.ts";
 import { redactText } from "../src/redact.ts";
@@ -57,7 +57,9 @@ Options:
   --chain-port <port>         anvil's port (default 8545; 0 = any free port)
   --queue-port <port>         the queue runtime's port (default 8700; 0 = any free port)
   --host <ip>                 interface to bind (default 127.0.0.1)
-  --confirmations <n>         blocks before a relayed operation is confirmed (default 1)
+  --confirmations <n>         blocks before a relayed operation is confirmed (default 1; 2 with --seed)
+  --seed <scenario>           once started, put the stack in a state an app can render (demo: shielded balances, an
+                              operation in every state); it leaves the relayer paused and mining held (docs/seeding.md)
   --cors-origin <origin>      also let this browser origin call the queue (repeatable; any localhost port always may)
   --allowed-host <name>       also answer the dev routes (/api/dev/*) under this Host name (repeatable; .name for its
                               subdomains too); localhost, 127.0.0.0/8, [::1] and --host always may (DNS rebinding protection)
@@ -101,7 +103,8 @@ function parseCommandLine() {
       "chain-port": { type: "string", default: execMode ? "0" : "8545" },
       "queue-port": { type: "string", default: execMode ? "0" : "8700" },
       host: { type: "string", default: "127.0.0.1" },
-      confirmations: { type: "string", default: "1" },
+      confirmations: { type: "string" },
+      seed: { type: "string" },
       "cors-origin": { type: "string", multiple: true },
       "allowed-host": { type: "string", multiple: true },
       json: { type: "boolean", default: false },
@@ -178,10 +181,9 @@ const chainPort = port("chain-port", values["chain-port"]);
 const queuePort = port("queue-port", values["queue-port"]);
 const forkBlockNumber = integer("fork-block-number", values["fork-block-number"]);
 const deploymentBlock = integer("deployment-block", values["deployment-block"]);
-const confirmations = Number(integer("confirmations", values.confirmations, { min: 1n }));
 // The harness (viem, fastify, zod: over a second of loading) only now: --help and a mistake in the
 // command line answer at once.
-const [{ formatEther }, { PortInUseError, startDevStack }, { anvilIndexOf, jsonRpc }, { checkAllowedHosts }, { STACK_URLS }, { shellCommandLine, signalExitCode }, { settleMemoryAfterStart, watchLaunch }, { checkCorsOrigins }, { ExecRuns }] = await Promise.all([
+const [{ formatEther }, { PortInUseError, seed, SEED_CONFIRMATIONS, startDevStack }, { anvilIndexOf, jsonRpc }, { checkAllowedHosts }, { STACK_URLS }, { shellCommandLine, signalExitCode }, { settleMemoryAfterStart, watchLaunch }, { checkCorsOrigins }, { ExecRuns }, { checkScenario }] = await Promise.all([
   import("viem"),
   import("../harness/index.ts"),
   import("../harness/chain/index.ts"),
@@ -191,7 +193,20 @@ const [{ formatEther }, { PortInUseError, startDevStack }, { anvilIndexOf, jsonR
   import("../harness/process/index.ts"),
   import("../src/cors.ts"),
   import("./exec-command.ts"),
+  import("../harness/seed/index.ts"),
 ]);
+if (values.seed !== undefined) {
+  try {
+    checkScenario(values.seed);
+  } catch (error) {
+    usageError(`--seed: ${(error as Error).message}`);
+  }
+  if (execMode) usageError("--seed is not an exec option: seed the stack in the command's own set-up (seed(stack, name))");
+  if (values.load !== undefined || values.pool !== undefined) usageError(`--seed makes its scenario on the fixtures' deployment: not with ${values.load !== undefined ? "--load" : "--pool"}`);
+}
+// A seeded stack's included operation stays so only while it lacks a confirmation.
+const confirmations = Number(integer("confirmations", values.confirmations ?? String(values.seed === undefined ? 1 : SEED_CONFIRMATIONS), { min: 1n }));
+if (values.seed !== undefined && confirmations < SEED_CONFIRMATIONS) usageError(`--seed ${values.seed} shows an included operation: it needs --confirmations ${SEED_CONFIRMATIONS} or more`);
 const corsOrigins = ["loopback", ...(values["cors-origin"] ?? [])];
 try {
   checkCorsOrigins(corsOrigins);
@@ -291,6 +306,19 @@ try {
 if (stopping) await new Promise(() => {}); // a signal arrived during start-up; shutdown() exits
 
 const s = stack;
+// Seeded before the ready line: ready means the scenario is there to render.
+let seeded: SeedResult | undefined;
+if (values.seed !== undefined) {
+  try {
+    seeded = await seed(s, values.seed);
+    out.write(`  ${`seed ${values.seed}`.padEnd(22)} ${`${seeded.ms} ms`.padStart(8)}  one operation per state; relayer paused, mining held\n`);
+  } catch (error) {
+    process.stderr.write(`queue-devstack: ${printable(`${(error as Error).name}: ${(error as Error).message}`)}\n`);
+    stopping = true;
+    await s.stop();
+    process.exit(1);
+  }
+}
 if (exec) {
   out.write(`queue-devstack exec: stack ready in ${(performance.now() / 1000).toFixed(2)} s (queue ${s.queueUrl}, RPC ${s.rpcUrl}${s.proofs === "dev" ? ", dev proofs" : ""}); running ${shellCommandLine(command)}\n`);
   let exitCode: number;
@@ -328,7 +356,7 @@ ${s.patches().map((p) => `  PATCHED         ${p.name} ${p.address}: code ${p.cod
   stack info      ${s.stackInfoPath}
 ${STACK_URLS.map(({ key, label, note }) => `  ${label.padEnd(16)}${s.info[key]}${note ? `  (${note})` : ""}`).join("\n")}
   relayer         ${s.relayer.address}  (anvil's dev account #1: sending from it takes the relayer's nonce)
-
+${seeded ? `  SEEDED          ${values.seed}: ${Object.entries(seeded.operations).map(([state, op]) => `${state} ${op.id}`).join(", ")}; a swap awaiting finalize ${seeded.reservation.operationId}; shielded notes on accounts ${seeded.accounts.map((a) => `#${a.index}`).join(" and ")}. The relayer is paused and mining held: ctl relayer resume, ctl mining auto let them proceed\n` : ""}
 Funded dev accounts (${balance} each, plus 1,000,000 of each asset on a fresh chain), numbered as in stack.json
 and exec's QUEUE_DEVSTACK_ACCOUNT_<i>_*: the relayer (anvil's #1) is not among them, so #1 here is anvil's #2.
 DEV ONLY: these are anvil's publicly known test keys. Never send real funds to them.
