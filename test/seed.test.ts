@@ -61,6 +61,11 @@ describe('seed(stack, "demo") as a named starting state', () => {
     console.log(`restoring the seeded state took ${Math.round(performance.now() - started)} ms`);
   });
 
+  test("seeds a stack left held (mining held, relayer paused: the seeded state itself) without waiting for ever", async ({ stack }) => {
+    const again = await seed(stack, "demo");
+    for (const [state, op] of Object.entries(again.operations)) expect((await status(stack, op.kind, op.id)).state, state).toBe(state);
+  });
+
   test("names an unknown scenario with a SeedError, before anything is done", async ({ stack }) => {
     await expect(seed(stack, "nope")).rejects.toThrow(new SeedError("nope", "no such scenario (known: demo)"));
   });

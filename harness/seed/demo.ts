@@ -59,6 +59,9 @@ export async function seedDemo(stack: DevStack): Promise<SeedResult> {
     const response = await fetch(`${stack.queueUrl}/api/dev/${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
     if (!response.ok) throw new SeedError("demo", `POST /api/dev/${path} answered ${response.status}: ${await response.text()}`);
   };
+  // Its deposits and relays wait for blocks and the relayer: a stack a test left held would hang here.
+  await dev("mining", { mode: "auto" });
+  await dev("relayer", { engine: "running" });
   const [usdc, weth] = [config.assets[0]?.address as Address, config.assets[1]?.address as Address];
   const fee = BigInt(config.relayFees.fees.find((f) => f.asset.toLowerCase() === usdc.toLowerCase())?.send ?? "0");
   const deployment = { chainId: config.chainId, poolAddress: config.poolAddress, domain: BigInt(config.domain) };
