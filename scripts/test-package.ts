@@ -9,6 +9,7 @@
 //   has one: the one-line refusal, no stack trace;
 // - `npx queue-devstack --json` stopped with Ctrl-C, or a SIGINT to the npx PID alone, leaving no process,
 //   its summary as the README shows it.
+// The Hardhat, Foundry and Playwright projects, and the other parts, are in scripts/consumer/.
 // A file missing from the package fails here. Run by `npm test`. Everything made here, the package's
 // build and the consumer's own temp folders included (its TMPDIR), is under one temp folder, removed
 // whether it passes or fails; the repository's dist/ is left as it was (checked), so runs at once, or

@@ -1,7 +1,7 @@
 // The consumer test's Playwright part (issue 41, item 7): docs/playwright.md's example project, made
 // from the packed tarball in a folder of its own (outside the consumer project, whose tsc and vitest
 // must not see it), with @playwright/test and viem, in Debian's Chromium (nothing downloaded: the docs'
-// config takes /usr/bin/chromium, or CHROMIUM_PATH). `npx playwright test` runs it with two workers;
+// config takes /usr/bin/chromium, or CHROMIUM_PATH), type-checked. `npx playwright test` runs it with two workers;
 // then a test failing on purpose, written here (the docs' example stays a user's first one), whose
 // attached bundle starts with `npx queue-devstack --load` and is stopped. Nothing is left running,
 // and no stack's temp folder.
@@ -48,7 +48,7 @@ function docsFiles(readme: string): Map<string, string> {
 }
 
 /** The docs' files and the project's install: no stack, so it runs in the background beside the consumer's first steps. */
-export async function setupPlaywright({ work, tarball, readme, version, user }: Omit<PlaywrightConsumer, "tmp" | "step" | "inProject">): Promise<void> {
+export async function setupPlaywright({ work, tarball, readme, inProject, version, user }: Omit<PlaywrightConsumer, "tmp" | "step">): Promise<void> {
   const dir = path.join(work, FOLDER);
   const files = docsFiles(readme);
   for (const name of ["playwright.config.ts", "tests/pay.e2e.ts"]) if (!files.has(name)) throw new Error(`the docs have no code block for ${FOLDER}/${name}`);
@@ -59,7 +59,12 @@ export async function setupPlaywright({ work, tarball, readme, version, user }: 
     await mkdir(path.dirname(path.join(dir, name)), { recursive: true });
     await writeFile(path.join(dir, name), text);
   }
-  await user.install(dir, [tarball, `@playwright/test@${await version("@playwright/test")}`, `viem@${await version("viem")}`]);
+  // TypeScript and Node's types as a reader's TypeScript project has them: the docs' files type-check.
+  const packages = [tarball, "@playwright/test", "viem", "typescript", "@types/node"];
+  await user.install(dir, await Promise.all(packages.map(async (name) => (name === tarball ? name : `${name}@${await version(name)}`))));
+  const tsconfig = { compilerOptions: { module: "nodenext", target: "es2022", strict: true, noEmit: true }, include: ["playwright.config.ts", "tests"] };
+  await writeFile(path.join(dir, "tsconfig.json"), `${JSON.stringify(tsconfig, null, 2)}\n`);
+  await inProject("npx", ["tsc", "-p", "."], { cwd: dir, env: user.env, extendEnv: false });
 }
 
 export async function playwrightConsumer({ work, tmp, readme, step, inProject, user }: PlaywrightConsumer, setup: Promise<void>): Promise<void> {
@@ -74,7 +79,7 @@ export async function playwrightConsumer({ work, tmp, readme, step, inProject, u
   ];
   const exampleTests = docsFiles(readme).get("tests/pay.e2e.ts")?.match(/^test\(/gm)?.length ?? 0;
 
-  await step(`docs/playwright.md's project in ${FOLDER}/, ${user.label}: npm install the tarball, @playwright/test and viem, no browser (in the background since the first install)`, () => setup);
+  await step(`docs/playwright.md's project in ${FOLDER}/, ${user.label}: npm install the tarball, @playwright/test and viem, no browser; tsc (in the background since the first install)`, () => setup);
 
   const env = { CI: "1", PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: "1" };
   await step("npx playwright test (the docs' example, 2 workers, Debian's Chromium): passes, no process and no temp folder left", async () => {
