@@ -9,6 +9,7 @@
 //   has one: the one-line refusal, no stack trace;
 // - `npx queue-devstack --json` stopped with Ctrl-C, or a SIGINT to the npx PID alone, leaving no process,
 //   its summary as the README shows it.
+// The Hardhat, Foundry and Playwright projects, and the other parts, are in scripts/consumer/.
 // A file missing from the package fails here. Run by `npm test`. Everything made here, the package's
 // build and the consumer's own temp folders included (its TMPDIR), is under one temp folder, removed
 // whether it passes or fails; the repository's dist/ is left as it was (checked), so runs at once, or
@@ -24,6 +25,7 @@ import { execConsumer } from "./consumer/exec.ts";
 import { fixtureSourcesConsumer } from "./consumer/fixture-sources.ts";
 import { foundryConsumer, setupFoundry } from "./consumer/foundry.ts";
 import { hardhatConsumer, setupHardhat } from "./consumer/hardhat.ts";
+import { playwrightConsumer, setupPlaywright } from "./consumer/playwright.ts";
 import { threadsConsumer } from "./consumer/threads.ts";
 import { userNode } from "./consumer/user-node.ts";
 
@@ -91,7 +93,7 @@ function readmeFiles(): Map<string, string> {
   return files;
 }
 
-// CONSUMER_ONLY=exec (or core, hardhat, foundry, threads, sources, bisect; comma-separated) runs those parts only, after the
+// CONSUMER_ONLY=exec (or core, hardhat, foundry, threads, sources, bisect, playwright; comma-separated) runs those parts only, after the
 // install and the documentation's files that every part needs.
 const only = process.env.CONSUMER_ONLY?.split(",");
 const wanted = (part: string) => only === undefined || only.includes(part);
@@ -207,10 +209,14 @@ try {
     await user.install(project, devDependencies);
   });
   const entries = await entryPoints();
-  // The Hardhat and Foundry projects install (mostly npm's wait) beside the steps below; their own steps
+  // The Hardhat, Foundry and Playwright projects install (mostly npm's wait) beside the steps below; their own steps
   // await them. After the first install: on an older Node each puts node@22 in its own project first.
   const handed = { work, tarball, readme, inProject, version, user };
-  const setups = { hardhat: wanted("hardhat") ? setupHardhat(handed) : undefined, foundry: wanted("foundry") ? setupFoundry(handed) : undefined };
+  const setups = {
+    hardhat: wanted("hardhat") ? setupHardhat(handed) : undefined,
+    foundry: wanted("foundry") ? setupFoundry(handed) : undefined,
+    playwright: wanted("playwright") ? setupPlaywright(handed) : undefined,
+  };
   for (const setup of Object.values(setups)) if (setup) background.push(setup.catch(() => undefined)); // awaited (and reported) by its step
 
   if (wanted("core")) {
@@ -377,6 +383,7 @@ try {
   if (wanted("threads")) await threadsConsumer({ project, step, inProject });
   if (wanted("sources")) await fixtureSourcesConsumer({ project, readme, step, inProject, version, user });
   if (wanted("bisect")) await bisectConsumer({ project, files, step, inProject, version, user });
+  if (setups.playwright) await playwrightConsumer({ ...handed, tmp: consumerTmp, step }, setups.playwright);
   await step("the repository's dist/ is as it was (built elsewhere, never written)", async () => {
     if ((await distState()) !== distBefore) throw new Error("dist/ changed during the run: this run must not write it (or someone else built meanwhile)");
   });

@@ -71,7 +71,7 @@ describe("queue-devstack/playwright", () => {
     expect(run.exitCode).toBe(1);
     expect(specs.filter((spec) => spec.file.startsWith("wallet")).length).toBe(14);
     // The docs' example project: its file is named from the config's folder.
-    expect(specs.filter((spec) => spec.file.endsWith("/tests/pay.e2e.ts")).map((spec) => spec.title)).toEqual(["connects and pays", "shows the wallet's prompt, then the person's rejection", "refuses to pay on another chain"]);
+    expect(specs.filter((spec) => spec.file.endsWith("/tests/pay.e2e.ts")).map((spec) => spec.title)).toEqual(["connects and pays", "signs a message the app can verify", "shows the wallet's prompt, then the person's rejection", "refuses to pay on another chain"]);
 
     // Each of the wallet's steps is a named step in the trace: the test's own, and an approval the app asked for.
     const held = specs.find((spec) => spec.title.startsWith("wallet.hold()"))!;
