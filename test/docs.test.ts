@@ -142,6 +142,16 @@ describe("README.md and docs/*.md", () => {
     expect(named.filter(({ file }) => !inPackage(file)).map(({ where, file }) => `${where} names ${file}`)).toEqual([]);
   });
 
+  it("contributing.md's layout has a row for every folder of harness/ and src/", () => {
+    const layout = readFileSync(path.join(repo, "docs", "contributing.md"), "utf8");
+    const rows = new Set([...layout.matchAll(/^\| `([\w./-]+\/)` \|/gm)].map((m) => m[1] as string));
+    const folders = ["harness", "src"].flatMap((floor) =>
+      readdirSync(path.join(repo, floor), { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => `${floor}/${entry.name}/`),
+    );
+    expect(folders.length).toBeGreaterThan(20);
+    expect(folders.filter((folder) => !rows.has(folder))).toEqual([]);
+  });
+
   it(`have no paragraph and no table cell over ${MAX_WORDS} words (code aside)`, () => {
     const long = PAGES.flatMap((page) => overLong(readFileSync(path.join(repo, page), "utf8")).map((where) => `${page}:${where}`));
     expect(long).toEqual([]);
