@@ -13,6 +13,7 @@ import path from "node:path";
 import type { Options } from "execa";
 import { listProcesses } from "../../harness/process/index.ts";
 import type { HardhatConsumer } from "./hardhat.ts";
+import { folderFiles } from "./folder-files.ts";
 
 /** What the consumer test (scripts/test-package.ts) hands over: the same as to the Hardhat part. */
 export type FoundryConsumer = HardhatConsumer;
@@ -32,13 +33,6 @@ const FORGE_TEST = [FORGE, "test", "--fork-url", "devstack"];
 
 /** forge writes its caches to ~/.foundry: its runs here get a HOME of their own, in the consumer's folder. */
 const foundryHome = (work: string) => path.join(work, "foundry-home");
-
-/** The README's code blocks named `foundry-project/<path>`, by path in that folder. */
-function foundryFiles(readme: string): Map<string, string> {
-  const files = new Map<string, string>();
-  for (const match of readme.matchAll(new RegExp(`^\`\`\`\\w+ ${FOLDER}/([\\w./-]+)\\n([\\s\\S]*?)^\`\`\`$`, "gm"))) files.set(match[1] as string, match[2] as string);
-  return files;
-}
 
 /** Not README files: a test that fails, and one that says where its stack is (forge may write in its project only) and waits. */
 const CHECKS = `// SPDX-License-Identifier: MIT
@@ -71,7 +65,7 @@ export async function setupFoundry({ work, tarball, readme, inProject, version, 
   const dir = path.join(work, FOLDER);
   const checks = path.join(dir, "checks");
   const [forge, solc] = [`@foundry-rs/forge@${await version("@foundry-rs/forge")}`, `solc@${await version("solc")}`];
-  const files = foundryFiles(readme);
+  const files = folderFiles(readme, FOLDER);
   for (const name of ["foundry.toml", "test/DevStackPool.t.sol"]) if (!files.has(name)) throw new Error(`README.md has no code block for ${FOLDER}/${name}`);
   for (const command of [README_COMMAND, README_OFFLINE, `forge-${PLATFORM}`]) if (!readme.includes(command)) throw new Error(`the docs (README.md, docs/*.md) do not give the command run here: ${command}`);
   await mkdir(dir);

@@ -13,6 +13,7 @@ import path from "node:path";
 import type { Options, ResultPromise } from "execa";
 import { listProcesses } from "../../harness/process/index.ts";
 import type { UserNode } from "./user-node.ts";
+import { folderFiles } from "./folder-files.ts";
 
 /** What the consumer test (scripts/test-package.ts) hands over. */
 export interface HardhatConsumer {
@@ -40,13 +41,6 @@ const FOLDER = "hardhat-project";
 const HARDHAT_VIEM = "3.0.9";
 const NODE_TEST_RUNNER = "3.1.0";
 
-/** The README's code blocks named `hardhat-project/<path>`, by path in that folder. */
-function hardhatFiles(readme: string): Map<string, string> {
-  const files = new Map<string, string>();
-  for (const match of readme.matchAll(new RegExp(`^\`\`\`\\w+ ${FOLDER}/([\\w./-]+)\\n([\\s\\S]*?)^\`\`\`$`, "gm"))) files.set(match[1] as string, match[2] as string);
-  return files;
-}
-
 /**
  * The README's Hardhat project, written, installed and type-checked: no stack, no step of its own, so
  * the consumer test runs it in the background beside its other steps (the install is mostly npm's wait).
@@ -54,7 +48,7 @@ function hardhatFiles(readme: string): Map<string, string> {
 export async function setupHardhat({ work, tarball, readme, inProject, version, user }: Omit<HardhatConsumer, "tmp" | "step">): Promise<void> {
   const dir = path.join(work, FOLDER);
   const inDir = (file: string, args: string[], options: Options = {}) => inProject(file, args, { cwd: dir, env: user.env, extendEnv: false, ...options });
-  const files = hardhatFiles(readme);
+  const files = folderFiles(readme, FOLDER);
   for (const name of ["hardhat.config.ts", OFFLINE_CONFIG, "test/devstack.ts"]) if (!files.has(name)) throw new Error(`README.md has no code block for ${FOLDER}/${name}`);
   if (!readme.includes(`npx hardhat test --config ${OFFLINE_CONFIG}`)) throw new Error(`the docs do not give the command run here: npx hardhat test --config ${OFFLINE_CONFIG}`);
   await mkdir(dir);

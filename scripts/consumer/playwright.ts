@@ -10,6 +10,7 @@ import path from "node:path";
 import type { Options } from "execa";
 import { listProcesses } from "../../harness/process/index.ts";
 import type { HardhatConsumer } from "./hardhat.ts";
+import { folderFiles } from "./folder-files.ts";
 
 /** What the consumer test hands over: as to the Hardhat part (its TMPDIR also holds Chromium's profiles). */
 export type PlaywrightConsumer = HardhatConsumer;
@@ -41,16 +42,10 @@ function attachedBundle(report: unknown): string | undefined {
   return undefined;
 }
 
-function docsFiles(readme: string): Map<string, string> {
-  const files = new Map<string, string>();
-  for (const match of readme.matchAll(new RegExp(`^\`\`\`\\w+ ${FOLDER}/([\\w./-]+)\\n([\\s\\S]*?)^\`\`\`$`, "gm"))) files.set(match[1] as string, match[2] as string);
-  return files;
-}
-
 /** The docs' files and the project's install: no stack, so it runs in the background beside the consumer's first steps. */
 export async function setupPlaywright({ work, tarball, readme, inProject, version, user }: Omit<PlaywrightConsumer, "tmp" | "step">): Promise<void> {
   const dir = path.join(work, FOLDER);
-  const files = docsFiles(readme);
+  const files = folderFiles(readme, FOLDER);
   for (const name of ["playwright.config.ts", "tests/pay.e2e.ts"]) if (!files.has(name)) throw new Error(`the docs have no code block for ${FOLDER}/${name}`);
   if (!readme.includes("npm install -D ./queue-devstack-0.1.0.tgz @playwright/test viem")) throw new Error("the docs do not give the install run here");
   await mkdir(dir);
@@ -77,7 +72,7 @@ export async function playwrightConsumer({ work, tmp, readme, step, inProject, u
     ...(await listProcesses()).filter((p) => p.args.includes(dir) || p.args.includes(tmp)).map((p) => `${p.pid} ${p.args}`),
     ...(await madeInTmp()).filter((name) => !before.has(name)),
   ];
-  const exampleTests = docsFiles(readme).get("tests/pay.e2e.ts")?.match(/^test\(/gm)?.length ?? 0;
+  const exampleTests = folderFiles(readme, FOLDER).get("tests/pay.e2e.ts")?.match(/^test\(/gm)?.length ?? 0;
 
   await step(`docs/playwright.md's project in ${FOLDER}/, ${user.label}: npm install the tarball, @playwright/test and viem, no browser; tsc (in the background since the first install)`, () => setup);
 
