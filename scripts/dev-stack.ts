@@ -181,21 +181,9 @@ const chainPort = port("chain-port", values["chain-port"]);
 const queuePort = port("queue-port", values["queue-port"]);
 const forkBlockNumber = integer("fork-block-number", values["fork-block-number"]);
 const deploymentBlock = integer("deployment-block", values["deployment-block"]);
-// The harness (viem, fastify, zod: over a second of loading) only now: --help and a mistake in the
-// command line answer at once.
-const [{ formatEther }, { PortInUseError, seed, SEED_CONFIRMATIONS, startDevStack }, { anvilIndexOf, jsonRpc }, { checkAllowedHosts }, { STACK_URLS }, { shellCommandLine, signalExitCode }, { settleMemoryAfterStart, watchLaunch }, { checkCorsOrigins }, { ExecRuns }, { checkScenario }] = await Promise.all([
-  import("viem"),
-  import("../harness/index.ts"),
-  import("../harness/chain/index.ts"),
-  import("../harness/dev/index.ts"),
-  import("../harness/state-dir/index.ts"),
-  import("../harness/exec/index.ts"),
-  import("../harness/process/index.ts"),
-  import("../src/cors.ts"),
-  import("./exec-command.ts"),
-  import("../harness/seed/index.ts"),
-]);
-if (values.seed !== undefined) {
+// --seed's checks load only the seed folder's door (its scenario runs later, with the harness).
+const { checkScenario, SEED_CONFIRMATIONS } = values.seed === undefined ? { checkScenario: undefined, SEED_CONFIRMATIONS: 1 } : await import("../harness/seed/index.ts");
+if (values.seed !== undefined && checkScenario) {
   try {
     checkScenario(values.seed);
   } catch (error) {
@@ -205,8 +193,21 @@ if (values.seed !== undefined) {
   if (values.load !== undefined || values.pool !== undefined) usageError(`--seed makes its scenario on the fixtures' deployment: not with ${values.load !== undefined ? "--load" : "--pool"}`);
 }
 // A seeded stack's included operation stays so only while it lacks a confirmation.
-const confirmations = Number(integer("confirmations", values.confirmations ?? String(values.seed === undefined ? 1 : SEED_CONFIRMATIONS), { min: 1n }));
+const confirmations = Number(integer("confirmations", values.confirmations ?? String(SEED_CONFIRMATIONS), { min: 1n }));
 if (values.seed !== undefined && confirmations < SEED_CONFIRMATIONS) usageError(`--seed ${values.seed} shows an included operation: it needs --confirmations ${SEED_CONFIRMATIONS} or more`);
+// The harness (viem, fastify, zod: over a second of loading) only now: --help and a mistake in the
+// command line answer at once.
+const [{ formatEther }, { PortInUseError, seed, startDevStack }, { anvilIndexOf, jsonRpc }, { checkAllowedHosts }, { STACK_URLS }, { shellCommandLine, signalExitCode }, { settleMemoryAfterStart, watchLaunch }, { checkCorsOrigins }, { ExecRuns }] = await Promise.all([
+  import("viem"),
+  import("../harness/index.ts"),
+  import("../harness/chain/index.ts"),
+  import("../harness/dev/index.ts"),
+  import("../harness/state-dir/index.ts"),
+  import("../harness/exec/index.ts"),
+  import("../harness/process/index.ts"),
+  import("../src/cors.ts"),
+  import("./exec-command.ts"),
+]);
 const corsOrigins = ["loopback", ...(values["cors-origin"] ?? [])];
 try {
   checkCorsOrigins(corsOrigins);

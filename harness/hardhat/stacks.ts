@@ -170,18 +170,17 @@ function stopOnExit(): void {
   const signals = ["SIGINT", "SIGTERM"] as const;
   let stopping = false;
   // Once: a Ctrl-C reaches this process and wakes npm's sh too (seen by the watch), one signal of two ways.
-  const stopThenRaise = (signal: NodeJS.Signals) => {
+  function stopThenRaise(signal: NodeJS.Signals): void {
     if (stopping) return;
     stopping = true;
-    for (const s of signals) process.removeListener(s, onSignal); // a second signal ends the process at once
+    for (const s of signals) process.removeListener(s, stopThenRaise); // a second signal ends the process at once
     void stopAll().then(() => {
       // Re-raised for the default action (exit by that signal), unless someone else handles it.
       if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
     });
-  };
-  const onSignal = (signal: NodeJS.Signals) => stopThenRaise(signal);
-  for (const signal of signals) process.on(signal, onSignal);
-  watchLaunch((signal) => stopThenRaise(signal));
+  }
+  for (const signal of signals) process.on(signal, stopThenRaise);
+  watchLaunch(stopThenRaise);
   process.once("exit", () => {
     for (const [stack, { ownStateDir }] of running) {
       try {

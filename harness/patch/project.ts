@@ -19,7 +19,7 @@ export interface SolidityProject {
 
 const HARDHAT_CONFIGS = ["ts", "js", "mjs", "cjs", "mts", "cts"].map((ext) => `hardhat.config.${ext}`);
 /** What makes a folder a project's root, as forge (foundry.toml, remappings.txt), Hardhat (its config) and npm (package.json) see it. */
-export const PROJECT_MARKERS = ["foundry.toml", "remappings.txt", ...HARDHAT_CONFIGS, "package.json"];
+const PROJECT_MARKERS = ["foundry.toml", "remappings.txt", ...HARDHAT_CONFIGS, "package.json"];
 
 /** The project of `file` (absolute): its root, remappings and libs. */
 export function solidityProject(file: string): SolidityProject {

@@ -72,10 +72,9 @@ export async function seedDemo(stack: DevStack): Promise<SeedResult> {
     { index: 1, deposits: [...Array.from({ length: 5 }, () => [usdc, USDC(3)] as [Address, bigint]), [usdc, USDC(250)], [weth, 10n ** 17n]] },
     { index: 2, deposits: [[usdc, USDC(1200)], [weth, 5n * 10n ** 17n]] },
   ];
-  const holders = plan.map(({ index }) => ({ index, account: stack.accounts[index] as DevStack["accounts"][number], keys: createAccountKeys() }));
+  const holders = plan.map(({ index, deposits }) => ({ index, deposits, account: stack.accounts[index] as DevStack["accounts"][number], keys: createAccountKeys() }));
   // The two accounts deposit side by side (each its own nonces).
-  await Promise.all(plan.map(async ({ deposits }, i) => {
-    const { account, keys } = holders[i] as (typeof holders)[number];
+  await Promise.all(holders.map(async ({ deposits, account, keys }) => {
     const wallet = createWalletClient({ account: keyAccount(account.privateKey), chain, transport: http(stack.rpcUrl) });
     for (const asset of new Set(deposits.map(([a]) => a))) {
       await client.waitForTransactionReceipt({ hash: await wallet.writeContract({ address: asset, abi: erc20Abi, functionName: "approve", args: [config.poolAddress as Address, maxUint256] }) });

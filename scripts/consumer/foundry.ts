@@ -13,7 +13,7 @@ import path from "node:path";
 import type { Options } from "execa";
 import { listProcesses } from "../../harness/process/index.ts";
 import type { HardhatConsumer } from "./hardhat.ts";
-import { folderFiles } from "./folder-files.ts";
+import { folderFiles, writeFolderFiles } from "./folder-files.ts";
 
 /** What the consumer test (scripts/test-package.ts) hands over: the same as to the Hardhat part. */
 export type FoundryConsumer = HardhatConsumer;
@@ -71,10 +71,7 @@ export async function setupFoundry({ work, tarball, readme, inProject, version, 
   await mkdir(dir);
   await inProject("npm", ["init", "-y"], { cwd: dir, env: user.env, extendEnv: false });
   await user.install(dir, [tarball, forge, solc], ["@foundry-rs/forge"]);
-  for (const [name, text] of files) {
-    await mkdir(path.dirname(path.join(dir, name)), { recursive: true });
-    await writeFile(path.join(dir, name), text);
-  }
+  await writeFolderFiles(dir, files);
   await mkdir(foundryHome(work));
   // The checks' project: the README's foundry.toml, and forge may write in it (the hang test's "started").
   await mkdir(path.join(checks, "test"), { recursive: true });

@@ -13,7 +13,7 @@ import path from "node:path";
 import type { Options, ResultPromise } from "execa";
 import { listProcesses } from "../../harness/process/index.ts";
 import type { UserNode } from "./user-node.ts";
-import { folderFiles } from "./folder-files.ts";
+import { folderFiles, writeFolderFiles } from "./folder-files.ts";
 
 /** What the consumer test (scripts/test-package.ts) hands over. */
 export interface HardhatConsumer {
@@ -53,10 +53,7 @@ export async function setupHardhat({ work, tarball, readme, inProject, version, 
   if (!readme.includes(`npx hardhat test --config ${OFFLINE_CONFIG}`)) throw new Error(`the docs do not give the command run here: npx hardhat test --config ${OFFLINE_CONFIG}`);
   await mkdir(dir);
   await writeFile(path.join(dir, "package.json"), `${JSON.stringify({ name: FOLDER, private: true, type: "module" }, null, 2)}\n`);
-  for (const [name, text] of files) {
-    await mkdir(path.dirname(path.join(dir, name)), { recursive: true });
-    await writeFile(path.join(dir, name), text);
-  }
+  await writeFolderFiles(dir, files);
   const packages = [
     tarball,
     `hardhat@${await version("hardhat")}`,

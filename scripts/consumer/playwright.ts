@@ -8,9 +8,10 @@
 import { mkdir, readFile, readdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Options } from "execa";
+import { jsonRpc } from "../../harness/chain/index.ts";
 import { listProcesses } from "../../harness/process/index.ts";
 import type { HardhatConsumer } from "./hardhat.ts";
-import { folderFiles } from "./folder-files.ts";
+import { folderFiles, writeFolderFiles } from "./folder-files.ts";
 
 /** What the consumer test hands over: as to the Hardhat part (its TMPDIR also holds Chromium's profiles). */
 export type PlaywrightConsumer = HardhatConsumer;
@@ -50,10 +51,7 @@ export async function setupPlaywright({ work, tarball, readme, inProject, versio
   if (!readme.includes("npm install -D ./queue-devstack-0.1.0.tgz @playwright/test viem")) throw new Error("the docs do not give the install run here");
   await mkdir(dir);
   await writeFile(path.join(dir, "package.json"), `${JSON.stringify({ name: FOLDER, private: true }, null, 2)}\n`);
-  for (const [name, text] of files) {
-    await mkdir(path.dirname(path.join(dir, name)), { recursive: true });
-    await writeFile(path.join(dir, name), text);
-  }
+  await writeFolderFiles(dir, files);
   // TypeScript and Node's types as a reader's TypeScript project has them: the docs' files type-check.
   const packages = [tarball, "@playwright/test", "viem", "typescript", "@types/node"];
   await user.install(dir, await Promise.all(packages.map(async (name) => (name === tarball ? name : `${name}@${await version(name)}`))));
@@ -104,8 +102,7 @@ export async function playwrightConsumer({ work, tmp, readme, step, inProject, u
     });
     try {
       if ((await fetch(`${info.queueUrl}/api/queue/config`)).status !== 200) throw new Error("the loaded stack did not serve its config");
-      const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_getBalance", params: [PAYEE, "latest"] });
-      const balance = ((await (await fetch(info.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body })).json()) as { result: string }).result;
+      const balance = await jsonRpc<string>(info.rpcUrl, "eth_getBalance", [PAYEE, "latest"]);
       if (BigInt(balance) !== 42n) throw new Error(`the loaded stack has not the failing test's send: ${PAYEE} holds ${balance}`);
     } finally {
       process.kill(-(cli.pid as number), "SIGINT"); // Ctrl-C

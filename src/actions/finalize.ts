@@ -16,7 +16,7 @@ export const reservationClaim = (reservationId: string) => `reservation:${reserv
 export type Reservation = Awaited<ReturnType<typeof readReservation>>;
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 /** What the store knows of an action: whether this runtime relayed it (minedActions) or quoted its terms (quotesWithTerms). */
-type MinedActions = Pick<OperationStore, "minedActions" | "quotesWithTerms">;
+type ActionRecords = Pick<OperationStore, "minedActions" | "quotesWithTerms">;
 
 /**
  * The reservation, as the Pool has it now: unknown (404), already finalized (409), or pending with its
@@ -73,7 +73,7 @@ const isoTime = (unixSeconds: bigint) => new Date(Number(unixSeconds) * 1000).to
  * A refund pays no fee: it is relayed only for an action this runtime relayed itself, whose fee covered
  * both the action and the refund (the action and finalize fees of its route in the input asset).
  */
-export async function checkFinalizeFee(context: CheckContext, request: FinalizeRequest, reservation: Reservation, operations: MinedActions): Promise<void> {
+export async function checkFinalizeFee(context: CheckContext, request: FinalizeRequest, reservation: Reservation, operations: ActionRecords): Promise<void> {
   if (reservation.state === "settled") return checkSettledFee(context, request, reservation, operations);
   const id = request.reservationId;
   const entry = feeEntry(context.config, externalRoute(context.config, reservation.routeId), reservation.inputAsset);
@@ -87,7 +87,7 @@ export async function checkFinalizeFee(context: CheckContext, request: FinalizeR
   }
 }
 
-async function checkSettledFee(context: CheckContext, request: FinalizeRequest, reservation: Reservation, operations: MinedActions): Promise<void> {
+async function checkSettledFee(context: CheckContext, request: FinalizeRequest, reservation: Reservation, operations: ActionRecords): Promise<void> {
   const id = request.reservationId;
   const minimum = configuredFinalizeFee(context.config, reservation.routeId, reservation.outputAsset);
   const fee = reservation.finalizeFee < reservation.amountOut ? reservation.finalizeFee : reservation.amountOut;
@@ -121,7 +121,7 @@ async function checkSettledFee(context: CheckContext, request: FinalizeRequest, 
  * node's chain now (an `included` one may have left it in a reorg). No log scan: a range-limited
  * provider refuses one from the deployment block.
  */
-async function relayedActionFee({ chain }: CheckContext, reservationId: Hex, reservation: Reservation, operations: MinedActions): Promise<bigint | undefined> {
+async function relayedActionFee({ chain }: CheckContext, reservationId: Hex, reservation: Reservation, operations: ActionRecords): Promise<bigint | undefined> {
   for (const op of operations.minedActions(reservation.precommitment.toString())) {
     if ("reservationId" in op.request || !op.request.action || op.minedHash === null) continue;
     if (reservationIdOf(op.request).toLowerCase() !== reservationId.toLowerCase()) continue;
@@ -139,7 +139,7 @@ async function relayedActionFee({ chain }: CheckContext, reservationId: Hex, res
  * holds it, mined), or it signed a quote of exactly its terms (a client may self-relay a quoted action).
  * Both come from the store, so they hold after a restart; a quote is found while the store keeps it.
  */
-async function promisedHere(context: CheckContext, reservationId: Hex, reservation: Reservation, operations: MinedActions): Promise<boolean> {
+async function promisedHere(context: CheckContext, reservationId: Hex, reservation: Reservation, operations: ActionRecords): Promise<boolean> {
   const quoted = operations.quotesWithTerms(reservation.deadline.toString(), reservation.amountIn.toString()).some((stored) => {
     const parsed = Quote.safeParse(stored);
     if (!parsed.success) return false;

@@ -525,8 +525,9 @@ export class SqliteOperationStore implements OperationStore {
         .prepare(`SELECT id FROM operations WHERE ${REFUSED} ORDER BY created_at DESC, rowid DESC LIMIT -1 OFFSET ?`)
         .all(Math.max(0, Math.floor(keep))) as Row[];
       const ids = old.map((row) => String(row.id));
+      const drop = this.prepare("DELETE FROM operations WHERE id = ?");
       for (const id of ids) {
-        this.prepare("DELETE FROM operations WHERE id = ?").run(id);
+        drop.run(id);
         this.peeked.delete(id);
       }
       return ids;
