@@ -5,6 +5,7 @@ import { redactUrl } from "../../src/redact.ts";
 import { definePart, timed, type ProgressListener, type StackPart } from "../part/index.ts";
 import { startChain, type Chain, type DevAccount } from "./chain.ts";
 import { startChainSaver } from "./chain-saver.ts";
+import { withoutStrayBlocks } from "./stray-blocks.ts";
 import { resolveForkPoint, type ForkPoint } from "./fork.ts";
 import { DEFAULT_FORK_CACHE_DIR, openRpcCache } from "./rpc-cache.ts";
 import { startRpcFaultProxy, type RpcFaultProxy } from "./rpc-faults.ts";
@@ -81,19 +82,20 @@ export function chainPart(
 ): StackPart<StackChain> {
   return definePart("chain", async (onStop) => {
     const { dir, upstream } = args;
+    const loadState = dir.resume ? await withoutStrayBlocks(dir.chainStateFile, dir.stateDir) : { file: args.genesisState, remove: async () => {} };
     const chain: Chain = await timed(options.onProgress, upstream.fork ? "start anvil (fork)" : "start anvil", () =>
       startChain({
         host: args.host,
         port: options.chainPort ?? 0,
         stateDir: dir.stateDir,
         fork: upstream.anvilFork,
-        loadState: dir.resume ? dir.chainStateFile : args.genesisState,
+        loadState: loadState.file,
         // anvil writes the chain when it is stopped, also by the orphan guard when this process dies.
         dumpState: options.persist ? dir.chainStateFile : undefined,
         onProcess: (anvil) => dir.recordAnvil(anvil),
         onBooting: args.onBooting,
         signal: options.signal,
-      }),
+      }).finally(loadState.remove),
     );
     // The chain is written only once it is known good (deployed, or checked against the manifest): until
     // then anvil is stopped without its dump, and a refused start leaves the saved files as they were.

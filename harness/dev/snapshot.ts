@@ -1,6 +1,6 @@
 import type { Hex } from "viem";
 import type { RelayControl } from "../../src/relay/control.ts";
-import { JsonRpcError, jsonRpc, jsonRpcBatch } from "../chain/index.ts";
+import { JsonRpcError, dropStrayBlocksInDump, jsonRpc, jsonRpcBatch } from "../chain/index.ts";
 import type { StoreCheckpoint } from "../../src/relay/store.ts";
 import { controlLock } from "./control-lock.ts";
 
@@ -242,6 +242,8 @@ export function createSnapshots(args: {
   const reload = async (entry: Held, snapshot: StackSnapshot): Promise<void> => {
     const reset: [string, unknown[]] = ["anvil_reset", args.fork ? [{ forking: { jsonRpcUrl: args.fork.url, blockNumber: Number(args.fork.blockNumber) } }] : []];
     let head: Block | undefined;
+    // Once, on the first reload: the dump also holds the genesis anvil made before it loaded its state file.
+    entry.dump = dropStrayBlocksInDump(entry.dump as Hex, snapshot.blockHash);
     for (let attempt = 1; attempt <= 2; attempt++) {
       await quiesce();
       await rpc(...reset);
