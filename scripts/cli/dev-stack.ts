@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 import { parseArgs } from "node:util";
-import type { DevStack, SeedResult } from "../harness/index.ts";
-import { joinNegativeValues } from "../src/negative-values.ts";
-import { printable, printableJsonLine } from "../src/printable.ts";
-import { redactText } from "../src/redact.ts";
+import type { DevStack, SeedResult } from "../../harness/index.ts";
+import { joinNegativeValues } from "../../src/negative-values.ts";
+import { printable, printableJsonLine } from "../../src/printable.ts";
+import { redactText } from "../../src/redact.ts";
 
 const HELP = `Usage: npx queue-devstack [options]    (in a package.json script: queue-devstack [options])
 
@@ -169,7 +169,7 @@ if (values.json && execMode) usageError("--json is not an exec option: the comma
 const runs = Number(integer("runs", values.runs, { min: 1n }) ?? 1);
 // A command that cannot run is refused before a stack is started for it, as a shell would: 127 or 126.
 if (execMode) {
-  const { findCommand } = await import("../harness/exec/index.ts");
+  const { findCommand } = await import("../../harness/exec/index.ts");
   const found = findCommand(command[0] as string);
   if ("reason" in found) {
     process.stderr.write(`queue-devstack exec: ${found.reason}\n`);
@@ -182,7 +182,7 @@ const queuePort = port("queue-port", values["queue-port"]);
 const forkBlockNumber = integer("fork-block-number", values["fork-block-number"]);
 const deploymentBlock = integer("deployment-block", values["deployment-block"]);
 // --seed's checks load only the seed folder's door (its scenario runs later, with the harness).
-const { checkScenario, SEED_CONFIRMATIONS } = values.seed === undefined ? { checkScenario: undefined, SEED_CONFIRMATIONS: 1 } : await import("../harness/seed/index.ts");
+const { checkScenario, SEED_CONFIRMATIONS } = values.seed === undefined ? { checkScenario: undefined, SEED_CONFIRMATIONS: 1 } : await import("../../harness/seed/index.ts");
 if (values.seed !== undefined && checkScenario) {
   try {
     checkScenario(values.seed);
@@ -199,13 +199,13 @@ if (values.seed !== undefined && confirmations < SEED_CONFIRMATIONS) usageError(
 // command line answer at once.
 const [{ formatEther }, { PortInUseError, seed, startDevStack }, { anvilIndexOf, jsonRpc }, { checkAllowedHosts }, { STACK_URLS }, { shellCommandLine, signalExitCode }, { settleMemoryAfterStart, watchLaunch }, { checkCorsOrigins }, { ExecRuns }] = await Promise.all([
   import("viem"),
-  import("../harness/index.ts"),
-  import("../harness/chain/index.ts"),
-  import("../harness/dev/index.ts"),
-  import("../harness/state-dir/index.ts"),
-  import("../harness/exec/index.ts"),
-  import("../harness/process/index.ts"),
-  import("../src/cors.ts"),
+  import("../../harness/index.ts"),
+  import("../../harness/chain/index.ts"),
+  import("../../harness/dev/index.ts"),
+  import("../../harness/state-dir/index.ts"),
+  import("../../harness/exec/index.ts"),
+  import("../../harness/process/index.ts"),
+  import("../../src/cors.ts"),
   import("./exec-command.ts"),
 ]);
 const corsOrigins = ["loopback", ...(values["cors-origin"] ?? [])];
