@@ -11,7 +11,7 @@ const repo = path.resolve(import.meta.dirname, "..");
 const strip = ["--experimental-strip-types", "--no-warnings=ExperimentalWarning"];
 
 const vitest = execa("npx", ["vitest", "run"], { cwd: repo, stdio: "inherit", reject: false });
-const pkg = execa(process.execPath, [...strip, "scripts/test-package.ts"], { cwd: repo, stdin: "ignore", all: true, buffer: false, reject: false });
+const pkg = execa(process.execPath, [...strip, "scripts/consumer/test-package.ts"], { cwd: repo, stdin: "ignore", all: true, buffer: false, reject: false });
 createInterface({ input: pkg.all }).on("line", (line) => process.stdout.write(`[package] ${line}\n`));
 
 const [tests, consumer] = await Promise.all([vitest, pkg]);

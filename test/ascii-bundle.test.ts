@@ -3,7 +3,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { build } from "esbuild";
 import { describe, expect, it } from "vitest";
-import { asciiOnly, makeBuildAscii } from "../scripts/ascii-bundle.ts";
+import { asciiOnly, makeBuildAscii } from "../scripts/build/ascii-bundle.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
 
 const tempDir = withTempDirs();
@@ -23,7 +23,7 @@ const SOURCE = `export function message(code) {
 }
 `;
 
-// The CLI bundle (scripts/build-cli.ts) in ASCII: one other character made V8 hold its 4.6 MB source as
+// The CLI bundle (scripts/build/build-cli.ts) in ASCII: one other character made V8 hold its 4.6 MB source as
 // two bytes a character, 8.8 MB of an idle stack's heap (issue 32, item 5).
 describe("the CLI bundle's source is ASCII", () => {
   it("esbuild leaves a comment's characters as written; makeBuildAscii escapes them, and the module answers the same", async () => {

@@ -17,7 +17,7 @@ import { interruptPreload } from "./support/interrupt-at.ts";
 // the bundle's files left behind).
 const tempDir = withTempDirs();
 const startStack = withStacks();
-const CLI = ["--experimental-strip-types", "--no-warnings", "scripts/dev-stack.ts"];
+const CLI = ["--experimental-strip-types", "--no-warnings", "scripts/cli/dev-stack.ts"];
 /** The steps of a bundle's load, each reported as it ends (the last one's end leaves parts still to start). */
 const LOAD_STEPS = ["check state dir", "unpack bundle", "load contracts", "start anvil", "resume saved chain", "check manifest", "start queue runtime"];
 let dir: string;

@@ -27,7 +27,7 @@ import { withTempDirs } from "./support/temp-dirs.ts";
 const tempDir = withTempDirs();
 const startStack = withStacks();
 afterAll(closeProvers);
-const CLI = ["--experimental-strip-types", "--no-warnings", "scripts/dev-stack.ts"];
+const CLI = ["--experimental-strip-types", "--no-warnings", "scripts/cli/dev-stack.ts"];
 type Envelope = Record<string, unknown> & { chain: string; store: string; manifest: string };
 let dir: string;
 let good: Envelope;

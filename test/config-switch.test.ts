@@ -20,7 +20,7 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-const ctl = (...args: string[]) => execa(process.execPath, ["--experimental-strip-types", "--no-warnings", "scripts/dev-stack.ts", "ctl", ...args, "--state-dir", stack.stateDir], { reject: false });
+const ctl = (...args: string[]) => execa(process.execPath, ["--experimental-strip-types", "--no-warnings", "scripts/cli/dev-stack.ts", "ctl", ...args, "--state-dir", stack.stateDir], { reject: false });
 const served = async () => {
   const response = await fetch(`${stack.queueUrl}/api/queue/config`);
   return { etag: response.headers.get("etag"), config: (await response.json()) as DeploymentConfig };

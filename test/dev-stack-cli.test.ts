@@ -11,7 +11,7 @@ import { alive, anvilsWith, gone } from "./support/processes.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
 
 const tempDir = withTempDirs();
-const CLI = ["--experimental-strip-types", "scripts/dev-stack.ts"];
+const CLI = ["--experimental-strip-types", "scripts/cli/dev-stack.ts"];
 /** What a test started (stopped after it), or a describe's shared launch (stopped after the file's tests). */
 type Launches = { running: ResultPromise[]; anvils: number[] };
 const perTest: Launches = { running: [], anvils: [] };
@@ -104,8 +104,8 @@ async function projectWithBin(): Promise<string> {
   await writeFile(path.join(project, "package.json"), JSON.stringify({ name: "consumer", private: true }));
   await mkdir(path.join(project, "node_modules", ".bin"), { recursive: true });
   const bin = path.join(project, "node_modules", ".bin", "queue-devstack");
-  // The installed bin is the built scripts/queue-devstack.ts (npm run build); its source, loaded the same way.
-  await writeFile(bin, `#!/usr/bin/env node\nimport(${JSON.stringify(pathToFileURL(path.resolve("scripts/queue-devstack.ts")).href)});\n`);
+  // The installed bin is the built scripts/cli/queue-devstack.ts (npm run build); its source, loaded the same way.
+  await writeFile(bin, `#!/usr/bin/env node\nimport(${JSON.stringify(pathToFileURL(path.resolve("scripts/cli/queue-devstack.ts")).href)});\n`);
   await chmod(bin, 0o755);
   return project;
 }
@@ -350,7 +350,7 @@ describe("npm run dev-stack", () => {
       const run = await execa(process.execPath, ["--import", preload, ...CLI, ...args], { reject: false, env: { LOADED_MODULES_OUT: out } });
       expect(run.exitCode, args.join(" ")).toBe(args[0] === "--help" ? 0 : 2);
       const loaded = await read();
-      expect(loaded, args.join(" ")).toContain(pathToFileURL(path.resolve("scripts/dev-stack.ts")).href);
+      expect(loaded, args.join(" ")).toContain(pathToFileURL(path.resolve("scripts/cli/dev-stack.ts")).href);
       expect(loaded.filter((url) => /\/(harness|node_modules)\//.test(url)), args.join(" ")).toEqual([]);
     }
   });

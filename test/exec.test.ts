@@ -11,7 +11,7 @@ import { alive, anvilsWith, gone } from "./support/processes.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
 
 const tempDir = withTempDirs();
-const CLI = ["--experimental-strip-types", "--no-warnings", "scripts/dev-stack.ts", "exec"];
+const CLI = ["--experimental-strip-types", "--no-warnings", "scripts/cli/dev-stack.ts", "exec"];
 const running: ResultPromise[] = [];
 const pids: number[] = [];
 afterEach(async () => {

@@ -20,7 +20,7 @@ const dev = async (path: string, body: unknown) => {
   const response = await fetch(`${stack.queueUrl}/api/dev/${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 };
-const ctl = (...args: string[]) => execa(process.execPath, ["--experimental-strip-types", "--no-warnings", "scripts/dev-stack.ts", "ctl", ...args, "--state-dir", stack.stateDir], { reject: false });
+const ctl = (...args: string[]) => execa(process.execPath, ["--experimental-strip-types", "--no-warnings", "scripts/cli/dev-stack.ts", "ctl", ...args, "--state-dir", stack.stateDir], { reject: false });
 
 const provenSend = (from: number) => provenSendOf(stack, pool, queue, from);
 const refusal = async (promise: Promise<unknown>) => {

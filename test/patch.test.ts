@@ -33,7 +33,7 @@ const FIXED = path.join(CONTRACTS, "Pool.sol");
 const variant = (contract: string) => `${VARIANTS_PATH}:${contract}`;
 /** The fixed Pool: Pool.sol as compiled into the variants' output. */
 const POOL = variant("PoolFixed");
-const CLI = ["--experimental-strip-types", "--no-warnings", "scripts/dev-stack.ts"];
+const CLI = ["--experimental-strip-types", "--no-warnings", "scripts/cli/dev-stack.ts"];
 
 const codeHash = async (stack: DevStack, address: string) => keccak256((await createChainClient(stack.rpcUrl).getCode({ address: address as Address })) ?? "0x");
 

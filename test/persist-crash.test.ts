@@ -14,7 +14,7 @@ import { hex, rpc } from "./support/rpc.ts";
 
 // A persisted stack must never lose accepted operations or change its Pool because of a crash: of its
 // owner (SIGKILL of dev-stack) or of anvil itself.
-const CLI = ["--experimental-strip-types", "--no-warnings", "scripts/dev-stack.ts"];
+const CLI = ["--experimental-strip-types", "--no-warnings", "scripts/cli/dev-stack.ts"];
 const children: ResultPromise[] = [];
 const stacks: DevStack[] = [];
 afterEach(async () => {

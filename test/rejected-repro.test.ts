@@ -32,7 +32,7 @@ withQueueStack({}, (s) => ({ stack, pool } = s));
 const queueNow = () => createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(stack.manifest) });
 
 const variant = (contract: string) => `${VARIANTS_PATH}:${contract}`;
-const CLI = ["--experimental-strip-types", "--no-warnings", "scripts/dev-stack.ts"];
+const CLI = ["--experimental-strip-types", "--no-warnings", "scripts/cli/dev-stack.ts"];
 const cli = (...args: string[]) => execa(process.execPath, [...CLI, ...args], { reject: false });
 
 async function sendRelay(on: DevStack, request: RelayRequest, key?: string) {

@@ -35,7 +35,7 @@ async function submittedSend(from: number) {
 describe("reorg", () => {
   it("with automine: the transaction is included again in another block, and confirmed after three", async () => {
     const included = await submittedSend(2);
-    const cli = await execa(process.execPath, ["--experimental-strip-types", "--no-warnings", "scripts/dev-stack.ts", "ctl", "reorg", "1", "--json", "--state-dir", stack.stateDir], { reject: false });
+    const cli = await execa(process.execPath, ["--experimental-strip-types", "--no-warnings", "scripts/cli/dev-stack.ts", "ctl", "reorg", "1", "--json", "--state-dir", stack.stateDir], { reject: false });
     expect(cli.exitCode).toBe(0);
     const reorg = JSON.parse(cli.stdout) as { resent: string[]; mined: boolean };
     expect(reorg.resent).toContain(included.transactionHash);

@@ -26,7 +26,7 @@ withQueueStack({ relay: { stuckAfterMs: 60_000 } }, (s) => ({ stack, pool, queue
 
 /** `queue-devstack replay …` as a user runs it, in its own process. */
 const replayCli = (...args: string[]) =>
-  execa(process.execPath, ["--experimental-strip-types", "--no-warnings", "scripts/dev-stack.ts", "replay", ...args, ...(args.includes("--state-dir") ? [] : ["--state-dir", stack.stateDir])], { reject: false });
+  execa(process.execPath, ["--experimental-strip-types", "--no-warnings", "scripts/cli/dev-stack.ts", "replay", ...args, ...(args.includes("--state-dir") ? [] : ["--state-dir", stack.stateDir])], { reject: false });
 const devPost = async (path: string, body: unknown) => {
   const response = await fetch(`${stack.queueUrl}/api/dev/${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
   return { status: response.status, type: response.headers.get("content-type"), body: (await response.json()) as Record<string, unknown> };

@@ -12,7 +12,7 @@ import { withTempDirs } from "./support/temp-dirs.ts";
 // Issue 12's story, as a new user would go through it with the CLI: a stack with a reverted and a stuck
 // operation is saved, loaded elsewhere from a copy of the file, the revert is traced, the stuck one resumes.
 const tempDir = withTempDirs();
-const CLI = ["--experimental-strip-types", "--no-warnings", "scripts/dev-stack.ts"];
+const CLI = ["--experimental-strip-types", "--no-warnings", "scripts/cli/dev-stack.ts"];
 const running: ResultPromise[] = [];
 afterAll(async () => {
   await closeProvers();

@@ -15,7 +15,7 @@ import { withTempDirs } from "./support/temp-dirs.ts";
 // review-bundle: what a load or a save leaves on disk when it fails half-way.
 const tempDir = withTempDirs();
 const startStack = withStacks();
-const CLI = ["--experimental-strip-types", "--no-warnings", "scripts/dev-stack.ts"];
+const CLI = ["--experimental-strip-types", "--no-warnings", "scripts/cli/dev-stack.ts"];
 type Envelope = Record<string, unknown> & { chain: string; store: string; manifest: string };
 let dir: string;
 let stack: DevStack;

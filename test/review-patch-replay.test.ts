@@ -14,7 +14,7 @@ let pool: Awaited<ReturnType<typeof poolFixture>>;
 let queue: QueueClient;
 withQueueStack({}, (s) => ({ stack, pool, queue } = s));
 
-const replayCli = (id: string) => execa(process.execPath, ["--experimental-strip-types", "--no-warnings", "scripts/dev-stack.ts", "replay", id, "--state-dir", stack.stateDir], { reject: false });
+const replayCli = (id: string) => execa(process.execPath, ["--experimental-strip-types", "--no-warnings", "scripts/cli/dev-stack.ts", "replay", id, "--state-dir", stack.stateDir], { reject: false });
 
 it("a relayer that cannot pay for a relay: the replay cannot be judged (503 relayer_unfunded, exit 125), and is judged again once funded", async () => {
   const { config, transaction } = await provenSend(stack, pool, queue, 6);

@@ -9,7 +9,7 @@ import { withTempDirs } from "./support/temp-dirs.ts";
 // as any step ends (raised by the CLI itself as it prints that step's line, so at that point on any
 // machine) stops what started, leaves the state dir as it was found, and exits 0 as an interrupt does.
 const tempDir = withTempDirs();
-const CLI = ["--experimental-strip-types", "scripts/dev-stack.ts"];
+const CLI = ["--experimental-strip-types", "scripts/cli/dev-stack.ts"];
 let interruptAt: string;
 beforeAll(async () => {
   interruptAt = await interruptPreload(await tempDir("review-start-preload-"));

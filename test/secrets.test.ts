@@ -112,7 +112,7 @@ describe("secrets", () => {
     const stateDir = await mkdtemp(path.join(tmpdir(), "devstack-secrets-cli-"));
     const child: ResultPromise = execa(
       process.execPath,
-      ["--experimental-strip-types", "--no-warnings", "scripts/dev-stack.ts", "--chain-port", "0", "--queue-port", "0", "--state-dir", stateDir, "--json", "--verbose"],
+      ["--experimental-strip-types", "--no-warnings", "scripts/cli/dev-stack.ts", "--chain-port", "0", "--queue-port", "0", "--state-dir", stateDir, "--json", "--verbose"],
       { reject: false, env: { DEVSTACK_FORK_URL: secretUrl() } },
     );
     try {

@@ -7,7 +7,7 @@ import { withTempDirs } from "./support/temp-dirs.ts";
 // `queue-devstack --seed demo` (issue 41, item 4): one launch, on dev proofs, whose dashboard shows every
 // operation state. Its own file: the CLI's other tests are in dev-stack-cli.test.ts.
 const tempDir = withTempDirs();
-const CLI = ["--experimental-strip-types", "scripts/dev-stack.ts"];
+const CLI = ["--experimental-strip-types", "scripts/cli/dev-stack.ts"];
 let anvil: number | undefined;
 afterAll(() => {
   if (anvil !== undefined && alive(anvil)) process.kill(anvil, "SIGKILL");

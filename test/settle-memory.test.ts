@@ -23,7 +23,7 @@ async function newSpaceOf(settle: boolean): Promise<{ grown: number; after: numb
   return JSON.parse(stdout) as { grown: number; after: number };
 }
 
-// The CLI calls it once started (scripts/dev-stack.ts): an idle stack's node kept the 16-32 MB new space
+// The CLI calls it once started (scripts/cli/dev-stack.ts): an idle stack's node kept the 16-32 MB new space
 // its start grew (issue 32, item 5).
 describe("settleMemoryAfterStart", () => {
   it("gives back the new space a start grew, where a process left alone keeps it", async () => {

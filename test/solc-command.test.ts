@@ -4,9 +4,9 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { withTempDirs } from "./support/temp-dirs.ts";
 
-// `queue-devstack-solc` (scripts/solc-command.ts, shipped as a bin): what forge asks of a native solc
+// `queue-devstack-solc` (scripts/cli/solc-command.ts, shipped as a bin): what forge asks of a native solc
 // given as FOUNDRY_SOLC (issue 30, item 9). The consumer test runs forge itself with it, offline.
-const COMMAND = path.resolve(import.meta.dirname, "..", "scripts", "solc-command.ts");
+const COMMAND = path.resolve(import.meta.dirname, "..", "scripts", "cli", "solc-command.ts");
 const solc = (args: string[], input?: string) =>
   execa(process.execPath, ["--experimental-strip-types", "--no-warnings=ExperimentalWarning", COMMAND, ...args], { reject: false, ...(input === undefined ? {} : { input }) });
 const tempDir = withTempDirs();

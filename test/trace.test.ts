@@ -50,7 +50,7 @@ describe("stack.trace(operationId)", () => {
     expect(trace.text.split("\n")[0]).toMatch(/^Pool\.transactAction {2}\[\d+ gas\] {2}<- reverted: ActionExpired\(\d+\)$/);
 
     // The same from the CLI, for the stack running from that state dir.
-    const cli = (...args: string[]) => execa(process.execPath, ["--experimental-strip-types", "--no-warnings", "scripts/dev-stack.ts", "trace", ...args], { reject: false });
+    const cli = (...args: string[]) => execa(process.execPath, ["--experimental-strip-types", "--no-warnings", "scripts/cli/dev-stack.ts", "trace", ...args], { reject: false });
     const printed = await cli(op.id, "--state-dir", stack.stateDir);
     expect(printed.exitCode).toBe(0);
     expect(printed.stdout).toContain(`operation ${op.id} (reverted), transaction ${done.transactionHash}`);

@@ -19,7 +19,7 @@ export const PATCH_SOLC_SETTINGS = {
 } as const;
 
 // Found from the package's folder, not from this module: the installed CLI is one bundled file
-// (scripts/build-cli.ts) in dist/scripts/, while the worker stays tsc's module in dist/harness/patch/.
+// (scripts/build/build-cli.ts) in dist/scripts/cli/, while the worker stays tsc's module in dist/harness/patch/.
 const WORKER = FROM_SOURCE ? path.join(PACKAGE_ROOT, "harness", "patch", "compile-worker.ts") : path.join(PACKAGE_ROOT, "dist", "harness", "patch", "compile-worker.js");
 
 /** `file` or `file:Contract` (solc's own way to name one contract of a file). */

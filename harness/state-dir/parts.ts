@@ -158,7 +158,7 @@ export function stackInfoPart(
     const { relayer, deployer } = chain;
     const accounts = chain.devAccounts;
     // Typed, not parsed: these are the stack's own values, and zod's first parse of a schema costs a start
-    // its lazy set-up (readers of stack.json parse it: scripts/running-stack.ts).
+    // its lazy set-up (readers of stack.json parse it: scripts/cli/running-stack.ts).
     const info: StackInfo = {
       version: 1,
       mode: fork ? "fork" : "local",

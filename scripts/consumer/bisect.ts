@@ -14,7 +14,7 @@ import type { Options, ResultPromise } from "execa";
 import { listProcesses } from "../../harness/process/index.ts";
 import type { UserNode } from "./user-node.ts";
 
-/** What the consumer test (scripts/test-package.ts) hands over. */
+/** What the consumer test (scripts/consumer/test-package.ts) hands over. */
 export interface BisectConsumer {
   /** The consumer project, the tarball installed and the docs' named files (bisect.sh) written in it. */
   project: string;

@@ -9,7 +9,7 @@ import type { Options, ResultPromise } from "execa";
 import { isAlive, listProcesses } from "../../harness/process/index.ts";
 import type { UserNode } from "./user-node.ts";
 
-/** What the consumer test (scripts/test-package.ts) hands over. */
+/** What the consumer test (scripts/consumer/test-package.ts) hands over. */
 export interface ExecConsumer {
   /** The consumer project, the tarball installed and the README's named files written in it. */
   project: string;

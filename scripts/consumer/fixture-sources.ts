@@ -5,7 +5,7 @@
 // after) around the documented `npx queue-devstack patch` command.
 import type { HardhatConsumer } from "./hardhat.ts";
 
-/** What the consumer test (scripts/test-package.ts) hands over: the Hardhat part's, and the consumer project (the tarball installed). */
+/** What the consumer test (scripts/consumer/test-package.ts) hands over: the Hardhat part's, and the consumer project (the tarball installed). */
 export type FixtureSourcesConsumer = Pick<HardhatConsumer, "readme" | "step" | "inProject" | "version" | "user"> & { project: string };
 
 /** The buggy Pool, as the installed package holds it (the file docs/patching.md names). */

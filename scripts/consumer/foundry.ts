@@ -15,7 +15,7 @@ import { listProcesses } from "../../harness/process/index.ts";
 import type { HardhatConsumer } from "./hardhat.ts";
 import { folderFiles, writeFolderFiles } from "./folder-files.ts";
 
-/** What the consumer test (scripts/test-package.ts) hands over: the same as to the Hardhat part. */
+/** What the consumer test (scripts/consumer/test-package.ts) hands over: the same as to the Hardhat part. */
 export type FoundryConsumer = HardhatConsumer;
 
 /** The README's Foundry files are named under this folder (```toml foundry-project/foundry.toml). */

@@ -15,7 +15,7 @@ import { listProcesses } from "../../harness/process/index.ts";
 import type { UserNode } from "./user-node.ts";
 import { folderFiles, writeFolderFiles } from "./folder-files.ts";
 
-/** What the consumer test (scripts/test-package.ts) hands over. */
+/** What the consumer test (scripts/consumer/test-package.ts) hands over. */
 export interface HardhatConsumer {
   /** The temp folder holding everything the consumer test makes. */
   work: string;

@@ -7,7 +7,7 @@ import path from "node:path";
 import { stripVTControlCharacters } from "node:util";
 import type { Options, ResultPromise } from "execa";
 
-/** What the consumer test (scripts/test-package.ts) hands over. */
+/** What the consumer test (scripts/consumer/test-package.ts) hands over. */
 export interface ThreadsConsumer {
   /** The consumer project, the tarball installed and the README's named files (its vitest config) written in it. */
   project: string;

@@ -35,7 +35,7 @@ const NPM_FLAGS = ["--prefer-offline", "--no-audit", "--no-fund"];
 
 /**
  * `older`: the older Node's binary and version, if the machine has one. `tmp`: the consumer's TMPDIR.
- * `run` runs a command (inProject of scripts/test-package.ts).
+ * `run` runs a command (inProject of scripts/consumer/test-package.ts).
  */
 export function userNode(older: { file: string; version: string } | undefined, tmp: string, run: Run): UserNode {
   // What a terminal has: none of the variables `npm run test:package` set (npm_config_prefix and NODE

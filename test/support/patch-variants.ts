@@ -6,7 +6,7 @@ import { fixturesSourcesHash, FIXTURES_DIR } from "../../harness/deployment/inde
 import { PATCH_SOLC_SETTINGS } from "../../harness/patch/index.ts";
 
 // The contract variants test/patch.test.ts patches with, compiled once by `npm run build:contracts`
-// (scripts/build-contracts.ts) into one solc standard-JSON output, committed: a test then patches from
+// (scripts/build/build-contracts.ts) into one solc standard-JSON output, committed: a test then patches from
 // that file (`<file>:<Contract>`, a supported input) instead of compiling the Pool again (5 to 15 s each
 // with the npm solc). Each variant is a text change of a fixture's source, made here, so no copy of the
 // Pool is kept. The .sol compile path keeps its own tests (the buggy and the fixed Pool, a compile error).

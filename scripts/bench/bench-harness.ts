@@ -1,4 +1,4 @@
-import { startDevStack, type DevStack } from "../harness/index.ts";
+import { startDevStack, type DevStack } from "../../harness/index.ts";
 import { median } from "./stats.ts";
 
 // The test harness's speeds, in one run: a per-test reset (chain and operation store reverted together)

@@ -11,10 +11,10 @@ import {
   type Note,
   type PreparedTransaction,
   type QueueClient,
-} from "../harness/client/index.ts";
-import type { DeploymentConfig } from "../src/config/deployment-config.ts";
-import type { Operation } from "../src/relay/operation.ts";
-import type { poolFixture } from "../test/support/pool.ts";
+} from "../../harness/client/index.ts";
+import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
+import type { Operation } from "../../src/relay/operation.ts";
+import type { poolFixture } from "../../test/support/pool.ts";
 
 // The relay load the benchmarks share (bench:relay, bench:dashboard): private sends, each spending its
 // own deposited note, proved before anything is timed, then submitted through the queue in bursts.

@@ -8,7 +8,7 @@ import { median } from "./stats.ts";
 // line) against launch to the command's first instruction (`exec -- sh -c 'echo started'`: its echo
 // read on our side), measured alternately in the same run. Medians and their ratio. It builds first.
 const RUNS = Number(process.env.BENCH_RUNS ?? 9);
-const CLI = path.join("dist", "scripts", "queue-devstack.js");
+const CLI = path.join("dist", "scripts", "cli", "queue-devstack.js");
 
 /** Launch until the first stdout data ("STATE_DIR" stands for the run's temp state dir). */
 const until = (args: string[]) => launchToFirstOutput((stateDir) => [CLI, ...args.map((a) => (a === "STATE_DIR" ? stateDir : a))], "bench-exec-");

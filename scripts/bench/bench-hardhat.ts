@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { execa } from "execa";
 import { createHardhatRuntimeEnvironment } from "hardhat/hre";
-import { startDevStack } from "../harness/index.ts";
-import queueDevstackPlugin, { DEVSTACK_NETWORK } from "../harness/hardhat/index.ts";
+import { startDevStack } from "../../harness/index.ts";
+import queueDevstackPlugin, { DEVSTACK_NETWORK } from "../../harness/hardhat/index.ts";
 import { median } from "./stats.ts";
 
 // The Hardhat plugin's first connect (network.create("devstack") until it returns, the stack ready)
@@ -34,7 +34,7 @@ try {
     await stack.stop();
   }
   const cold: number[] = [];
-  const harness = path.join(import.meta.dirname, "..", "harness", "index.ts");
+  const harness = path.join(import.meta.dirname, "..", "..", "harness", "index.ts");
   const coldStart = `const t0 = performance.now(); const { startDevStack } = await import(${JSON.stringify(harness)}); const s = await startDevStack(); console.log(performance.now() - t0); await s.stop();`;
   for (let i = 0; i < RUNS; i++) cold.push(Number((await execa(process.execPath, ["--no-warnings", "--input-type=module", "--eval", coldStart])).stdout));
   const connect: number[] = [];

@@ -9,7 +9,7 @@
 //   has one: the one-line refusal, no stack trace;
 // - `npx queue-devstack --json` stopped with Ctrl-C, or a SIGINT to the npx PID alone, leaving no process,
 //   its summary as the README shows it.
-// The Hardhat, Foundry and Playwright projects, and the other parts, are in scripts/consumer/.
+// The Hardhat, Foundry and Playwright projects, and the other parts, are beside this file (scripts/consumer/).
 // A file missing from the package fails here. Run by `npm test`. Everything made here, the package's
 // build and the consumer's own temp folders included (its TMPDIR), is under one temp folder, removed
 // whether it passes or fails; the repository's dist/ is left as it was (checked), so runs at once, or
@@ -18,18 +18,18 @@ import { access, cp, mkdir, mkdtemp, readFile, readdir, realpath, rm, stat, writ
 import { homedir, tmpdir } from "node:os";
 import path from "node:path";
 import { execa, type Options, type Result } from "execa";
-import { listProcesses } from "../harness/process/index.ts";
-import { MINIMUM_NODE, unsupportedNode } from "../src/node-version-guard.ts";
-import { bisectConsumer } from "./consumer/bisect.ts";
-import { execConsumer } from "./consumer/exec.ts";
-import { fixtureSourcesConsumer } from "./consumer/fixture-sources.ts";
-import { foundryConsumer, setupFoundry } from "./consumer/foundry.ts";
-import { hardhatConsumer, setupHardhat } from "./consumer/hardhat.ts";
-import { playwrightConsumer, setupPlaywright } from "./consumer/playwright.ts";
-import { threadsConsumer } from "./consumer/threads.ts";
-import { userNode } from "./consumer/user-node.ts";
+import { listProcesses } from "../../harness/process/index.ts";
+import { MINIMUM_NODE, unsupportedNode } from "../../src/node-version-guard.ts";
+import { bisectConsumer } from "./bisect.ts";
+import { execConsumer } from "./exec.ts";
+import { fixtureSourcesConsumer } from "./fixture-sources.ts";
+import { foundryConsumer, setupFoundry } from "./foundry.ts";
+import { hardhatConsumer, setupHardhat } from "./hardhat.ts";
+import { playwrightConsumer, setupPlaywright } from "./playwright.ts";
+import { threadsConsumer } from "./threads.ts";
+import { userNode } from "./user-node.ts";
 
-const repo = path.resolve(import.meta.dirname, "..");
+const repo = path.resolve(import.meta.dirname, "..", "..");
 const work = await mkdtemp(path.join(tmpdir(), "queue-devstack-consumer-"));
 const project = path.join(work, "project");
 const stage = path.join(work, "package");
@@ -161,10 +161,10 @@ async function buildStaged(): Promise<void> {
   }
   const dist = path.join(stage, "dist");
   await execa("npx", ["tsc", "-p", "tsconfig.build.json", "--outDir", dist], { cwd: repo });
-  await execa(process.execPath, ["--experimental-strip-types", "--no-warnings=ExperimentalWarning", "scripts/build-cli.ts", dist], { cwd: repo });
+  await execa(process.execPath, ["--experimental-strip-types", "--no-warnings=ExperimentalWarning", "scripts/build/build-cli.ts", dist], { cwd: repo });
   // Any other character and V8 holds the bundle's source as two bytes a character (issue 32, item 5).
-  const cli = await readFile(path.join(dist, "scripts", "dev-stack.js"), "utf8");
-  if (!/^[\x00-\x7f]*$/.test(cli)) throw new Error("the CLI bundle is not ASCII-only: scripts/ascii-bundle.ts was skipped");
+  const cli = await readFile(path.join(dist, "scripts", "cli", "dev-stack.js"), "utf8");
+  if (!/^[\x00-\x7f]*$/.test(cli)) throw new Error("the CLI bundle is not ASCII-only: scripts/build/ascii-bundle.ts was skipped");
 }
 
 /** The repository's dist/ as it stands (each file's size and mtime), or "absent": compared at the end. */

@@ -1,76 +1,11 @@
 #!/usr/bin/env node
 import { parseArgs } from "node:util";
-import type { DevStack, SeedResult } from "../harness/index.ts";
-import { joinNegativeValues } from "../src/negative-values.ts";
-import { printable, printableJsonLine } from "../src/printable.ts";
-import { redactText } from "../src/redact.ts";
-
-const HELP = `Usage: npx queue-devstack [options]    (in a package.json script: queue-devstack [options])
-
-Starts a throwaway queue stack: anvil (chain id 11155111), the Pool, its manifest and the queue runtime.
-Ctrl-C (or SIGTERM) stops everything and exits 0.
-
-       queue-devstack exec [options] [--runs <n>] -- <command> [args…]
-Starts a stack (the options below; ports default to 0 = free ones, the state dir to a temp dir), runs the
-command with the stack in its environment (QUEUE_DEVSTACK_RPC_URL, QUEUE_DEVSTACK_QUEUE_URL, ...), forwards
-SIGINT, SIGTERM and SIGHUP to it, stops the stack when it ends and exits with its exit code (128+n if signal n
-killed it; 127 if it is not found). --runs <n> runs it n times, the stack reset (not restarted) between runs,
-until one fails.
-
-       queue-devstack trace <operation id> [--state-dir <dir>] [--json]
-Prints the call trace of an operation of the stack running from that state dir, its revert decoded.
-
-       queue-devstack replay <operation id> [--at <block>] [--send] [--expect <state>] [--state-dir <dir>] [--json]
-Replays an operation on the chain as it is now (the relayer's checks and simulation, its trace diffed against
-the original's); exits 0 as expected, 1 not, 125 when it cannot be judged (git bisect run's skip).
-
-       queue-devstack save <file> [--state-dir <dir>]
-Writes a repro bundle of the stack running from that state dir (start it again with --load <file>).
-
-       queue-devstack patch <contract|address> <file.sol|artifact.json>[:Contract] [--state-dir <dir>]
-Replaces a contract's code in the stack running from that state dir, its storage kept (docs/patching.md);
-queue-devstack patch --undo <contract> puts the deployed code back.
-
-       queue-devstack ctl mine [blocks] | time <seconds> | mining hold|auto | reorg [depth] | drop <op id>
-                          | relayer pause|resume|balance <wei> | revert-next [off] | config alternate|original
-                          | rpc fail|timeout|drop-logs|unsupported|delay <ms>|ok [--for <ms>] [--methods <m1,m2>] | faults
-Dev controls and faults of the stack running from a state dir (--state-dir, default .devstack);
-queue-devstack ctl --help says what each does.
-
-Options:
-  --fork-url <url>            fork this Sepolia RPC (prefer env DEVSTACK_FORK_URL: a command line is visible in ps);
-                              default: a fresh local chain
-  --fork-block-number <n>     fork at block n; default: the upstream's latest, pinned at start
-  --fork-cache <dir>          where the upstream's immutable answers are kept, to replay a pinned fork offline
-                              (default ~/.cache/queue-devstack/fork-rpc)
-  --pool <address>            pin this existing Pool on the fork instead of deploying the fixtures
-  --deployment-block <n>      the pinned Pool's deployment block; default: found on the chain
-  --proofs groth16|dev        what the Pool's verifier expects (default groth16, real proofs); dev: DEVELOPMENT ONLY,
-                              clients compute the full witness but prove nothing (not with --pool)
-  --state-dir <dir>           where manifest.json, stack.json and the operation store go (default .devstack)
-  --persist                   keep the chain in the state dir and resume it next time, also after a crash (local mode)
-  --load <file>               start from a repro bundle (save; local or fork): the same chain, manifest and operations
-                              (into an empty state dir: pass --state-dir when .devstack holds a stack);
-                              its live operations wait for ctl relayer resume
-  --patch <contract>=<path>   once the Pool is deployed, pinned or loaded, patch a contract's code in place
-                              (repeatable: Pool=contracts/Pool.sol); see queue-devstack patch
-  --chain-port <port>         anvil's port (default 8545; 0 = any free port)
-  --queue-port <port>         the queue runtime's port (default 8700; 0 = any free port)
-  --host <ip>                 interface to bind (default 127.0.0.1)
-  --confirmations <n>         blocks before a relayed operation is confirmed (default 1; 2 with --seed)
-  --seed <scenario>           once started, put the stack in a state an app can render (demo: shielded balances, an
-                              operation in every state); it leaves the relayer paused and mining held (docs/seeding.md)
-  --cors-origin <origin>      also let this browser origin call the queue (repeatable; any localhost port always may)
-  --allowed-host <name>       also answer the dev routes (/api/dev/*) under this Host name (repeatable; .name for its
-                              subdomains too); localhost, 127.0.0.0/8, [::1] and --host always may (DNS rebinding protection)
-  --json                      print one JSON line (stack.json) when ready, nothing else on stdout
-  --verbose                   log every queue request
-  -h, --help                  show this help
-
-Environment:
-  DEVSTACK_FORK_URL           the fork RPC, when --fork-url is not given
-  DEVSTACK_ORPHAN_GUARD=off   let anvil outlive this process if it is killed (debugging; found and stopped at the next start)
-`;
+import type { DevStack, SeedResult } from "../../harness/index.ts";
+import { joinNegativeValues } from "../../src/negative-values.ts";
+import { printable, printableJsonLine } from "../../src/printable.ts";
+import { redactText } from "../../src/redact.ts";
+import { helpText } from "./help.ts";
+import { fromEnvironment, parseArgsOptions } from "./options.ts";
 
 /** A mistake in how the command was called: one line, the hint, exit code 2. */
 function usageError(message: string): never {
@@ -91,30 +26,7 @@ if (execMode) {
 
 function parseCommandLine() {
   try {
-    const options = {
-      "fork-url": { type: "string" },
-      "fork-block-number": { type: "string" },
-      "fork-cache": { type: "string" },
-      pool: { type: "string" },
-      "deployment-block": { type: "string" },
-      proofs: { type: "string" },
-      // exec: a temp state dir and free ports, so that two runs (CI jobs, a stack already up) never collide.
-      "state-dir": { type: "string", ...(execMode ? {} : { default: ".devstack" }) },
-      "chain-port": { type: "string", default: execMode ? "0" : "8545" },
-      "queue-port": { type: "string", default: execMode ? "0" : "8700" },
-      host: { type: "string", default: "127.0.0.1" },
-      confirmations: { type: "string" },
-      seed: { type: "string" },
-      "cors-origin": { type: "string", multiple: true },
-      "allowed-host": { type: "string", multiple: true },
-      json: { type: "boolean", default: false },
-      persist: { type: "boolean", default: false },
-      load: { type: "string" },
-      patch: { type: "string", multiple: true },
-      verbose: { type: "boolean", default: false },
-      runs: { type: "string" },
-      help: { type: "boolean", short: "h", default: false },
-    } as const;
+    const options = parseArgsOptions(execMode);
     return parseArgs({
       args: joinNegativeValues(stackArgs, options),
       options,
@@ -148,7 +60,7 @@ if (subcommand) {
 
 const { values } = parseCommandLine();
 if (values.help) {
-  process.stdout.write(HELP);
+  process.stdout.write(helpText());
   process.exit(0);
 }
 
@@ -169,7 +81,7 @@ if (values.json && execMode) usageError("--json is not an exec option: the comma
 const runs = Number(integer("runs", values.runs, { min: 1n }) ?? 1);
 // A command that cannot run is refused before a stack is started for it, as a shell would: 127 or 126.
 if (execMode) {
-  const { findCommand } = await import("../harness/exec/index.ts");
+  const { findCommand } = await import("../../harness/exec/index.ts");
   const found = findCommand(command[0] as string);
   if ("reason" in found) {
     process.stderr.write(`queue-devstack exec: ${found.reason}\n`);
@@ -179,10 +91,11 @@ if (execMode) {
 
 const chainPort = port("chain-port", values["chain-port"]);
 const queuePort = port("queue-port", values["queue-port"]);
+const forkUrl = values["fork-url"] ?? fromEnvironment("fork-url");
 const forkBlockNumber = integer("fork-block-number", values["fork-block-number"]);
 const deploymentBlock = integer("deployment-block", values["deployment-block"]);
 // --seed's checks load only the seed folder's door (its scenario runs later, with the harness).
-const { checkScenario, SEED_CONFIRMATIONS } = values.seed === undefined ? { checkScenario: undefined, SEED_CONFIRMATIONS: 1 } : await import("../harness/seed/index.ts");
+const { checkScenario, SEED_CONFIRMATIONS } = values.seed === undefined ? { checkScenario: undefined, SEED_CONFIRMATIONS: 1 } : await import("../../harness/seed/index.ts");
 if (values.seed !== undefined && checkScenario) {
   try {
     checkScenario(values.seed);
@@ -199,13 +112,13 @@ if (values.seed !== undefined && confirmations < SEED_CONFIRMATIONS) usageError(
 // command line answer at once.
 const [{ formatEther }, { PortInUseError, seed, startDevStack }, { anvilIndexOf, jsonRpc }, { checkAllowedHosts }, { STACK_URLS }, { shellCommandLine, signalExitCode }, { settleMemoryAfterStart, watchLaunch }, { checkCorsOrigins }, { ExecRuns }] = await Promise.all([
   import("viem"),
-  import("../harness/index.ts"),
-  import("../harness/chain/index.ts"),
-  import("../harness/dev/index.ts"),
-  import("../harness/state-dir/index.ts"),
-  import("../harness/exec/index.ts"),
-  import("../harness/process/index.ts"),
-  import("../src/cors.ts"),
+  import("../../harness/index.ts"),
+  import("../../harness/chain/index.ts"),
+  import("../../harness/dev/index.ts"),
+  import("../../harness/state-dir/index.ts"),
+  import("../../harness/exec/index.ts"),
+  import("../../harness/process/index.ts"),
+  import("../../src/cors.ts"),
   import("./exec-command.ts"),
 ]);
 const corsOrigins = ["loopback", ...(values["cors-origin"] ?? [])];
@@ -279,7 +192,7 @@ try {
     persist: values.persist,
     ...(values.load ? { load: values.load } : {}),
     ...(values.patch ? { patch: values.patch } : {}),
-    forkUrl: values["fork-url"] ?? (process.env.DEVSTACK_FORK_URL || undefined),
+    forkUrl,
     forkBlockNumber,
     ...(values["fork-cache"] ? { forkCacheDir: values["fork-cache"] } : {}),
     pool: values.pool,
@@ -298,7 +211,6 @@ try {
 } catch (error) {
   // Given up by a signal: shutdown() ends the process, as for any interrupt.
   if (startUp.signal.aborted && error === startUp.signal.reason) await new Promise(() => {});
-  const forkUrl = values["fork-url"] ?? process.env.DEVSTACK_FORK_URL;
   // A bundle, a chain or an upstream may have put text in the message: shown, never run by the terminal.
   process.stderr.write(`queue-devstack: ${printable(startFailure(error as Error, forkUrl))}\n`);
   process.exit(1);

@@ -1,8 +1,8 @@
 import { parseArgs } from "node:util";
 import { runningStack } from "./running-stack.ts";
-import { OPERATION_STATES } from "../src/relay/operation.ts";
-import { joinNegativeValues } from "../src/negative-values.ts";
-import { printable } from "../src/printable.ts";
+import { OPERATION_STATES } from "../../src/relay/operation.ts";
+import { joinNegativeValues } from "../../src/negative-values.ts";
+import { printable } from "../../src/printable.ts";
 
 // `queue-devstack replay <operation id> [--at <block>] [--send] [--expect <state>] …`: an operation of the
 // stack running from a state dir, replayed on its chain as it is now (its dev route). The exit code is

@@ -2,7 +2,7 @@
 // verification key, Solidity verifier, manifest. The resulting keys are INSECURE by construction
 // (single local contributor, toxic waste not verifiably destroyed): never use them with real funds.
 //
-//   node --experimental-strip-types scripts/build-circuits.ts [options]
+//   node --experimental-strip-types scripts/build/build-circuits.ts [options]
 //
 //   --levels N          tree depth (default: the one in joinsplit.circom's `component main`; another
 //                       value compiles a patched copy in the work dir, for depth experiments)
@@ -26,9 +26,9 @@ import { parseArgs } from "node:util";
 import { buildPoseidon } from "circomlibjs";
 import * as snarkjs from "snarkjs";
 import { keccak256, stringToBytes } from "viem";
-import { renderSolidityVerifier } from "../harness/deployment/index.ts";
+import { renderSolidityVerifier } from "../../harness/deployment/index.ts";
 
-const repoRoot = path.resolve(import.meta.dirname, "..");
+const repoRoot = path.resolve(import.meta.dirname, "..", "..");
 // Package dirs (snarkjs's package.json "exports" hides its templates/ and package.json from require.resolve).
 const pkgDir = (name: string): string => path.join(repoRoot, "node_modules", name);
 const pkgVersion = async (name: string): Promise<string> => JSON.parse(await readFile(path.join(pkgDir(name), "package.json"), "utf8")).version;

@@ -1,8 +1,8 @@
 // npm run build:genesis: the prepared genesis every local stack loads (harness/deployment/genesis.ts). Run it after
 // the contracts change (npm run build:contracts) or anvil is upgraded; commit the six files it writes.
-import { loadCircuitManifest } from "../harness/deployment/index.ts";
-import { loadFixtures } from "../harness/deployment/index.ts";
-import { buildGenesis, genesisFiles } from "../harness/deployment/index.ts";
+import { loadCircuitManifest } from "../../harness/deployment/index.ts";
+import { loadFixtures } from "../../harness/deployment/index.ts";
+import { buildGenesis, genesisFiles } from "../../harness/deployment/index.ts";
 
 const fixtures = await loadFixtures((reason) => process.stdout.write(`contracts ${reason}: compiling\n`));
 const circuit = await loadCircuitManifest();

@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import { failer, runningStack } from "./running-stack.ts";
-import { joinNegativeValues } from "../src/negative-values.ts";
-import { printable } from "../src/printable.ts";
+import { joinNegativeValues } from "../../src/negative-values.ts";
+import { printable } from "../../src/printable.ts";
 import { controlWords, problemWords } from "./ctl-words.ts";
 
 // `queue-devstack ctl <control> …`: the dev controls of the stack running from a state dir (its

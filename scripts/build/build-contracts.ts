@@ -1,5 +1,5 @@
-import { buildFixtures, COMPILED_PATH } from "../harness/deployment/index.ts";
-import { buildPatchVariants } from "../test/support/patch-variants.ts";
+import { buildFixtures, COMPILED_PATH } from "../../harness/deployment/index.ts";
+import { buildPatchVariants } from "../../test/support/patch-variants.ts";
 
 // Compiles contracts-fixtures/ with Hardhat 3 and refreshes the committed compiled.json, then the
 // patch tests' contract variants (test/fixtures/patch-variants.json).

@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
 import { failer, runningStack } from "./running-stack.ts";
-import { printable } from "../src/printable.ts";
+import { printable } from "../../src/printable.ts";
 
 // `queue-devstack trace <operation id> [--state-dir dir] [--json]`: the call trace of an operation of the
 // stack running from that state dir, its revert decoded: what stack.trace gives, asked of the stack (its

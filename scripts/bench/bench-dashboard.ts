@@ -4,10 +4,10 @@ import { readdirSync, readFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 import type { FastifyInstance } from "fastify";
 import { chromium, type Browser, type Page } from "playwright-core";
-import { closeProvers, createQueueClient, reviewedFrom, type PreparedTransaction } from "../harness/client/index.ts";
-import { startDevStack, type DevStack } from "../harness/index.ts";
-import { relayControl, type RelayControl } from "../src/relay/control.ts";
-import { poolFixture } from "../test/support/pool.ts";
+import { closeProvers, createQueueClient, reviewedFrom, type PreparedTransaction } from "../../harness/client/index.ts";
+import { startDevStack, type DevStack } from "../../harness/index.ts";
+import { relayControl, type RelayControl } from "../../src/relay/control.ts";
+import { poolFixture } from "../../test/support/pool.ts";
 import { depositedNotes, nodeCpuMs, QueuePathError, queueBurst, sendFee } from "./relay-load.ts";
 import { cpuMs, median, percentile } from "./stats.ts";
 

@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { execa } from "execa";
 import { Instance } from "prool";
-import { anvilBinaryPath } from "../harness/chain/index.ts";
-import { startDevStack } from "../harness/index.ts";
+import { anvilBinaryPath } from "../../harness/chain/index.ts";
+import { startDevStack } from "../../harness/index.ts";
 import { launchToFirstOutput } from "./cli-launch.ts";
 import { cpuMs, median } from "./stats.ts";
 
@@ -24,8 +24,8 @@ const MEMORY_RUNS = Number(process.env.BENCH_MEMORY_RUNS ?? 3);
 const IDLE_S = Number(process.env.BENCH_IDLE_S ?? 5);
 
 const CLI = {
-  compiled: [path.join("dist", "scripts", "queue-devstack.js")],
-  source: ["--experimental-strip-types", "--no-warnings", path.join("scripts", "dev-stack.ts")],
+  compiled: [path.join("dist", "scripts", "cli", "queue-devstack.js")],
+  source: ["--experimental-strip-types", "--no-warnings", path.join("scripts", "cli", "dev-stack.ts")],
 };
 
 /** One start-up step of a launch: when it began and ended, in ms since the launch. */

@@ -1,13 +1,13 @@
 import { writeFile } from "node:fs/promises";
 import { Session } from "node:inspector/promises";
 import { createPublicClient, encodeFunctionData, http, toFunctionSelector, type TransactionReceipt } from "viem";
-import { closeProvers, createQueueClient, poolAbi, reviewedFrom, type PreparedTransaction } from "../harness/client/index.ts";
-import { jsonRpc } from "../harness/chain/index.ts";
-import { startDevStack, type DevStack } from "../harness/index.ts";
-import { sepoliaAt } from "../src/chain/client.ts";
-import { nodeFetch, nodeFetchHooks } from "../src/chain/node-fetch.ts";
-import { DEFAULT_RELAY_SETTINGS } from "../src/relay/settings.ts";
-import { poolFixture } from "../test/support/pool.ts";
+import { closeProvers, createQueueClient, poolAbi, reviewedFrom, type PreparedTransaction } from "../../harness/client/index.ts";
+import { jsonRpc } from "../../harness/chain/index.ts";
+import { startDevStack, type DevStack } from "../../harness/index.ts";
+import { sepoliaAt } from "../../src/chain/client.ts";
+import { nodeFetch, nodeFetchHooks } from "../../src/chain/node-fetch.ts";
+import { DEFAULT_RELAY_SETTINGS } from "../../src/relay/settings.ts";
+import { poolFixture } from "../../test/support/pool.ts";
 import { depositedNotes, GAS, nodeCpuMs, QueuePathError, queueBurst as burstThroughQueue, sendFee } from "./relay-load.ts";
 import { cpuMs, median, percentile } from "./stats.ts";
 

@@ -1,5 +1,5 @@
 import { formatEther } from "viem";
-import { printable } from "../src/printable.ts";
+import { printable } from "../../src/printable.ts";
 
 // What `ctl` prints by default: a dev route's answer as a sentence, in the dashboard's words for the
 // controls (harness/dashboard/controls.ts). `ctl --json` prints the answer itself, for scripts.

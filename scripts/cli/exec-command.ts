@@ -1,8 +1,8 @@
 // `queue-devstack exec [options] -- <command> [args…]`: the command run with the stack in its
 // environment, once or --runs times (the stack reset between runs, not restarted). dev-stack.ts starts
 // and stops the stack; this runs the command and is told of the signals to forward.
-import { runCommand, signalExitCode, stackEnvironment, type RunningCommand } from "../harness/exec/index.ts";
-import type { DevStack } from "../harness/index.ts";
+import { runCommand, signalExitCode, stackEnvironment, type RunningCommand } from "../../harness/exec/index.ts";
+import type { DevStack } from "../../harness/index.ts";
 
 export class ExecRuns {
   private current: RunningCommand | undefined;

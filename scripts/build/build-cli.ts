@@ -4,7 +4,7 @@ import { build, type Plugin } from "esbuild";
 
 // The installed CLI (`npx queue-devstack`) as a bundle. Started from tsc's output, Node resolves and
 // compiles several hundred modules (viem, fastify, zod and theirs) on every start: a third of the
-// launch-to-ready time. esbuild bundles what a start loads into dist/scripts/dev-stack.js, in place of
+// launch-to-ready time. esbuild bundles what a start loads into dist/scripts/cli/dev-stack.js, in place of
 // tsc's file; the library entry points stay tsc's modules with their .d.ts. Left out: what a start
 // never loads (snarkjs, circom_runtime and circomlibjs, imported lazily; solc and hardhat, repository-only)
 // and what finds files next to itself (the anvil binary package). @fastify/swagger-ui finds its static
@@ -40,9 +40,9 @@ const httpByRequire: Plugin = {
   },
 };
 // The build's folder: dist/ (npm run build), or another one given (the consumer test builds in a temp folder of its own).
-const repo = path.resolve(import.meta.dirname, "..");
+const repo = path.resolve(import.meta.dirname, "..", "..");
 const dist = path.resolve(process.argv[2] ?? "dist");
-const cli = path.join(dist, "scripts", "dev-stack.js");
+const cli = path.join(dist, "scripts", "cli", "dev-stack.js");
 
 await build({
   entryPoints: [cli],

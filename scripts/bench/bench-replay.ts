@@ -1,9 +1,9 @@
 import path from "node:path";
 import { execa } from "execa";
 import { launchToFirstOutput } from "./cli-launch.ts";
-import { startDevStack, type DevStack } from "../harness/index.ts";
-import { closeProvers, createQueueClient, reviewedFrom } from "../harness/client/index.ts";
-import { poolFixture, provenSend } from "../test/support/pool.ts";
+import { startDevStack, type DevStack } from "../../harness/index.ts";
+import { closeProvers, createQueueClient, reviewedFrom } from "../../harness/client/index.ts";
+import { poolFixture, provenSend } from "../../test/support/pool.ts";
 import { median } from "./stats.ts";
 
 // How long a replay takes (issue 33, item 2), against starting a fresh stack, in one run and alternating:
@@ -20,7 +20,7 @@ const timed = async (work: () => Promise<unknown>) => {
   return performance.now() - t0;
 };
 
-const CLI = path.join("dist", "scripts", "queue-devstack.js");
+const CLI = path.join("dist", "scripts", "cli", "queue-devstack.js");
 await execa("npm", ["run", "build", "--silent"]);
 const cliStart = () => launchToFirstOutput((stateDir) => [CLI, "--json", "--proofs", "dev", "--chain-port", "0", "--queue-port", "0", "--state-dir", stateDir], "bench-replay-");
 

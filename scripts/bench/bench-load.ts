@@ -3,14 +3,14 @@ import { writeFile } from "node:fs/promises";
 import { Session } from "node:inspector/promises";
 import path from "node:path";
 import Fastify, { type FastifyInstance, type FastifyReply } from "fastify";
-import { closeProvers, createQueueClient, reviewedFrom } from "../harness/client/index.ts";
-import { startDevStack } from "../harness/index.ts";
-import { poolFixture, provenSend } from "../test/support/pool.ts";
-import { corsFor } from "../src/cors.ts";
-import { installProblemHandlers } from "../src/errors.ts";
-import { countAnswer, HttpMetrics } from "../src/metrics.ts";
-import { securityHeaders } from "../src/protection.ts";
-import { makeChildrenLazy, RequestLogController } from "../src/request-logger.ts";
+import { closeProvers, createQueueClient, reviewedFrom } from "../../harness/client/index.ts";
+import { startDevStack } from "../../harness/index.ts";
+import { poolFixture, provenSend } from "../../test/support/pool.ts";
+import { corsFor } from "../../src/cors.ts";
+import { installProblemHandlers } from "../../src/errors.ts";
+import { countAnswer, HttpMetrics } from "../../src/metrics.ts";
+import { securityHeaders } from "../../src/protection.ts";
+import { makeChildrenLazy, RequestLogController } from "../../src/request-logger.ts";
 import type { LoadResult, LoadRun } from "./load-client.ts";
 import { median, percentile } from "./stats.ts";
 
@@ -39,7 +39,7 @@ if (!gc) {
 /** Headers Node writes itself, per connection or per answer. */
 const PER_CONNECTION = new Set(["connection", "keep-alive", "date", "content-length", "transfer-encoding"]);
 
-// The load client: one process of its own for the whole run (scripts/load-client.ts), so both sides
+// The load client: one process of its own for the whole run (scripts/bench/load-client.ts), so both sides
 // meet the same client, already warm, and a slice costs no Node start-up.
 const client = fork(path.join(import.meta.dirname, "load-client.ts"), { execArgv: ["--experimental-strip-types", "--no-warnings=ExperimentalWarning"] });
 client.on("exit", (code) => {

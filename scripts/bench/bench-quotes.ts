@@ -1,8 +1,8 @@
 import { request } from "node:http";
 import { stat } from "node:fs/promises";
 import path from "node:path";
-import { startDevStack } from "../harness/index.ts";
-import { ACTION_ROUTES } from "../harness/deployment/index.ts";
+import { startDevStack } from "../../harness/index.ts";
+import { ACTION_ROUTES } from "../../harness/deployment/index.ts";
 
 // A quote storm against one local stack: BENCH_CLIENTS clients (each its own loopback address, so its own
 // per-client cap) ask POST /quote as fast as they are answered for BENCH_SECONDS. Quotes live 2 s and are

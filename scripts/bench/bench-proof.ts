@@ -2,10 +2,10 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import * as snarkjs from "snarkjs";
 import { erc20Abi, type Address, type Hex } from "viem";
-import { CIRCUIT_BUILD_DIR } from "../harness/deployment/index.ts";
-import { buildWitness, closeProvers, createAccountKeys, createProver, fetchProofFiles, findNotes, poolAbi, recipientOf, type PreparedTransaction } from "../harness/client/index.ts";
-import { startDevStack } from "../harness/index.ts";
-import { GAS, poolFixture } from "../test/support/pool.ts";
+import { CIRCUIT_BUILD_DIR } from "../../harness/deployment/index.ts";
+import { buildWitness, closeProvers, createAccountKeys, createProver, fetchProofFiles, findNotes, poolAbi, recipientOf, type PreparedTransaction } from "../../harness/client/index.ts";
+import { startDevStack } from "../../harness/index.ts";
+import { GAS, poolFixture } from "../../test/support/pool.ts";
 
 // Proof generation time in both modes, against witness generation alone in the same run: a real proof
 // (full witness + Groth16 prove + the client's local verification; the first in the process beside the

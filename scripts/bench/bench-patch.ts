@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { startDevStack, type DevStack } from "../harness/index.ts";
+import { startDevStack, type DevStack } from "../../harness/index.ts";
 import { median } from "./stats.ts";
 
 // What a patch costs against what it saves (issue 33): a fresh stack start, the alternative to patching
