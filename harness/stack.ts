@@ -2,7 +2,7 @@ import type { FastifyServerOptions } from "fastify";
 import type { Address, Hex } from "viem";
 import type { DeploymentConfig } from "../src/config/deployment-config.ts";
 import type { QueueRuntimeOptions } from "../src/server.ts";
-import type { RelaySettings } from "../src/relay/settings.ts";
+import type { RelaySettings } from "../src/config/relay-settings.ts";
 import { relayControl } from "../src/relay/control.ts";
 import { printable } from "../src/printable.ts";
 import type { ProofSystemName } from "../src/chain/dev-proof.ts";

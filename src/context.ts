@@ -2,8 +2,8 @@ import type { PublicClient } from "viem";
 import type { DeploymentConfig } from "./config/deployment-config.ts";
 import type { NetworkList } from "./config/networks.ts";
 import type { LoadedArtifact } from "./proof-artifacts.ts";
-import type { Relayer } from "./relay/runtime.ts";
-import type { Quoter } from "./actions/quoter.ts";
+import type { Relayer } from "./relay/relayer.ts";
+import type { Quoter } from "./quote/quoter.ts";
 import type { PatchedContract } from "./config/patched-contract.ts";
 
 /** What every route group reads: decided once at start, immutable while the runtime runs (but for a harness's code change: src/code-change.ts). */

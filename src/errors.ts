@@ -3,7 +3,7 @@ import { STATUS_CODES } from "node:http";
 import type { Socket } from "node:net";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from "fastify";
 import type { Cors } from "./cors.ts";
-import { StoreWriteError } from "./relay/store.ts";
+import { StoreWriteError } from "./store/errors.ts";
 import { PROBLEM_CONTENT_TYPE, PROBLEM_STATUS, ProblemError, problemBody, sendProblem, type ProblemCode } from "./problem.ts";
 
 /**
@@ -52,7 +52,7 @@ export function installProblemHandlers(app: FastifyInstance, knownPaths: Readonl
     return sendProblem(reply, new ProblemError("route_not_found", `no route ${request.method} ${path}`));
   });
 
-  // Fastify's own closing answer is a hand-written JSON 503 (return503OnClosing, turned off in server.ts).
+  // Fastify's own closing answer is a hand-written JSON 503 (return503OnClosing, turned off in app.ts).
   let closing = false;
   app.addHook("preClose", async () => {
     closing = true;

@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import type { Hex } from "viem";
-import { DEFAULT_QUOTE_SETTINGS } from "./actions/quoter.ts";
+import { DEFAULT_QUOTE_SETTINGS } from "./quote/quoter.ts";
 import { joinNegativeValues } from "./negative-values.ts";
 import { printable } from "./printable.ts";
 import { redactText } from "./redact.ts";

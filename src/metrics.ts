@@ -4,7 +4,7 @@ import { z } from "zod";
 import { METRICS_PATH } from "./paths.ts";
 import { Problem } from "./problem.ts";
 import type { EngineEvents } from "./relay/engine.ts";
-import type { OperationStore } from "./relay/store.ts";
+import type { OperationStore } from "./store/types.ts";
 
 /**
  * The runtime's Prometheus metrics, in a registry of its own (several runtimes may share a process):
@@ -145,7 +145,7 @@ export function createMetrics(storeOf: () => OperationStore | null): RuntimeMetr
   };
 }
 
-/** Counts an answer by its route pattern (never the raw URL: ids would explode the label set); server.ts's log controller calls it for every answer. */
+/** Counts an answer by its route pattern (never the raw URL: ids would explode the label set); app.ts's log controller calls it for every answer. */
 export function countAnswer(http: HttpMetrics, request: FastifyRequest, reply: FastifyReply): void {
   http.record(request.method, request.routeOptions.url ?? "unmatched", reply.statusCode, reply.elapsedTime / 1000);
 }

@@ -37,7 +37,7 @@ function helmetHeaders(options: HelmetOptions): Record<string, string> {
   return headers;
 }
 
-/** The security headers every answer carries; server.ts has the problem handlers' onRequest hook set them. */
+/** The security headers every answer carries; app.ts has the problem handlers' onRequest hook set them. */
 export function securityHeaders(): Readonly<Record<string, string>> {
   return helmetHeaders(HELMET);
 }

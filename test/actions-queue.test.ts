@@ -4,7 +4,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { startDevStack, type DevStack } from "../harness/index.ts";
 import { ACTION_ROUTES, ROUTE_KIND } from "../harness/deployment/index.ts";
 import { closeProvers, createAccountKeys, createQueueClient, precommitmentOf, randomFieldElement, reviewedFrom, toRelayRequest } from "../harness/client/index.ts";
-import { Quote } from "../src/actions/quote.ts";
+import { Quote } from "../src/schemas/quote.ts";
 import type { DeploymentConfig, ExternalActionRoute } from "../src/config/deployment-config.ts";
 import { verifyDeployment } from "../src/chain/verify-deployment.ts";
 import { loadFixtures } from "../harness/deployment/index.ts";

@@ -14,8 +14,8 @@ import { anvilsWith } from "./support/processes.ts";
 import { poolFixture, provenSend } from "./support/pool.ts";
 import { interruptPreload } from "./support/interrupt-at.ts";
 import { rpc } from "./support/rpc.ts";
-import { transactCalldata } from "../src/relay/checks.ts";
-import { parseStoreRows, STORE_COLUMNS, STORE_TABLES } from "../src/relay/store-rows.ts";
+import { transactCalldata } from "../src/chain/pool-call.ts";
+import { parseStoreRows, STORE_COLUMNS, STORE_TABLES } from "../src/store/rows.ts";
 import { parseManifest } from "../src/server.ts";
 import { settleAttempts } from "../harness/bundle/index.ts";
 import { dev, operationRow, rowsOf, sendRequest as craftedRequest, storeOf } from "./support/bundle-rows.ts";
@@ -336,7 +336,7 @@ const sendRequest = (root: string) => craftedRequest(good.manifest, root);
 describe("a load never replaces an operation store (issue 24)", () => {
   /** A store of our schema holding one operation: what a load must leave byte for byte. */
   async function storeWithOperation(file: string): Promise<Buffer> {
-    const { SqliteOperationStore } = await import("../src/relay/store.ts");
+    const { SqliteOperationStore } = await import("../src/store/store.ts");
     new SqliteOperationStore(file).close();
     const db = new DatabaseSync(file);
     try {
@@ -395,7 +395,7 @@ describe("the store is rows, checked and rebuilt in a fresh store (issue 24, ite
   /** A version 1 bundle: its store an SQLite file of our schema holding the good rows, then `change` applied to it. */
   async function v1Bundle(change: (db: DatabaseSync) => void): Promise<string> {
     const file = path.join(await tempDir("devstack-untrusted-v1-"), "queue.sqlite");
-    const { SqliteOperationStore } = await import("../src/relay/store.ts");
+    const { SqliteOperationStore } = await import("../src/store/store.ts");
     new SqliteOperationStore(file).close();
     const db = new DatabaseSync(file);
     try {
@@ -424,7 +424,7 @@ describe("the store is rows, checked and rebuilt in a fresh store (issue 24, ite
   });
 
   it("a version 1 bundle's store is read as rows into a fresh store of our schema: a table, column or default of its own is not kept", async () => {
-    const { SqliteOperationStore } = await import("../src/relay/store.ts");
+    const { SqliteOperationStore } = await import("../src/store/store.ts");
     const fresh = path.join(await tempDir("devstack-untrusted-fresh-"), "queue.sqlite");
     new SqliteOperationStore(fresh).close();
     const schemaOf = (file: string) => {

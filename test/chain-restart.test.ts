@@ -7,7 +7,7 @@ import { anvilBinaryPath } from "../harness/chain/index.ts";
 import { CHAIN_ID } from "../harness/chain/index.ts";
 import type { DevStack } from "../harness/index.ts";
 import { createQueueClient, QueueProblemError, reviewedFrom, type QueueClient } from "../harness/client/index.ts";
-import type { Operation } from "../src/relay/operation.ts";
+import type { Operation } from "../src/schemas/operation.ts";
 import { provenSend, type poolFixture } from "./support/pool.ts";
 import { gone } from "./support/processes.ts";
 import { rpc } from "./support/rpc.ts";

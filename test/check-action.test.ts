@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { checkActionQuote, checkSimulatedAction } from "../src/actions/check-action.ts";
+import { checkActionQuote, checkSimulatedAction } from "../src/admission/action-checks.ts";
 import { DeploymentConfig, type ExternalActionRoute } from "../src/config/deployment-config.ts";
 import { ProblemError } from "../src/problem.ts";
-import type { Quote } from "../src/actions/quote.ts";
-import type { RelayRequest } from "../src/relay/request.ts";
+import type { Quote } from "../src/schemas/quote.ts";
+import type { RelayRequest } from "../src/schemas/request.ts";
 
 // The action's terms against its quote, term by term (no chain: a pure decision).
 const A = "0x5FC8d32690cc91D4c39d9d3abcBD16989F875707";

@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import * as snarkjs from "snarkjs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Address } from "viem";
+import type { Address } from "viem";
 import { CIRCUIT_BUILD_DIR, loadCircuitManifest } from "../harness/deployment/index.ts";
 import {
   buildWitness,

@@ -18,7 +18,7 @@ import {
   QueueProblemError,
   type QueueClient,
 } from "../harness/client/index.ts";
-import { FINALIZE_WINDOW_MARGIN_SECONDS } from "../src/actions/finalize.ts";
+import { FINALIZE_WINDOW_MARGIN_SECONDS } from "../src/admission/finalize-checks.ts";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";

@@ -5,8 +5,9 @@ import ts from "typescript";
 import { beforeAll, describe, expect, it } from "vitest";
 
 // The layout as a rule, read from the sources (TypeScript's own scanner: static, type-only, re-export
-// and dynamic imports alike): no import cycle; the floors scripts -> harness -> src, nothing upward; and
-// a harness folder is entered only through its index.ts.
+// and dynamic imports alike): no import cycle; the floors scripts -> harness -> src, nothing upward; a
+// harness folder is entered only through its index.ts; the folders of src/ call one way; and no file of
+// src/ or harness/ is over 400 lines.
 const ROOTS = ["src", "harness", "scripts", "test"];
 
 type Graph = Map<string, string[]>;
@@ -76,6 +77,29 @@ function backDoorImports(graph: Graph): string[] {
   );
 }
 
+/**
+ * Import cycles between the folders of src/ (a pair that imports each other is one): calls run one way,
+ * route -> relayer -> admission -> chain -> store. src/'s own loose files are left out: they are the
+ * runtime's entry (server.ts, main.ts) and the leaves every folder shares (problem.ts, paths.ts...).
+ */
+function folderCycles(graph: Graph): string[][] {
+  const folders: Graph = new Map();
+  for (const [file, targets] of graph) {
+    const from = path.dirname(file);
+    if (layer(file) !== "src" || from === "src") continue;
+    const to = targets.map((t) => path.dirname(t)).filter((t) => layer(t) === "src" && t !== "src" && t !== from);
+    folders.set(from, [...new Set([...(folders.get(from) ?? []), ...to])]);
+  }
+  return cycles(folders);
+}
+
+/** The most lines a source file of src/ or harness/ may have: past it, it holds more than one thing. */
+const MAX_LINES = 400;
+
+function longFiles(files: ReadonlyMap<string, string>): string[] {
+  return [...files].filter(([file, text]) => ["src", "harness"].includes(layer(file)) && text.split("\n").length - (text.endsWith("\n") ? 1 : 0) > MAX_LINES).map(([file]) => file);
+}
+
 describe("the import graph", () => {
   let graph: Graph;
   beforeAll(async () => {
@@ -85,7 +109,7 @@ describe("the import graph", () => {
   it("is read from every source file", () => {
     expect(graph.size).toBeGreaterThan(150);
     // Type-only imports and re-exports count: a cycle through types alone is still a cycle.
-    expect(graph.get(path.join("src", "relay", "checks.ts"))).toContain(path.join("src", "relay", "store.ts"));
+    expect(graph.get(path.join("src", "admission", "request-checks.ts"))).toContain(path.join("src", "store", "types.ts"));
     expect(graph.get(path.join("harness", "index.ts"))).toContain(path.join("harness", "stack.ts"));
   });
 
@@ -106,6 +130,17 @@ describe("the import graph", () => {
     expect(folders.filter((f) => !graph.has(path.join("harness", f, "index.ts")))).toEqual([]);
   });
 
+  it("has no two folders of src/ importing each other, nor any cycle of them", () => {
+    expect(folderCycles(graph).map((cycle) => cycle.join(" -> "))).toEqual([]);
+  });
+
+  it(`has no file in src/ or harness/ over ${MAX_LINES} lines`, async () => {
+    const files = new Map<string, string>();
+    for (const file of ["src", "harness"].flatMap(tsFiles)) files.set(file, await readFile(file, "utf8"));
+    expect(files.size).toBeGreaterThan(100);
+    expect(longFiles(files)).toEqual([]);
+  });
+
   it("finds what it looks for", () => {
     // The rules themselves, on a made-up graph: a cycle, an upward import and a back door are each found.
     const made: Graph = new Map([
@@ -118,5 +153,16 @@ describe("the import graph", () => {
     expect(cycles(made)).toEqual([["src/a.ts", "src/b.ts", "src/a.ts"]]);
     expect(upwardImports(made)).toEqual(["src/a.ts -> harness/index.ts", "harness/index.ts -> scripts/x.ts"]);
     expect(backDoorImports(made)).toEqual(["harness/index.ts -> harness/chain/chain.ts", "test/x.test.ts -> harness/chain/fork.ts"]);
+    // Folders of src/ that import each other (a pair, here through two files each way), and a file over the limit.
+    const folders: Graph = new Map([
+      ["src/relay/relayer.ts", ["src/admission/decide.ts", "src/problem.ts"]],
+      ["src/admission/decide.ts", ["src/store/types.ts"]],
+      ["src/admission/refusals.ts", ["src/relay/relayer.ts"]],
+      ["src/problem.ts", []],
+      ["src/server.ts", ["src/relay/relayer.ts"]],
+    ]);
+    expect(folderCycles(folders)).toEqual([["src/admission", "src/relay", "src/admission"]]);
+    const lines = (n: number) => "x\n".repeat(n);
+    expect(longFiles(new Map([["src/a.ts", lines(MAX_LINES)], ["harness/b.ts", lines(MAX_LINES + 1)], ["test/c.test.ts", lines(900)]]))).toEqual(["harness/b.ts"]);
   });
 });

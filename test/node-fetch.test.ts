@@ -4,7 +4,8 @@ import { TimeoutError } from "viem";
 import { afterEach, describe, expect, it } from "vitest";
 import { createChainClient } from "../src/chain/client.ts";
 import { nodeFetch } from "../src/chain/node-fetch.ts";
-import { chainUnavailable, isTransportError } from "../src/relay/checks.ts";
+import { chainUnavailable } from "../src/admission/refusals.ts";
+import { isTransportError } from "../src/chain/transport-error.ts";
 import { ProblemError } from "../src/problem.ts";
 
 // The runtime's chain clients send by nodeFetch (node:http) instead of fetch: the answers, failures and

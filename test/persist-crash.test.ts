@@ -7,7 +7,7 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { PersistedStateError, startDevStack, StackInfo, type DevStack } from "../harness/index.ts";
 import { closeProvers, createAccountKeys, recipientOf, toRelayRequest } from "../harness/client/index.ts";
 import { DeploymentConfig } from "../src/config/deployment-config.ts";
-import type { Operation } from "../src/relay/operation.ts";
+import type { Operation } from "../src/schemas/operation.ts";
 import { poolFixture } from "./support/pool.ts";
 import { anvilsWith, gone } from "./support/processes.ts";
 import { hex, rpc } from "./support/rpc.ts";

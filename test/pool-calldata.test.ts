@@ -1,8 +1,8 @@
 import { encodeFunctionData } from "viem";
 import { describe, expect, it } from "vitest";
 import { poolAbi } from "../src/chain/pool-abi.ts";
-import { poolCall, transactCalldata } from "../src/relay/checks.ts";
-import type { FinalizeRequest, RelayRequest } from "../src/relay/request.ts";
+import { poolCall, transactCalldata } from "../src/chain/pool-call.ts";
+import type { FinalizeRequest, RelayRequest } from "../src/schemas/request.ts";
 
 // The writer signs, and the admission simulates, transactCalldata's bytes: its selector and parameter
 // types are resolved once, so they must stay what viem's encodeFunctionData makes by name.

@@ -8,9 +8,10 @@ import { createQueueClient, reviewedFrom, toRelayRequest } from "../harness/clie
 import { CIRCUIT_BUILD_DIR, manifestBytes } from "../harness/deployment/index.ts";
 import { createChainClient } from "../src/chain/client.ts";
 import { buildQueueRuntime, relayControl } from "../src/server.ts";
-import type { Operation } from "../src/relay/operation.ts";
-import type { RelayRequest } from "../src/relay/request.ts";
-import { SqliteOperationStore, type OperationRecord } from "../src/relay/store.ts";
+import type { Operation } from "../src/schemas/operation.ts";
+import type { RelayRequest } from "../src/schemas/request.ts";
+import { SqliteOperationStore } from "../src/store/store.ts";
+import type { OperationRecord } from "../src/store/types.ts";
 import { VARIANTS_PATH } from "./support/patch-variants.ts";
 import { poolFixture, provenSend } from "./support/pool.ts";
 import { withQueueStack } from "./support/queue-stack.ts";

@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Hex } from "viem";
 import { startDevStack, type DevStack } from "../harness/index.ts";
 import { closeProvers, createAccountKeys, poolAbi, recipientOf, toRelayRequest } from "../harness/client/index.ts";
-import type { Operation } from "../src/relay/operation.ts";
-import type { RelayRequest } from "../src/relay/request.ts";
+import type { Operation } from "../src/schemas/operation.ts";
+import type { RelayRequest } from "../src/schemas/request.ts";
 import { poolFixture } from "./support/pool.ts";
 import { hex, rpc } from "./support/rpc.ts";
 

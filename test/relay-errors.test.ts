@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseEther, type Address } from "viem";
 import { startDevStack, type DevStack } from "../harness/index.ts";
 import { closeProvers, createAccountKeys, hashExtData, MerkleTree, commitmentOf, randomFieldElement, recipientOf, toRelayRequest, type Note } from "../harness/client/index.ts";
-import type { RelayRequest } from "../src/relay/request.ts";
+import type { RelayRequest } from "../src/schemas/request.ts";
 import { publicAmountOf } from "../src/chain/ext-data.ts";
 import { poolFixture } from "./support/pool.ts";
 import { rpc, hex } from "./support/rpc.ts";

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startDevStack, type DevStack } from "../harness/index.ts";
 import { closeProvers, createAccountKeys, recipientOf, toRelayRequest, type AccountKeys } from "../harness/client/index.ts";
-import type { Operation } from "../src/relay/operation.ts";
-import type { RelayRequest } from "../src/relay/request.ts";
+import type { Operation } from "../src/schemas/operation.ts";
+import type { RelayRequest } from "../src/schemas/request.ts";
 import { clients, RELAYER_KEY } from "./support/chain.ts";
 import { poolFixture } from "./support/pool.ts";
 import { rpc } from "./support/rpc.ts";

@@ -3,7 +3,7 @@ import type { ResultPromise } from "execa";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startDevStack, type DevStack } from "../harness/index.ts";
 import { closeProvers, createAccountKeys, recipientOf, toRelayRequest } from "../harness/client/index.ts";
-import type { Operation } from "../src/relay/operation.ts";
+import type { Operation } from "../src/schemas/operation.ts";
 import { poolFixture } from "./support/pool.ts";
 import { rpc } from "./support/rpc.ts";
 import { withRuntimeProcesses } from "./support/runtime-process.ts";

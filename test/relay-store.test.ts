@@ -3,9 +3,12 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it, vi } from "vitest";
 import type { ObservedHead } from "../src/chain/head.ts";
-import { Operation, type OperationState } from "../src/relay/operation.ts";
+import { Operation, type OperationState } from "../src/schemas/operation.ts";
 import { StatusAnswers } from "../src/relay/status-answer.ts";
-import { sqlite, SqliteOperationStore, StoreInUseError, StoreMismatchError, type OperationRecord, type OperationStore } from "../src/relay/store.ts";
+import { sqlite } from "../src/store/loader.ts";
+import { SqliteOperationStore } from "../src/store/store.ts";
+import { StoreInUseError, StoreMismatchError } from "../src/store/errors.ts";
+import { type OperationRecord, type OperationStore } from "../src/store/types.ts";
 import { operationView } from "../src/relay/view.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
 
@@ -162,7 +165,7 @@ describe("SqliteOperationStore", () => {
   it("says nothing of SQLite being experimental when it opens; other experimental warnings still show", async () => {
     // A process of its own: this one has loaded node:sqlite already, and Node warns once per process.
     const script = `
-      const { SqliteOperationStore } = await import(${JSON.stringify(new URL("../src/relay/store.ts", import.meta.url).href)});
+      const { SqliteOperationStore } = await import(${JSON.stringify(new URL("../src/store/store.ts", import.meta.url).href)});
       new SqliteOperationStore(":memory:").close();
       process.emitWarning("another feature is experimental", "ExperimentalWarning");`;
     const { stderr } = await promisify(execFile)(process.execPath, ["--experimental-strip-types", "--input-type=module", "-e", script]);

@@ -6,7 +6,7 @@ import { poolFixture, provenSend } from "./support/pool.ts";
 import { withQueueStack } from "./support/queue-stack.ts";
 import { rpc } from "./support/rpc.ts";
 import { snapshotHooks } from "../harness/dev/index.ts";
-import { admissionHooks } from "../src/relay/runtime.ts";
+import { admissionHooks } from "../src/relay/relayer.ts";
 
 // Issue 30, item 2: POST /api/dev/reset racing the other dev controls and a relay. Before the fix, the
 // resets answered 500 internal_error (and so did a send-relay), and afterwards no reset worked again.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ContractFunctionRevertedError, encodeErrorResult, parseAbi } from "viem";
 import { poolAbi } from "../src/chain/pool-abi.ts";
-import { revertReason } from "../src/relay/revert.ts";
+import { revertReason } from "../src/chain/revert.ts";
 
 // Issue 30, item 20: the Pool passes an adapter's revert on unchanged; viem, given the Pool's ABI, cannot
 // name it. The runtime names it with the adapter errors it owns (src/chain/abi.ts), as traces do.

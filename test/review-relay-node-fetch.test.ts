@@ -4,7 +4,7 @@ import { ResponseBodyTooLargeError, type BaseError } from "viem";
 import { afterEach, describe, expect, it } from "vitest";
 import { createChainClient } from "../src/chain/client.ts";
 import { nodeFetch, VIEM_MAX_ANSWER_BYTES } from "../src/chain/node-fetch.ts";
-import { chainUnavailable } from "../src/relay/checks.ts";
+import { chainUnavailable } from "../src/admission/refusals.ts";
 import { ProblemError } from "../src/problem.ts";
 
 // viem's http transport refuses an answer over 10 MiB while it reads fetch's body stream. nodeFetch's

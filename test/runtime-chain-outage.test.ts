@@ -10,7 +10,8 @@ import { publicAmountOf } from "../src/chain/ext-data.ts";
 import { buildQueueRuntime } from "../src/server.ts";
 import { BaseError, RpcRequestError } from "viem";
 import { createChainClient } from "../src/chain/client.ts";
-import { chainUnavailable, isTransportError } from "../src/relay/checks.ts";
+import { chainUnavailable } from "../src/admission/refusals.ts";
+import { isTransportError } from "../src/chain/transport-error.ts";
 import { RELAYER_KEY } from "./support/chain.ts";
 
 // The runtime's chain goes away (through a proxy we can cut): answers are 503 chain_unavailable, never

@@ -14,11 +14,11 @@ import { publicAmountOf } from "../src/chain/ext-data.ts";
 import { installProblemHandlers } from "../src/errors.ts";
 import { validatorCompiler } from "../src/validation.ts";
 import { HttpRequestError, IntegerOutOfRangeError, InternalRpcError, RpcRequestError, TimeoutError } from "viem";
-import { chainUnavailable } from "../src/relay/checks.ts";
+import { chainUnavailable } from "../src/admission/refusals.ts";
 import { createChainClient } from "../src/chain/client.ts";
-import { Relayer } from "../src/relay/runtime.ts";
+import { Relayer } from "../src/relay/relayer.ts";
 import { relaySettings } from "../src/server.ts";
-import { SqliteOperationStore } from "../src/relay/store.ts";
+import { SqliteOperationStore } from "../src/store/store.ts";
 import { privateKeyToAccount } from "viem/accounts";
 import { ProblemError } from "../src/problem.ts";
 

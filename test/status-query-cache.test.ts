@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { StatusQuery } from "../src/relay/operation.ts";
+import { StatusQuery } from "../src/schemas/operation.ts";
 import { keptPerId } from "../src/routes/status.ts";
 
 type Verdict = { value?: unknown; error?: unknown };

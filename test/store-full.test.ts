@@ -3,7 +3,7 @@ import { execa } from "execa";
 import { describe, expect, it } from "vitest";
 import type { DevStack } from "../harness/index.ts";
 import { createQueueClient, QueueProblemError, reviewedFrom, type QueueClient } from "../harness/client/index.ts";
-import type { Operation } from "../src/relay/operation.ts";
+import type { Operation } from "../src/schemas/operation.ts";
 import { provenSend, type poolFixture } from "./support/pool.ts";
 import { withQueueStack } from "./support/queue-stack.ts";
 import { relayerNonce, withRuntimeProcesses } from "./support/runtime-process.ts";

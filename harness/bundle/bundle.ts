@@ -5,8 +5,8 @@ import path from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { z } from "zod";
 import type { RelayControl } from "../../src/relay/control.ts";
-import { parseStoreRows, type StoreRows } from "../../src/relay/store-rows.ts";
-import { TERMINAL_STATES } from "../../src/relay/operation.ts";
+import { parseStoreRows, type StoreRows } from "../../src/store/rows.ts";
+import { TERMINAL_STATES } from "../../src/schemas/operation.ts";
 import { printable } from "../../src/printable.ts";
 import { jsonRpc, jsonRpcBatch } from "../chain/index.ts";
 import { PATCHES_FILE, PatchRecords } from "../patch/index.ts";
@@ -35,7 +35,7 @@ import { parseJsonBounded } from "./json.ts";
  */
 export const BUNDLE_FORMAT = "queue-devstack-bundle";
 /**
- * 2: the store is its rows as JSON (src/relay/store-rows.ts). 1: the store was an SQLite file; still
+ * 2: the store is its rows as JSON (src/store/rows.ts). 1: the store was an SQLite file; still
  * read, but only its rows, which go through the same checks (store.ts).
  */
 export const BUNDLE_VERSION = 2;

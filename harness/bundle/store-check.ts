@@ -1,10 +1,10 @@
 import { getAddress, keccak256, parseTransaction, recoverTransactionAddress, type Hex } from "viem";
 import { mnemonicToAccount } from "viem/accounts";
 import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
-import { transactCalldata } from "../../src/relay/checks.ts";
-import type { AttemptRow, OperationRow, StoreRows } from "../../src/relay/store-rows.ts";
+import { transactCalldata } from "../../src/chain/pool-call.ts";
+import type { AttemptRow, OperationRow, StoreRows } from "../../src/store/rows.ts";
 import { printable } from "../../src/printable.ts";
-import { TERMINAL_STATES } from "../../src/relay/operation.ts";
+import { TERMINAL_STATES } from "../../src/schemas/operation.ts";
 
 let relayer: Hex | undefined;
 /**

@@ -1,6 +1,7 @@
-import { SqliteOperationStore, sqlite } from "../../src/relay/store.ts";
+import { SqliteOperationStore } from "../../src/store/store.ts";
+import { sqlite } from "../../src/store/loader.ts";
 import type { DatabaseSync } from "node:sqlite";
-import { MAX_ROWS, STORE_COLUMNS, STORE_TABLES, type StoreRows, type StoreTable } from "../../src/relay/store-rows.ts";
+import { MAX_ROWS, STORE_COLUMNS, STORE_TABLES, type StoreRows, type StoreTable } from "../../src/store/rows.ts";
 import { printable } from "../../src/printable.ts";
 import { OverCapError } from "./bounded-gunzip.ts";
 
@@ -12,7 +13,7 @@ import { OverCapError } from "./bounded-gunzip.ts";
  * tables' known columns are read, at most MAX_ROWS of each and, when `maxValues` is given, at most that
  * many values (rows × columns) in all, counted before any is read: 100,000 small rows in each table fit
  * in a 32 MiB file and took node past 580 MB once read. Nothing of the file is kept but its rows, which
- * the caller then validates (src/relay/store-rows.ts).
+ * the caller then validates (src/store/rows.ts).
  */
 export function readStoreRows(file: string, maxValues = Infinity): Record<string, unknown[]> {
   const db = new (sqlite().DatabaseSync)(file, { readOnly: true, allowExtension: false });

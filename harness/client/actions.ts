@@ -1,6 +1,6 @@
 import { parseAbi, type Account, type Address, type Chain, type Hex, type PublicClient, type TransactionReceipt, type Transport, type WalletClient } from "viem";
-import { Quote } from "../../src/actions/quote.ts";
-import { readReservation, type ReservationState } from "../../src/actions/reservation-tracker.ts";
+import { Quote } from "../../src/schemas/quote.ts";
+import { readReservation, type ReservationState } from "../../src/chain/reservation-tracker.ts";
 import type { ActionTerms } from "../../src/chain/ext-data.ts";
 import type { DeploymentConfig, ExternalActionRoute } from "../../src/config/deployment-config.ts";
 import { randomFieldElement } from "./field.ts";

@@ -1,11 +1,11 @@
 import { verifyTypedData, type Address, type Hex } from "viem";
-import { Quote, typedDataForSigning } from "../../src/actions/quote.ts";
+import { Quote, typedDataForSigning } from "../../src/schemas/quote.ts";
 import type { PreparedAction } from "./actions.ts";
 import { z } from "zod";
 import { DeploymentConfig } from "../../src/config/deployment-config.ts";
 import { Address as AddressSchema } from "../../src/config/primitives.ts";
-import type { Operation, OperationKind } from "../../src/relay/operation.ts";
-import type { RelayRequest } from "../../src/relay/request.ts";
+import type { Operation, OperationKind } from "../../src/schemas/operation.ts";
+import type { RelayRequest } from "../../src/schemas/request.ts";
 import { artifactOf, fetchProofFiles, type ProofFiles } from "./proof-files.ts";
 import type { PreparedTransaction } from "./transaction.ts";
 import { sameOriginUrl } from "./same-origin.ts";

@@ -1,9 +1,9 @@
 import { createPublicClient, formatUnits, http, parseAbi, parseAbiItem, type Address, type Hex, type PublicClient } from "viem";
-import { readReservation } from "../../src/actions/reservation-tracker.ts";
+import { readReservation } from "../../src/chain/reservation-tracker.ts";
 import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
 import type { RelayControl } from "../../src/relay/control.ts";
-import { reservationIdOf as actionReservationIdOf } from "../../src/relay/view.ts";
-import type { OperationRecord } from "../../src/relay/store.ts";
+import { reservationIdOf as actionReservationIdOf } from "../../src/chain/ext-data.ts";
+import type { OperationRecord } from "../../src/store/types.ts";
 import { badge, esc, ether, hash, table, type AssetBook } from "./view.ts";
 
 // The Pool panel and an action's reservation: read from the chain (anvil directly, never through the

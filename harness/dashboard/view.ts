@@ -1,8 +1,8 @@
 import { formatUnits } from "viem";
 import type { z } from "zod";
 import type { HealthChecks as HealthChecksSchema } from "../../src/routes/health.ts";
-import type { OperationRecord } from "../../src/relay/store.ts";
-import { TERMINAL_STATES } from "../../src/relay/operation.ts";
+import type { OperationRecord } from "../../src/store/types.ts";
+import { TERMINAL_STATES } from "../../src/schemas/operation.ts";
 import type { ReplayAnswer } from "../replay/index.ts";
 
 // The dashboard's HTML, rendered on the server: the page, and the fragments the push channel sends.

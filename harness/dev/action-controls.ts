@@ -2,7 +2,7 @@ import { createWalletClient, http, parseAbi, type Address, type Hex, type Public
 import { keyAccount } from "../../src/chain/key-account.ts";
 import { sepoliaAt } from "../../src/chain/client.ts";
 import type { DeploymentConfig, ExternalActionRoute } from "../../src/config/deployment-config.ts";
-import { readReservation } from "../../src/actions/reservation-tracker.ts";
+import { readReservation } from "../../src/chain/reservation-tracker.ts";
 
 const adapterAbi = parseAbi([
   "function setPrice(address assetIn, address assetOut, uint256 price)",

@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { Problem, ProblemError } from "../../src/problem.ts";
-import { chainUnavailable } from "../../src/relay/checks.ts";
+import { chainUnavailable } from "../../src/admission/refusals.ts";
 import type { RelayControl } from "../../src/relay/control.ts";
 import { JsonRpcError, jsonRpc } from "../chain/index.ts";
 import type { RpcFaultProxy } from "../chain/index.ts";

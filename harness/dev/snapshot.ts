@@ -1,7 +1,7 @@
 import type { Hex } from "viem";
 import type { RelayControl } from "../../src/relay/control.ts";
 import { JsonRpcError, dropStrayBlocksInDump, jsonRpc, jsonRpcBatch } from "../chain/index.ts";
-import type { StoreCheckpoint } from "../../src/relay/store.ts";
+import type { StoreCheckpoint } from "../../src/store/types.ts";
 import { controlLock } from "./control-lock.ts";
 
 /** A moment of a whole stack, chain and operation store together, that it can be reverted to. */

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { PatchedContract } from "../../src/config/patched-contract.ts";
-import { chainUnavailable } from "../../src/relay/checks.ts";
+import { chainUnavailable } from "../../src/admission/refusals.ts";
 import { Problem, ProblemError } from "../../src/problem.ts";
 import { JsonRpcError } from "../chain/index.ts";
 import { PatchError } from "./errors.ts";

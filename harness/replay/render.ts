@@ -1,4 +1,4 @@
-import type { FailureReason } from "../../src/relay/operation.ts";
+import type { FailureReason } from "../../src/schemas/operation.ts";
 import { printable } from "../../src/printable.ts";
 import type { ReplayAnswer } from "./schemas.ts";
 import { describeChange } from "./trace-diff.ts";

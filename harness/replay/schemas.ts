@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { FailureReason, OperationKind, OperationState } from "../../src/relay/operation.ts";
+import { FailureReason, OperationKind, OperationState } from "../../src/schemas/operation.ts";
 
 // The replay's question and answer: the dev route's schemas, the library's types and the OpenAPI
 // document's, from these alone.

@@ -1,7 +1,7 @@
 import { createPublicClient, createWalletClient, erc20Abi, http, maxUint256, type Address, type Hex, type PublicClient } from "viem";
 import { keyAccount } from "../../src/chain/key-account.ts";
 import { sepoliaAt } from "../../src/chain/client.ts";
-import type { Operation, OperationKind } from "../../src/relay/operation.ts";
+import type { Operation, OperationKind } from "../../src/schemas/operation.ts";
 import { ACTION_ROUTES } from "../deployment/index.ts";
 import type { DevStack } from "../stack.ts";
 import {

@@ -1,7 +1,7 @@
 import { decodeErrorResult, decodeFunctionData, decodeFunctionResult, toFunctionSelector, type Abi, type AbiFunction, type Address, type Hex } from "viem";
 import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
-import { transactCalldata } from "../../src/relay/checks.ts";
-import type { OperationRecord } from "../../src/relay/store.ts";
+import { transactCalldata } from "../../src/chain/pool-call.ts";
+import type { OperationRecord } from "../../src/store/types.ts";
 import type { CompiledFixtures } from "../deployment/index.ts";
 import { jsonRpc } from "../chain/index.ts";
 import { printable } from "../../src/printable.ts";

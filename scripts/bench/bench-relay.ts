@@ -6,7 +6,7 @@ import { jsonRpc } from "../../harness/chain/index.ts";
 import { startDevStack, type DevStack } from "../../harness/index.ts";
 import { sepoliaAt } from "../../src/chain/client.ts";
 import { nodeFetch, nodeFetchHooks } from "../../src/chain/node-fetch.ts";
-import { DEFAULT_RELAY_SETTINGS } from "../../src/relay/settings.ts";
+import { DEFAULT_RELAY_SETTINGS } from "../../src/config/relay-settings.ts";
 import { poolFixture } from "../../test/support/pool.ts";
 import { depositedNotes, GAS, nodeCpuMs, QueuePathError, queueBurst as burstThroughQueue, sendFee } from "./relay-load.ts";
 import { cpuMs, median, percentile } from "./stats.ts";

@@ -13,7 +13,7 @@ import {
   type QueueClient,
 } from "../../harness/client/index.ts";
 import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
-import type { Operation } from "../../src/relay/operation.ts";
+import type { Operation } from "../../src/schemas/operation.ts";
 import type { poolFixture } from "../../test/support/pool.ts";
 
 // The relay load the benchmarks share (bench:relay, bench:dashboard): private sends, each spending its

@@ -1,4 +1,5 @@
 import { encodeAbiParameters, keccak256, type Address, type Hex } from "viem";
+import type { RelayRequest } from "../schemas/request.ts";
 
 /** The BN254 scalar field. */
 export const FIELD_SIZE = 21888242871839275222246405745257275088548364400416034343698204186575808495617n;
@@ -86,4 +87,10 @@ export function hashActionExtData(deployment: { chainId: number; poolAddress: Ad
 /** The Pool's reservation id of an action: keccak256(abi.encode(domain, nullifier0, nullifier1)) (unique: nullifiers are spent once). */
 export function actionReservationId(domain: bigint, nullifier0: bigint, nullifier1: bigint): Hex {
   return keccak256(encodeAbiParameters([{ type: "uint256" }, { type: "uint256" }, { type: "uint256" }], [domain, nullifier0, nullifier1]));
+}
+
+/** The Pool's reservation id of an action (actionReservationId of its domain and nullifiers). */
+export function reservationIdOf(request: RelayRequest): `0x${string}` {
+  const [n0, n1] = request.publicInputs.inputNullifiers;
+  return actionReservationId(BigInt(request.publicInputs.domain), BigInt(n0), BigInt(n1));
 }

@@ -1,10 +1,10 @@
 import type { FastifyInstance } from "fastify";
 import type { PublicClient } from "viem";
 import type { ProblemError } from "../problem.ts";
-import type { OperationKind } from "./operation.ts";
-import type { FinalizeRequest, RelayRequest } from "./request.ts";
-import type { Relayer } from "./runtime.ts";
-import type { OperationPage, OperationRecord, StoreCheckpoint } from "./store.ts";
+import type { OperationKind } from "../schemas/operation.ts";
+import type { FinalizeRequest, RelayRequest } from "../schemas/request.ts";
+import type { Relayer } from "./relayer.ts";
+import type { OperationPage, OperationRecord, StoreCheckpoint } from "../store/types.ts";
 
 /**
  * What a test harness needs to move a runtime together with its chain (snapshot and revert): pause the

@@ -1,16 +1,17 @@
 import type { FastifyBaseLogger } from "fastify";
-import { formatTransactionReceipt, keccak256, numberToHex, TransactionReceiptNotFoundError, type Address, type Hex, type LocalAccount, type PublicClient, type TransactionReceipt } from "viem";
+import type { Address, Hex, LocalAccount, PublicClient, TransactionReceipt } from "viem";
+import type { CheckContext } from "../admission/check-context.ts";
+import { bumpedFees, currentFees, type Fees } from "../chain/fees.ts";
 import type { HeadTracker } from "../chain/head.ts";
-import { poolAbi } from "../chain/pool-abi.ts";
+import { minedRevertReason } from "../chain/revert.ts";
+import type { RelaySettings } from "../config/relay-settings.ts";
 import { ProblemError } from "../problem.ts";
-import { checkRelayerReady, isTransportError, poolCall, transactCalldata, type CheckContext } from "./checks.ts";
-import { simulateChecked, simulateRelay } from "../actions/check-action.ts";
-import { checkFinalizeFee, checkReservation } from "../actions/finalize.ts";
-import { bumpedFees, currentFees, type Fees } from "./fees.ts";
-import { TERMINAL_STATES, type FailureReason, type OperationState } from "./operation.ts";
-import { revertReason } from "./revert.ts";
-import type { RelaySettings } from "./settings.ts";
-import type { OperationRecord, OperationStore, StoredAttempt } from "./store.ts";
+import { TERMINAL_STATES, type FailureReason, type OperationState } from "../schemas/operation.ts";
+import type { OperationRecord, OperationStore, StoredAttempt } from "../store/types.ts";
+import { signAttempt } from "./attempt.ts";
+import { broadcast } from "./broadcast.ts";
+import { ReceiptFinder } from "./receipts.ts";
+import { StaleChecks, type Prepared } from "./stale-checks.ts";
 
 export interface EngineDeps {
   store: OperationStore;
@@ -31,15 +32,6 @@ const REBROADCAST_AFTER_POLLS = 5;
 /** Blocks announced between two ticks whose receipts a tick reads; past this, the rest are looked up by nonce. */
 const MAX_ANNOUNCED_BLOCKS = 64;
 
-interface Prepared {
-  ready: PromiseSettledResult<Fees>;
-  fresh: PromiseSettledResult<void>;
-  /** The node's pending transaction count for the relayer. */
-  pending: PromiseSettledResult<number>;
-  /** When the checks it relies on read the chain (epoch ms): the admission's, or these. */
-  checkedAt: number;
-}
-
 export interface EngineEvents {
   transition(op: OperationRecord, from: OperationState): void;
   feeBump(op: OperationRecord): void;
@@ -55,16 +47,8 @@ export class RelayEngine {
   private readonly deps: EngineDeps;
   private writer: Promise<unknown> = Promise.resolve();
   private readonly queued = new Set<string>();
-  /** When each newly admitted operation's admission read the chain (epoch ms): taken by its first prepare. */
-  private readonly checkedAt = new Map<string, number>();
-  /**
-   * When each signed operation was last checked (root, nullifiers, simulation; epoch ms): a fee bump signs
-   * again, so one not checked within resimulateAfterMs is checked first. Empty after a restart, a load or
-   * a pause: an operation picked up from the store is always checked before it is bumped.
-   */
-  private readonly lastChecked = new Map<string, number>();
-  /** Operations whose fee bump was withheld (the call would now revert), noted once in their history. */
-  private readonly withheld = new Set<string>();
+  /** What each operation's checks read and when: read again before a signature once stale. */
+  private readonly stale: StaleChecks;
   /** Operations whose nonce looked used by another transaction on the last tick. */
   private readonly suspects = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
@@ -81,11 +65,13 @@ export class RelayEngine {
   private paused = false;
   /** Blocks the head subscription announced since the last tick: the next one reads their receipts. */
   private announced = new Set<bigint>();
-  /** The node refused eth_getBlockReceipts: operations are found by nonce only. */
-  private noBlockReceipts = false;
+  /** Finds mined attempts: by the announced blocks' receipts, or one attempt at a time. */
+  private readonly receipts: ReceiptFinder;
 
   constructor(deps: EngineDeps) {
     this.deps = deps;
+    this.receipts = new ReceiptFinder(deps.chain);
+    this.stale = new StaleChecks(deps);
   }
 
   /** Picks up where a previous process left off (the first tick re-queues or watches every live operation). */
@@ -110,16 +96,14 @@ export class RelayEngine {
     this.paused = true;
     this.generation++;
     // A read started before the pause counts a chain that may be reverted: none after it shares it.
-    this.pendingRead = undefined;
+    this.stale.dropPendingRead();
     clearTimeout(this.timer);
     await this.ticking;
     await this.writer.catch(() => {});
     await Promise.all(this.sending);
     this.queued.clear();
     this.suspects.clear();
-    this.checkedAt.clear(); // the chain may be reverted: read it again
-    this.lastChecked.clear();
-    this.withheld.clear();
+    this.stale.forget(); // the chain may be reverted: read it again
     this.announced.clear();
   }
 
@@ -143,12 +127,12 @@ export class RelayEngine {
   enqueue(id: string, checkedAt?: number): void {
     // While paused, an accepted operation waits in the store: the first tick after resume() finds it.
     if (this.queued.has(id) || this.stopped || this.paused) return;
-    if (checkedAt !== undefined) this.checkedAt.set(id, checkedAt);
+    if (checkedAt !== undefined) this.stale.admitted(id, checkedAt);
     this.queued.add(id);
     // The checks run outside the writer, side by side with other operations' steps; only nonce, signing,
     // persisting and broadcasting are one at a time.
     const generation = this.generation;
-    void this.prepare(id).catch(() => null).then((prepared) =>
+    void this.stale.prepare(id).catch(() => null).then((prepared) =>
       this.exclusive(async () => {
         if (generation !== this.generation) return; // paused meanwhile: the first tick after resume() starts it over
         this.queued.delete(id);
@@ -212,59 +196,6 @@ export class RelayEngine {
     }, delay);
   }
 
-  /** The re-checks that can go stale and the relayer's readiness, read side by side, before the writer's turn. */
-  private async prepare(id: string): Promise<Prepared | null> {
-    const { store, checks } = this.deps;
-    // Once: a later prepare of it (not ready yet, say) reads the chain again.
-    const checkedAt = this.checkedAt.get(id);
-    this.checkedAt.delete(id);
-    const op = store.get(id);
-    if (!op || TERMINAL_STATES.has(op.state) || op.attempts.length > 0) return null;
-    // Measured from the admission's reads, not from its acceptance: an admission held between the two
-    // (a busy process) may have read the chain before a twin of it was mined.
-    const recent = checkedAt !== undefined && Date.now() - checkedAt < this.deps.settings.resimulateAfterMs;
-    const readAt = Date.now();
-    const [ready, fresh, pending] = await Promise.allSettled([
-      checkRelayerReady(checks),
-      // Its admission read root, nullifiers and simulation moments ago.
-      recent ? undefined : this.recheck(op),
-      this.pendingCount(),
-    ]);
-    return { ready, fresh, pending, checkedAt: recent ? checkedAt : readAt };
-  }
-
-  /** The relayer's pending transaction count being read, if one is. */
-  private pendingRead: Promise<number> | undefined;
-
-  /**
-   * The node's pending transaction count for the relayer. Operations prepared at the same moment (a burst)
-   * share one read, started no earlier than one round trip before it asked: another user's transaction
-   * sent meanwhile is as likely missed by a read of its own (the writer takes the larger of this and the
-   * store's next nonce, and a nonce taken anyway is found by the watcher).
-   */
-  private pendingCount(): Promise<number> {
-    if (!this.pendingRead) {
-      const read: Promise<number> = this.deps.chain.getTransactionCount({ address: this.deps.account.address, blockTag: "pending" }).finally(() => {
-        if (this.pendingRead === read) this.pendingRead = undefined;
-      });
-      this.pendingRead = read;
-    }
-    return this.pendingRead;
-  }
-
-  /**
-   * The checks that can go stale: the Pool's simulation, which decides the root and nullifiers too (read on
-   * their own when it fails: simulateRelay); a finalize's reservation, and whether its fee is still surely
-   * this relayer's (a finalizer's window closes), then its simulation.
-   */
-  private async recheck(op: OperationRecord): Promise<void> {
-    const { checks, store } = this.deps;
-    const request = op.request;
-    if (!("reservationId" in request)) return simulateRelay(checks, request);
-    await checkFinalizeFee(checks, request, await checkReservation(checks, request), store);
-    await simulateChecked(checks, request);
-  }
-
   // accepted → processing → (stale checks, prepared) → (nonce, sign, persist) → submitted → broadcast
   private async process(id: string, prepared: Prepared | null): Promise<void> {
     const { store, settings } = this.deps;
@@ -301,59 +232,13 @@ export class RelayEngine {
     // The node's count, read beforehand, covers other users of the key; the store covers our own since.
     const stored = store.maxNonce();
     const nonce = Math.max(pending.value, stored === undefined ? 0 : stored + 1);
-    const attempt = await this.sign(op, nonce, fees);
+    const attempt = await signAttempt(this.deps, op.request, nonce, fees);
     op.attempts.push(attempt);
-    this.lastChecked.set(op.id, prepared.checkedAt);
+    this.stale.signed(op.id, prepared.checkedAt);
     this.transition(op, "submitted", `nonce ${nonce}, ${attempt.hash}`, { attempt }); // stored, then broadcast
     // The writer goes on to the next operation while this one is sent and mined: broadcasts leave in
     // nonce order (each after the store's sync, which finish in order), and the node takes them in any.
-    this.sent(this.broadcast(attempt, op.id).then(() => this.poke())); // mined at once (automine), or soon: look now
-  }
-
-  private async sign(op: OperationRecord, nonce: number, fees: Fees): Promise<StoredAttempt> {
-    const { account, checks, settings } = this.deps;
-    const raw = await account.signTransaction({
-      type: "eip1559",
-      chainId: checks.config.chainId,
-      nonce,
-      to: checks.config.poolAddress as Address,
-      data: transactCalldata(op.request),
-      value: 0n,
-      gas: settings.gasLimit,
-      maxFeePerGas: fees.maxFeePerGas,
-      maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
-    });
-    return {
-      hash: keccak256(raw),
-      nonce,
-      raw,
-      maxFeePerGas: fees.maxFeePerGas.toString(),
-      maxPriorityFeePerGas: fees.maxPriorityFeePerGas.toString(),
-      createdAt: new Date().toISOString(),
-    };
-  }
-
-  /** Broadcasts stored bytes. Node answers that need no action here are recognised by name. */
-  private async broadcast(attempt: StoredAttempt, operation: string): Promise<void> {
-    await this.deps.store.flush(); // never sent before it is on disk: a power loss must not forget a sent nonce
-    try {
-      await this.deps.chain.request({ method: "eth_sendRawTransaction", params: [attempt.raw] });
-    } catch (error) {
-      const message = `${(error as { details?: string }).details ?? ""} ${(error as Error).message}`.toLowerCase();
-      // already known: it is in the pool. nonce too low: one of our attempts was mined (or the nonce
-      // was taken; the watcher tells which). underpriced: the watcher's next bump outbids. insufficient
-      // funds: kept and re-broadcast once the relayer is refunded.
-      const kind = /already known|known transaction|already imported/.test(message)
-        ? "already-known"
-        : /nonce too low/.test(message)
-          ? "nonce-too-low"
-          : /underpriced/.test(message)
-            ? "underpriced"
-            : /insufficient funds/.test(message)
-              ? "insufficient-funds"
-              : "other";
-      if (kind !== "already-known") this.deps.log.warn({ operation, hash: attempt.hash, kind }, "broadcast refused");
-    }
+    this.sent(broadcast(this.deps, attempt, op.id).then(() => this.poke())); // mined at once (automine), or soon: look now
   }
 
   // The watcher: receipts, confirmations, reorgs, stuck transactions, retries and expiry.
@@ -367,7 +252,7 @@ export class RelayEngine {
     const [head, minedNonce, inBlocks] = await Promise.all([
       chain.getBlockNumber(),
       chain.getTransactionCount({ address: account.address, blockTag: "latest" }),
-      this.blockReceipts(announced),
+      this.receipts.inBlocks(announced),
     ]);
     this.deps.head.observe(head, readStartedAt);
     // The receipts of the announced blocks, read with the head, find what they hold. Of the operations
@@ -380,7 +265,7 @@ export class RelayEngine {
       if (found) receipts.set(op.id, inBlocks.get(found.hash.toLowerCase()));
     }
     const unseen = live.filter((op) => op.attempts.length > 0 && !receipts.has(op.id) && Math.min(...op.attempts.map((a) => a.nonce)) < minedNonce);
-    for (const [id, receipt] of await Promise.all(unseen.map(async (op) => [op.id, await this.findReceipt(op)] as const))) receipts.set(id, receipt);
+    for (const [id, receipt] of await Promise.all(unseen.map(async (op) => [op.id, await this.receipts.of(op)] as const))) receipts.set(id, receipt);
     for (const op of live) {
       if (this.stopped || this.paused) return;
       if (op.attempts.length === 0) {
@@ -402,7 +287,7 @@ export class RelayEngine {
       if (latest.nonce < minedNonce) {
         // The nonce is used, and by none of our attempts (no receipt)? Decide only if it holds on two
         // consecutive ticks, with a fresh look for a receipt: a lagging RPC must not end an operation.
-        if (this.suspects.has(op.id) && !(await this.findReceipt(op))) {
+        if (this.suspects.has(op.id) && !(await this.receipts.of(op))) {
           this.suspects.delete(op.id);
           this.fail(op, "expired", { code: "nonce_consumed", detail: `nonce ${latest.nonce} was used by another transaction from the relayer key; no attempt of this operation was mined` });
         } else {
@@ -415,50 +300,13 @@ export class RelayEngine {
       if (Date.now() - Date.parse(latest.createdAt) < REBROADCAST_AFTER_POLLS * settings.pollIntervalMs) continue;
       const known = (await chain.request({ method: "eth_getTransactionByHash", params: [latest.hash as Hex] })) !== null;
       if (!known) {
-        await this.broadcast(latest, op.id); // dropped (restart, reorg, refused while unfunded): the same bytes again
+        await broadcast(this.deps, latest, op.id); // dropped (restart, reorg, refused while unfunded): the same bytes again
       } else if (latest.nonce === minedNonce && Date.now() - Date.parse(latest.createdAt) > settings.stuckAfterMs) {
         // Known to the node and next in line, yet not mined: outbid with a fee bump, if it still holds.
-        const check = await this.checkBeforeBump(op);
+        const check = await this.stale.beforeBump(op);
         if (check !== "chain unavailable") await this.exclusive(() => this.bump(op.id, check));
       }
     }
-  }
-
-  /**
-   * The receipts of these blocks, by transaction hash (lowercase). A block the node cannot answer for (no
-   * eth_getBlockReceipts, an outage) gives none: its operations are looked up by nonce, as without a
-   * subscription.
-   */
-  private async blockReceipts(blocks: bigint[]): Promise<Map<string, TransactionReceipt>> {
-    const byHash = new Map<string, TransactionReceipt>();
-    if (this.noBlockReceipts) return byHash;
-    const answers = await Promise.all(
-      blocks.map(
-        (n) =>
-          this.deps.chain.request({ method: "eth_getBlockReceipts", params: [numberToHex(n)] } as never).catch((error: unknown) => {
-            // Refused rather than unanswered: a node without the method is not asked again.
-            if (!isTransportError(error)) this.noBlockReceipts = true;
-            return null;
-          }) as Promise<unknown[] | null>,
-      ),
-    );
-    for (const receipt of answers.flatMap((a) => (Array.isArray(a) ? a : []))) {
-      const formatted = formatTransactionReceipt(receipt as never) as TransactionReceipt;
-      byHash.set(formatted.transactionHash.toLowerCase(), formatted);
-    }
-    return byHash;
-  }
-
-  private async findReceipt(op: OperationRecord): Promise<TransactionReceipt | undefined> {
-    for (const attempt of [...op.attempts].reverse()) {
-      try {
-        return await this.deps.chain.getTransactionReceipt({ hash: attempt.hash as Hex });
-      } catch (error) {
-        // Only "no receipt" means not mined; any other failure aborts this tick (decided on the next).
-        if (!(error instanceof TransactionReceiptNotFoundError)) throw error;
-      }
-    }
-    return undefined;
   }
 
   private async onMined(op: OperationRecord, receipt: TransactionReceipt, head: bigint): Promise<void> {
@@ -477,49 +325,8 @@ export class RelayEngine {
     if (receipt.status === "success") {
       this.transition(op, "confirmed"); // its nullifiers stay claimed: it spent them
     } else {
-      this.fail(op, "reverted", await this.minedRevertReason(op, receipt));
+      this.fail(op, "reverted", await minedRevertReason(this.deps.chain, { from: this.deps.account.address, pool: this.deps.checks.config.poolAddress as Address, gas: this.deps.settings.gasLimit }, op.request, receipt));
     }
-  }
-
-  /**
-   * Why a mined transaction reverted: the same call replayed on the state after its block (which holds
-   * what an earlier transaction of that block changed, the usual cause), then on the state before it.
-   */
-  private async minedRevertReason(op: OperationRecord, receipt: TransactionReceipt): Promise<FailureReason> {
-    for (const blockNumber of [receipt.blockNumber, receipt.blockNumber - 1n]) {
-      try {
-        await this.deps.chain.simulateContract({
-          account: this.deps.account.address,
-          address: this.deps.checks.config.poolAddress as Address,
-          abi: poolAbi,
-          ...poolCall(op.request),
-          gas: this.deps.settings.gasLimit,
-          blockNumber,
-        } as never);
-      } catch (error) {
-        return revertReason("reverted", error);
-      }
-    }
-    return { code: "reverted", detail: `${receipt.transactionHash} was mined with status 0` };
-  }
-
-  /**
-   * A fee bump signs the operation's call again: checked again first (outside the writer, as before its
-   * first signature) unless that was within resimulateAfterMs. "ok", the problem that would make it revert
-   * now, or "chain unavailable" (decided on a later tick).
-   */
-  private async checkBeforeBump(op: OperationRecord): Promise<"ok" | "chain unavailable" | ProblemError> {
-    const checkedAt = this.lastChecked.get(op.id);
-    if (checkedAt !== undefined && Date.now() - checkedAt < this.deps.settings.resimulateAfterMs) return "ok";
-    const readAt = Date.now();
-    try {
-      await this.recheck(op);
-    } catch (error) {
-      return error instanceof ProblemError && error.code !== "chain_unavailable" ? error : "chain unavailable";
-    }
-    this.lastChecked.set(op.id, readAt);
-    this.withheld.delete(op.id);
-    return "ok";
   }
 
   /**
@@ -535,8 +342,7 @@ export class RelayEngine {
     const latest = op.attempts.at(-1) as StoredAttempt;
     if (Date.now() - Date.parse(latest.createdAt) <= settings.stuckAfterMs) return;
     if (check !== "ok") {
-      if (this.withheld.has(id)) return;
-      this.withheld.add(id);
+      if (!this.stale.withhold(id)) return;
       this.deps.log.warn({ operation: id, code: check.code }, "fee bump withheld: the call would now revert");
       return this.transition(op, "submitted", `fee bump withheld: ${check.code}: ${check.message}; ${latest.hash} stays as broadcast (it may still be mined)`);
     }
@@ -545,11 +351,11 @@ export class RelayEngine {
       this.deps.log.warn({ operation: id }, "fee bump would exceed the cap; waiting");
       return;
     }
-    const attempt = await this.sign(op, latest.nonce, fees);
+    const attempt = await signAttempt(this.deps, op.request, latest.nonce, fees);
     op.attempts.push(attempt);
     this.deps.events?.feeBump(op);
     this.transition(op, "submitted", `fee bump: ${attempt.hash} replaces ${latest.hash} (maxFeePerGas ${latest.maxFeePerGas} -> ${attempt.maxFeePerGas})`, { attempt });
-    await this.broadcast(attempt, op.id);
+    await broadcast(this.deps, attempt, op.id);
   }
 
   private fail(op: OperationRecord, state: OperationState, reason: FailureReason): void {
@@ -560,8 +366,7 @@ export class RelayEngine {
   /** `deferWrite`: the next transition, made at once in the same step, writes this one with it. */
   private transition(op: OperationRecord, state: OperationState, detail?: string, changes?: { attempt?: StoredAttempt; deferWrite?: boolean }): void {
     if (TERMINAL_STATES.has(state)) {
-      this.lastChecked.delete(op.id);
-      this.withheld.delete(op.id);
+      this.stale.ended(op.id);
     }
     const at = new Date().toISOString();
     const from = op.state;

@@ -1,7 +1,7 @@
 import type { ObservedHead } from "../chain/head.ts";
-import type { ObservedReservation } from "../actions/reservation-tracker.ts";
-import { Operation } from "./operation.ts";
-import type { OperationRecord } from "./store.ts";
+import type { ObservedReservation } from "../chain/reservation-tracker.ts";
+import { Operation } from "../schemas/operation.ts";
+import type { OperationRecord } from "../store/types.ts";
 import { confirmationsOf, operationView } from "./view.ts";
 
 /** What a status answer says, besides the operation: the head it counts from, and its reservation. */

@@ -1,9 +1,8 @@
-import { actionReservationId } from "../chain/ext-data.ts";
+import { reservationIdOf } from "../chain/ext-data.ts";
 import type { ObservedHead } from "../chain/head.ts";
-import { TERMINAL_STATES, type Operation } from "./operation.ts";
-import type { OperationRecord } from "./store.ts";
-import type { RelayRequest } from "./request.ts";
-import type { ObservedReservation } from "../actions/reservation-tracker.ts";
+import { TERMINAL_STATES, type Operation } from "../schemas/operation.ts";
+import type { OperationRecord } from "../store/types.ts";
+import type { ObservedReservation } from "../chain/reservation-tracker.ts";
 
 /** Blocks on top of, and including, an operation's block, as the last head seen counts them (0 before either). */
 export function confirmationsOf(block: number | null, head: ObservedHead | null): number {
@@ -50,10 +49,4 @@ export function operationView(
 function actionView(quoteId: string, reservationId: `0x${string}`, reservations?: { current(id: string): ObservedReservation | null }) {
   const seen = reservations?.current(reservationId) ?? null;
   return { quoteId, reservationId, reservation: seen === null ? null : { state: seen.state, observedAt: new Date(seen.observedAt).toISOString() } };
-}
-
-/** The Pool's reservation id of an action (actionReservationId of its domain and nullifiers). */
-export function reservationIdOf(request: RelayRequest): `0x${string}` {
-  const [n0, n1] = request.publicInputs.inputNullifiers;
-  return actionReservationId(BigInt(request.publicInputs.domain), BigInt(n0), BigInt(n1));
 }

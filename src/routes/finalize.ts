@@ -1,11 +1,11 @@
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
-import { FinalizeRequest } from "../relay/request.ts";
+import { FinalizeRequest } from "../schemas/request.ts";
 import type { RuntimeContext } from "../context.ts";
 import { Problem, ProblemError } from "../problem.ts";
 import { QUEUE_PATHS } from "../paths.ts";
-import { Operation } from "../relay/operation.ts";
-import { IdempotencyKey } from "../relay/request.ts";
+import { Operation } from "../schemas/operation.ts";
+import { IdempotencyKey } from "../schemas/request.ts";
 import { operationView } from "../relay/view.ts";
 import { clientKey } from "../client-address.ts";
 

@@ -4,7 +4,7 @@ import type { RuntimeContext } from "../context.ts";
 import { withinDeadline } from "../chain/deadline.ts";
 import { HEALTH_PATH } from "../paths.ts";
 import { Problem, ProblemError } from "../problem.ts";
-import { checkRelayerReady } from "../relay/checks.ts";
+import { checkRelayerReady } from "../admission/chain-checks.ts";
 import type { ProofSystemName } from "../chain/dev-proof.ts";
 import { PatchedContract } from "../code-change.ts";
 

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
-import { Quote, QuoteRequest } from "../actions/quote.ts";
+import { Quote, QuoteRequest } from "../schemas/quote.ts";
 import type { RuntimeContext } from "../context.ts";
 import { Problem, ProblemError } from "../problem.ts";
 import { QUEUE_PATHS } from "../paths.ts";

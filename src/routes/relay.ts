@@ -3,8 +3,8 @@ import { z } from "zod";
 import type { RuntimeContext } from "../context.ts";
 import { Problem, ProblemError } from "../problem.ts";
 import { QUEUE_PATHS } from "../paths.ts";
-import { Operation, type OperationKind } from "../relay/operation.ts";
-import { IdempotencyKey, RelayRequest } from "../relay/request.ts";
+import { Operation, type OperationKind } from "../schemas/operation.ts";
+import { IdempotencyKey, RelayRequest } from "../schemas/request.ts";
 import { operationView } from "../relay/view.ts";
 import { clientKey } from "../client-address.ts";
 

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import type { RuntimeContext } from "../context.ts";
 import { Problem, ProblemError } from "../problem.ts";
 import { QUEUE_PATHS } from "../paths.ts";
-import { Operation, StatusQuery, type OperationKind } from "../relay/operation.ts";
+import { Operation, StatusQuery, type OperationKind } from "../schemas/operation.ts";
 import { StatusAnswers } from "../relay/status-answer.ts";
 import { validatorCompiler } from "../validation.ts";
 

@@ -5,7 +5,7 @@ import { execa, type ResultPromise } from "execa";
 import { afterAll, afterEach, beforeAll } from "vitest";
 import { CIRCUIT_BUILD_DIR } from "../../harness/deployment/index.ts";
 import type { DevStack } from "../../harness/index.ts";
-import type { Operation } from "../../src/relay/operation.ts";
+import type { Operation } from "../../src/schemas/operation.ts";
 import { RELAYER_KEY } from "./chain.ts";
 import { rpc } from "./rpc.ts";
 

@@ -1,31 +1,22 @@
-import { createHash, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import type { FastifyBaseLogger } from "fastify";
 import type { LocalAccount, PublicClient } from "viem";
-import { withinDeadline } from "../chain/deadline.ts";
 import { HeadTracker } from "../chain/head.ts";
+import { ReservationTracker } from "../chain/reservation-tracker.ts";
 import type { DeploymentConfig } from "../config/deployment-config.ts";
-import { ProblemError, type ProblemCode } from "../problem.ts";
-import {
-  chainUnavailable,
-  checkDeploymentRef,
-  checkCapacity,
-  checkInFlight,
-  provenOrSimulationError,
-  checkRelayerReady,
-  checkRequest,
-  nullifierInFlight,
-  nullifierSpent,
-  simulate,
-  type CheckContext,
-} from "./checks.ts";
+import type { RelaySettings } from "../config/relay-settings.ts";
+import { ProblemError } from "../problem.ts";
+import { simulateChecked } from "../admission/action-checks.ts";
+import { simulate } from "../admission/chain-checks.ts";
+import type { CheckContext } from "../admission/check-context.ts";
+import { decideFinalize, decideRelay, type Admission } from "../admission/decide.ts";
+import { reservationClaim } from "../admission/finalize-checks.ts";
+import { alreadyFinalized, chainUnavailable, isChainRefusal, NAMES_ANOTHER_OPERATION, nullifierInFlight, nullifierSpent, provenOrSimulationError, quoteUsed } from "../admission/refusals.ts";
+import { TERMINAL_STATES, type FailureReason, type OperationKind } from "../schemas/operation.ts";
+import type { FinalizeRequest, RelayRequest } from "../schemas/request.ts";
+import type { OperationRecord, OperationStore } from "../store/types.ts";
 import { RelayEngine, type EngineEvents } from "./engine.ts";
-import { checkActionQuote, simulateChecked, simulateRelay } from "../actions/check-action.ts";
-import { ReservationTracker } from "../actions/reservation-tracker.ts";
-import { checkFinalizeFee, checkReservation, reservationClaim } from "../actions/finalize.ts";
-import { TERMINAL_STATES, type FailureReason, type OperationKind } from "./operation.ts";
-import type { FinalizeRequest, RelayRequest } from "./request.ts";
-import type { RelaySettings } from "./settings.ts";
-import type { OperationRecord, OperationStore } from "./store.ts";
+import { hashRequest } from "./request-hash.ts";
 
 /** What the relay routes talk to: admission (checks + atomic insert) and the engine behind it. */
 export class Relayer {
@@ -37,7 +28,8 @@ export class Relayer {
   readonly head: HeadTracker;
   /** The last state of each action's reservation, for status answers. */
   readonly reservations: ReservationTracker;
-  private readonly chainTimeoutMs: number;
+  /** What the admission checks read besides the chain. */
+  private readonly admission: Admission;
   private readonly log: FastifyBaseLogger;
   /** Holds of admissions (see holdAdmissions), and how many were ever taken: an admission that saw one begin is refused. */
   private admissionHolds = { held: 0, taken: 0 };
@@ -59,7 +51,7 @@ export class Relayer {
   }) {
     this.store = args.store;
     this.settings = args.settings;
-    this.chainTimeoutMs = args.chainTimeoutMs;
+    this.admission = { store: args.store, chainTimeoutMs: args.chainTimeoutMs };
     this.log = args.log;
     this.head = new HeadTracker(() => args.chain.getBlockNumber());
     this.reservations = new ReservationTracker({ chain: args.chain, pool: args.config.poolAddress as `0x${string}` });
@@ -83,7 +75,7 @@ export class Relayer {
   /** `client`: who submits (the request's IP), for its share of the in-flight limit. */
   async submit(kind: Exclude<OperationKind, "finalize">, request: RelayRequest, idempotencyKey: string | undefined, client?: string): Promise<OperationRecord> {
     return this.admit(kind, request, [...request.publicInputs.inputNullifiers], idempotencyKey, client, {
-      decide: () => this.decideRelay(kind, request, this.checks, Math.floor(Date.now() / 1000), client),
+      decide: () => decideRelay(this.admission, kind, request, this.checks, Math.floor(Date.now() / 1000), client),
       explain: (error) => this.explained(error, request),
       spentBy: nullifierSpent,
     });
@@ -92,7 +84,7 @@ export class Relayer {
   /** POST /finalize: the same pipeline; the reservation is claimed as a nullifier, so one finalize runs at a time. */
   async submitFinalize(request: FinalizeRequest, idempotencyKey: string | undefined, client?: string): Promise<OperationRecord> {
     return this.admit("finalize", request, [reservationClaim(request.reservationId)], idempotencyKey, client, {
-      decide: () => this.decideFinalize(request, this.checks, client),
+      decide: () => decideFinalize(this.admission, request, this.checks, client),
       explain: (error) => this.finalizeRefusal(error, request),
       spentBy: (_claim, operationId) => alreadyFinalized(request, operationId),
     });
@@ -118,44 +110,13 @@ export class Relayer {
     };
     const finalize = "reservationId" in request;
     const [admission, simulation] = await Promise.all([
-      (finalize ? this.decideFinalize(request, checks) : this.decideRelay(kind as Exclude<OperationKind, "finalize">, request, checks, nowSeconds)).then(
+      (finalize ? decideFinalize(this.admission, request, checks) : decideRelay(this.admission, kind as Exclude<OperationKind, "finalize">, request, checks, nowSeconds)).then(
         () => null,
         refusal((error) => (finalize ? this.finalizeRefusal(error, request) : this.explained(error, request))),
       ),
       (finalize ? simulate(checks, request) : simulateChecked(checks, request)).then(() => null, refusal((error) => provenOrSimulationError(chainUnavailable(error)))),
     ]);
     return { admission, simulation };
-  }
-
-  /** A relay's admission checks, in the order a client hears their refusals; `checks.chain` is the chain they read. */
-  private async decideRelay(kind: Exclude<OperationKind, "finalize">, request: RelayRequest, checks: CheckContext, nowSeconds: number, client?: string): Promise<void> {
-    checkRequest(kind, request, checks);
-    checkActionQuote(request, checks.config, request.action ? this.store.getQuote(request.action.quoteId) : undefined, nowSeconds);
-    // Before the chain is asked: while our operation holding a nullifier is live, the chain may already
-    // say "spent" (mined, not yet seen by the engine); "in flight, poll this operation" is the answer.
-    checkInFlight(this.store, request.publicInputs.inputNullifiers);
-    // Before the chain is asked too; the insert decides (two actions citing one quote may both get here).
-    const user = request.action ? this.store.quoteUser(request.action.quoteId) : undefined;
-    if (user !== undefined) throw quoteUsed(request.action?.quoteId as string, user);
-    checkCapacity(this.store, this.settings, client);
-    await byTheChain(withinDeadline(this.checkOnChain(checks, request), this.chainTimeoutMs));
-  }
-
-  /** A finalize's admission checks; `checks.chain` is the chain they read. */
-  private async decideFinalize(request: FinalizeRequest, checks: CheckContext, client?: string): Promise<void> {
-    const claims = [reservationClaim(request.reservationId)];
-    checkDeploymentRef(checks.config, request.deployment);
-    checkInFlight(this.store, claims);
-    checkCapacity(this.store, this.settings, client);
-    await byTheChain(withinDeadline(
-      (async () => {
-        await checkRelayerReady(checks);
-        const reservation = await checkReservation(checks, request);
-        await checkFinalizeFee(checks, request, reservation, this.store);
-        await simulate(checks, request);
-      })(),
-      this.chainTimeoutMs,
-    ));
   }
 
   /** A finalize's refusal as the client should hear it: finalized by one of ours is named, as a spent nullifier is. */
@@ -199,7 +160,7 @@ export class Relayer {
       if (reverting()) throw new ProblemError("chain_reverting", `the chain and the operation store are being reverted (a dev stack's reset or revert); nothing was accepted: send this ${kind} request again`, { headers: { "retry-after": "1" } });
     };
     refuseWhileReverting();
-    const requestHash = createHash("sha256").update(canonicalJson({ kind, request })).digest("hex");
+    const requestHash = hashRequest(kind, request);
     const stored = () => (idempotencyKey === undefined ? undefined : this.storedFor(idempotencyKey, requestHash));
     const before = stored();
     if (before) return before;
@@ -278,7 +239,7 @@ export class Relayer {
     submission: { kind: OperationKind; request: RelayRequest | FinalizeRequest; claims: string[]; requestHash: string; client: string | undefined },
     reverting: () => boolean,
   ): Promise<ProblemError> {
-    if (this.settings.keepRejected === 0 || !chainRefusals.has(refusal) || NAMES_ANOTHER_OPERATION.has(refusal.code)) return refusal;
+    if (this.settings.keepRejected === 0 || !isChainRefusal(refusal) || NAMES_ANOTHER_OPERATION.has(refusal.code)) return refusal;
     const head = await this.checks.chain.request({ method: "eth_blockNumber" }).then(Number, () => undefined);
     if (reverting()) return refusal; // the insert below is synchronous: no revert begins between this and it
     const now = new Date().toISOString();
@@ -330,18 +291,6 @@ export class Relayer {
   }
 
   /**
-   * The checks that read the chain, side by side. Reads only: past the deadline they run on, and nothing
-   * comes of them. When several fail, the answer is the first in this order, as if they had run one
-   * after the other: relayer, root and nullifiers (the simulation's own refusals), then the rest of
-   * the simulation, whose InvalidProof() revert is an invalid proof.
-   */
-  private async checkOnChain(checks: CheckContext, request: RelayRequest): Promise<void> {
-    const results = await Promise.allSettled([checkRelayerReady(checks), simulateRelay(checks, request)]);
-    const failed = results.find((r) => r.status === "rejected");
-    if (failed) throw provenOrSimulationError(failed.reason);
-  }
-
-  /**
    * What a keyed request already has in the store: the operation its key names (another body under the
    * key is a 422), else the operation of an identical request, which the key is then bound to. Only one
    * that has not failed: a rejected, expired or reverted operation may be retried, and the retry is a
@@ -373,42 +322,3 @@ export class Relayer {
  */
 export const admissionHooks: { afterChecks?: () => Promise<void> } = {};
 
-/**
- * Refusals by what the chain holds (the Pool's simulation, the root, a reservation), marked as they leave
- * the checks that read it: a relayer that keeps refusals keeps those. Not the chain's outages nor the
- * relayer's own state (503, 429), nor a "not yet" (Retry-After: a reservation not settled): they say
- * nothing wrong of the request.
- */
-const chainRefusals = new WeakSet<ProblemError>();
-function byTheChain(checks: Promise<void>): Promise<void> {
-  return checks.catch((error: unknown) => {
-    if (error instanceof ProblemError && error.status < 500 && error.status !== 429 && !("retry-after" in error.headers)) chainRefusals.add(error);
-    throw error;
-  });
-}
-
-/** Refusals whose `operationId` already names another operation (the spender, the holder, the quote's user): never kept, so never ambiguous. */
-const NAMES_ANOTHER_OPERATION: ReadonlySet<ProblemCode> = new Set(["nullifier_spent", "nullifier_in_flight", "quote_used", "already_finalized", "idempotency_key_reused"]);
-
-/** A quote admits one action: the one stored with it (a failure before broadcast released it). */
-function quoteUsed(quoteId: string, operationId: string): ProblemError {
-  return new ProblemError("quote_used", `quote ${quoteId} was used by operation ${operationId}: ask POST quote for a new one and prove again`, {
-    extensions: { quoteId, operationId },
-  });
-}
-
-function alreadyFinalized(request: FinalizeRequest, operationId: string): ProblemError {
-  return new ProblemError("already_finalized", `reservation ${request.reservationId} is already finalized, by operation ${operationId}`, { extensions: { operationId } });
-}
-
-/** JSON with sorted keys: the same request always hashes the same. */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  if (value !== null && typeof value === "object") {
-    return `{${Object.keys(value)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`)
-      .join(",")}}`;
-  }
-  return JSON.stringify(value);
-}

@@ -1,10 +1,10 @@
 import { z } from "zod";
 import { Bytes32 } from "../config/primitives.ts";
-import { FailureReason, HistoryEntry, OperationKind, OperationState } from "./operation.ts";
-import { FinalizeRequest, RelayRequest } from "./request.ts";
+import { FailureReason, HistoryEntry, OperationKind, OperationState } from "../schemas/operation.ts";
+import { FinalizeRequest, RelayRequest } from "../schemas/request.ts";
 
 /**
- * The operation store's rows as data, column for column (src/relay/store.ts's schema), with the shape
+ * The operation store's rows as data, column for column (src/store/schema.ts), with the shape
  * each must have: what a repro bundle carries, so a store from elsewhere is rebuilt row by row in a
  * fresh store of our own schema, never opened as it is. JSON columns stay text (as stored) and are
  * checked by parsing them. `meta` is not carried: a store's deployment binding is made at start.
@@ -79,7 +79,7 @@ export type AttemptRow = z.output<typeof AttemptRow>;
 
 export const IdempotencyKeyRow = z.strictObject({ key: z.string().min(1).max(255), operation_id: Id, created_at: PastDate });
 export const NullifierRow = z.strictObject({ nullifier: z.string().min(1).max(100), operation_id: Id });
-// Follows the quotes table of src/relay/store.ts: a column added there is added here (with the default
+// Follows the quotes table of src/store/schema.ts: a column added there is added here (with the default
 // it has there, for an older store's rows).
 export const QuoteRow = z.strictObject({
   id: z.string().min(1).max(200),

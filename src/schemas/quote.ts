@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { Address, Bytes32, UintString } from "../config/primitives.ts";
 import { SEPOLIA_CHAIN_ID } from "../config/deployment-config.ts";
-import { DeploymentRef, QuoteId } from "../relay/request.ts";
+import { DeploymentRef, QuoteId } from "./request.ts";
 
 export { QuoteId };
 

@@ -2,10 +2,13 @@ import type { DeploymentConfig } from "../config/deployment-config.ts";
 import { ProblemError } from "../problem.ts";
 import type { Address } from "viem";
 import { adapterAbi } from "../chain/abi.ts";
-import { chainUnavailable, checkRootAndNullifiers, isTransportError, nullifierSpent, simulateResult, unknownRoot, type CheckContext } from "../relay/checks.ts";
-import type { FinalizeRequest, RelayRequest } from "../relay/request.ts";
-import { Quote } from "./quote.ts";
-import { externalRoute } from "./quoter.ts";
+import { chainUnavailable, nullifierSpent, unknownRoot } from "./refusals.ts";
+import { checkRootAndNullifiers, simulateResult } from "./chain-checks.ts";
+import { isTransportError } from "../chain/transport-error.ts";
+import type { CheckContext } from "./check-context.ts";
+import type { FinalizeRequest, RelayRequest } from "../schemas/request.ts";
+import { Quote } from "../schemas/quote.ts";
+import { externalRoute } from "./action-routes.ts";
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 

@@ -1,6 +1,9 @@
-import { BaseError, ContractFunctionRevertedError, decodeErrorResult, type Hex } from "viem";
-import { adapterErrorsAbi } from "../chain/abi.ts";
-import type { FailureReason } from "./operation.ts";
+import { BaseError, ContractFunctionRevertedError, decodeErrorResult, type Address, type Hex, type PublicClient, type TransactionReceipt } from "viem";
+import { adapterErrorsAbi } from "./abi.ts";
+import type { FailureReason } from "../schemas/operation.ts";
+import type { FinalizeRequest, RelayRequest } from "../schemas/request.ts";
+import { poolAbi } from "./pool-abi.ts";
+import { poolCall } from "./pool-call.ts";
 
 /**
  * What a revert means when it ends a race someone else won: said in the reason, so a client (or the
@@ -43,4 +46,26 @@ export function revertReason(code: string, error: unknown): FailureReason {
     return { code, detail: error.shortMessage };
   }
   return { code, detail: String(error) };
+}
+
+/**
+ * Why a mined transaction reverted: the same call replayed on the state after its block (which holds
+ * what an earlier transaction of that block changed, the usual cause), then on the state before it.
+ */
+export async function minedRevertReason(chain: PublicClient, call: { from: Address; pool: Address; gas: bigint }, request: RelayRequest | FinalizeRequest, receipt: TransactionReceipt): Promise<FailureReason> {
+  for (const blockNumber of [receipt.blockNumber, receipt.blockNumber - 1n]) {
+    try {
+      await chain.simulateContract({
+        account: call.from,
+        address: call.pool,
+        abi: poolAbi,
+        ...poolCall(request),
+        gas: call.gas,
+        blockNumber,
+      } as never);
+    } catch (error) {
+      return revertReason("reverted", error);
+    }
+  }
+  return { code: "reverted", detail: `${receipt.transactionHash} was mined with status 0` };
 }

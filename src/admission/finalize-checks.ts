@@ -2,13 +2,13 @@ import { TransactionReceiptNotFoundError, zeroAddress, type Address, type Hex } 
 import { actionReadAbi } from "../chain/abi.ts";
 import type { DeploymentConfig } from "../config/deployment-config.ts";
 import { ProblemError } from "../problem.ts";
-import type { CheckContext } from "../relay/checks.ts";
-import type { FinalizeRequest } from "../relay/request.ts";
-import type { OperationStore } from "../relay/store.ts";
-import { reservationIdOf } from "../relay/view.ts";
-import { Quote } from "./quote.ts";
-import { externalRoute, feeEntry } from "./quoter.ts";
-import { readReservation } from "./reservation-tracker.ts";
+import type { CheckContext } from "./check-context.ts";
+import type { FinalizeRequest } from "../schemas/request.ts";
+import type { OperationStore } from "../store/types.ts";
+import { reservationIdOf } from "../chain/ext-data.ts";
+import { Quote } from "../schemas/quote.ts";
+import { externalRoute, feeEntry } from "./action-routes.ts";
+import { readReservation } from "../chain/reservation-tracker.ts";
 
 /** What keeps two live finalizes of one reservation apart: it is claimed like a nullifier. */
 export const reservationClaim = (reservationId: string) => `reservation:${reservationId}`;

@@ -4,9 +4,11 @@ import { adapterAbi } from "../chain/abi.ts";
 import { withinDeadline } from "../chain/deadline.ts";
 import type { DeploymentConfig, ExternalActionRoute } from "../config/deployment-config.ts";
 import { ProblemError } from "../problem.ts";
-import { chainUnavailable, checkDeploymentRef } from "../relay/checks.ts";
-import type { OperationStore } from "../relay/store.ts";
-import { QUOTE_EIP712_NAME, QUOTE_EIP712_VERSION, QUOTE_TYPES, typedDataForSigning, type Quote, type QuoteRequest } from "./quote.ts";
+import { externalRoute, feeEntry } from "../admission/action-routes.ts";
+import { chainUnavailable } from "../admission/refusals.ts";
+import { checkDeploymentRef } from "../admission/request-checks.ts";
+import type { OperationStore } from "../store/types.ts";
+import { QUOTE_EIP712_NAME, QUOTE_EIP712_VERSION, QUOTE_TYPES, typedDataForSigning, type Quote, type QuoteRequest } from "../schemas/quote.ts";
 
 export interface QuoteSettings {
   /** How long a quote may be submitted: room for proving on a slow phone (20–40 s here). */
@@ -28,13 +30,6 @@ export const DEFAULT_QUOTE_SETTINGS: QuoteSettings = { validForSeconds: 120, set
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
-/** The configured external route a request names (422 route_not_approved otherwise). */
-export function externalRoute(config: DeploymentConfig, id: string): ExternalActionRoute {
-  const route = config.routes.find((r): r is ExternalActionRoute => r.action === "external" && r.id === id.toLowerCase());
-  if (!route) throw new ProblemError("route_not_approved", `route ${id} is not an approved action route of this deployment (config routes)`);
-  return route;
-}
-
 function tooManyQuotes(live: number, nextExpiry: number, settings: QuoteSettings): ProblemError {
   // The soonest of them expires then, and frees a place.
   const wait = Math.min(settings.validForSeconds, Math.max(1, nextExpiry + 1 - Math.floor(Date.now() / 1000)));
@@ -42,20 +37,6 @@ function tooManyQuotes(live: number, nextExpiry: number, settings: QuoteSettings
     extensions: { limit: settings.maxLivePerClient },
     headers: { "retry-after": String(wait) },
   });
-}
-
-/**
- * The route's fees for an asset. None is no quote, never a fee of 0 (the manifest schema requires an
- * entry for each external route and asset; this holds for a config built without it too).
- */
-export function feeEntry(config: DeploymentConfig, route: ExternalActionRoute, asset: string) {
-  const entry = config.relayFees.actions.find((f) => same(f.route, route.id) && same(f.asset, asset));
-  if (!entry) {
-    throw new ProblemError("unsupported_asset", `route ${route.name} has no relay fee for ${asset} (config relayFees.actions): it quotes nothing in it`, {
-      extensions: { route: route.id, asset },
-    });
-  }
-  return entry;
 }
 
 /**

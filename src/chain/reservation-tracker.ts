@@ -1,5 +1,5 @@
 import type { Address, Hex, PublicClient } from "viem";
-import { actionReadAbi } from "../chain/abi.ts";
+import { actionReadAbi } from "./abi.ts";
 
 export type ReservationState = "none" | "pending" | "settled" | "failed" | "finalized" | "expired";
 const STATES = ["none", "pending", "settled", "failed", "finalized"] as const;

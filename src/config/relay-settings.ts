@@ -54,3 +54,14 @@ export const DEFAULT_RELAY_SETTINGS: RelaySettings = {
   rpcTimeoutMs: 10_000,
   keepRejected: 0,
 };
+
+/** Relayer settings over the defaults, checked: a NaN would silently stop confirmations or bumps. */
+export function relaySettings(overrides: Partial<RelaySettings> = {}): RelaySettings {
+  const settings = { ...DEFAULT_RELAY_SETTINGS, ...overrides };
+  for (const [name, value] of Object.entries(settings)) {
+    const ok = typeof value === "bigint" ? value > 0n : Number.isInteger(value) && value >= 0;
+    if (!ok) throw new RangeError(`relay setting ${name} must be a non-negative integer, got ${String(value)}`);
+  }
+  if (settings.requiredConfirmations < 1) throw new RangeError("relay setting requiredConfirmations must be at least 1");
+  return settings;
+}
