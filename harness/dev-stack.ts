@@ -5,7 +5,7 @@ import type { PatchedContract } from "../src/config/patched-contract.ts";
 import type { StackInfo, LeftoverReport } from "./state-dir/index.ts";
 import type { DevAccount, ForkPoint, RpcFaultSpec, RpcFaultState } from "./chain/index.ts";
 import type { ActionControls, ServedDeployment } from "./dev/index.ts";
-import type { StackSnapshot } from "./dev/index.ts";
+import type { StackSnapshot } from "./snapshot/index.ts";
 import type { Trace } from "./trace/index.ts";
 import type { PatchResult } from "./patch/index.ts";
 import type { ReplayAnswer, ReplayOptions } from "./replay/index.ts";

@@ -8,7 +8,7 @@ export { PortInUseError } from "./chain/index.ts";
 export { AllowedHostError } from "./dev/index.ts";
 export { ForkUpstreamError, resolveForkPoint, type ForkPoint } from "./chain/index.ts";
 export { PinError } from "./deployment/index.ts";
-export { SnapshotError, type StackSnapshot } from "./dev/index.ts";
+export { SnapshotError, type StackSnapshot } from "./snapshot/index.ts";
 export { BundleError } from "./bundle/index.ts";
 export { traceOf, type Trace, type TracedCall } from "./trace/index.ts";
 export type { ReplayAnswer, ReplayOptions, FrameChange, TraceDiff, DiffFrame } from "./replay/index.ts";

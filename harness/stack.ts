@@ -7,7 +7,8 @@ import { readProofHashes, stackInfoPart, stateDirPart, writeProofHashes } from "
 import { chainPart, connectFaults, faultsPart, forkUpstreamPart, saverPart, type DevAccount, type StackChain } from "./chain/index.ts";
 import { contractsPart, deploymentPart } from "./deployment/index.ts";
 import { runtimeBuilderPart, runtimePart } from "./runtime/index.ts";
-import { actionControls, allowedHostsFor, allowedOriginsFor, devRoutesPart, registerDevOnly, snapshotsPart } from "./dev/index.ts";
+import { actionControls, allowedHostsFor, allowedOriginsFor, devRoutesPart, registerDevOnly } from "./dev/index.ts";
+import { controlLock, snapshotsPart, type SnapshotControls } from "./snapshot/index.ts";
 import { BundleError, saveBundle } from "./bundle/index.ts";
 import { patchPart, patchRoutes } from "./patch/index.ts";
 import { manifestBytes, writeFileAtomic } from "./deployment/index.ts";
@@ -52,6 +53,11 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
   const allowedHosts = allowedHostsFor(host, options.allowedHosts);
   // The runtime's CORS origins (its default is "loopback") may drive the dev controls too.
   const allowedOrigins = allowedOriginsFor(options.corsOrigins);
+  // The stack's dev controls one at a time, whichever way they come: the dev routes, the snapshots, the
+  // patcher, replays, save and serve all take this one lock.
+  const lock = controlLock();
+  // Made once the stack is ready (the clean state is taken then); a reset asked before is refused.
+  let snapshots: SnapshotControls<DevStack> | undefined;
 
   // The parts, in the order they start; each takes what the ones before it gave. A failed start stops
   // those started so far, in reverse, then undoes what they wrote (the state dir left as it was found);
@@ -88,7 +94,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     // One step: the runtime, its dev routes registered before it listens, listening.
     const { runtime, dev, queueUrl } = await timed(progress, "start queue runtime", async () => {
       const runtime = await start(runtimePart(options, { host, builder, chain, manifest, dir }));
-      const dev = await start(devRoutesPart({ runtime, chain, contracts, manifest, manifestPath: dir.manifestPath, faults, fork: upstream.capture, allowedHosts, allowedOrigins }));
+      const dev = await start(devRoutesPart({ runtime, chain, contracts, manifest, manifestPath: dir.manifestPath, faults, fork: upstream.capture, allowedHosts, allowedOrigins, lock, reset: () => snapshots?.reset }));
       await registerDevOnly(runtime.app, allowedHosts, allowedOrigins, async (scope) => {
         await scope.register(patchRoutes, { patcher });
       });
@@ -108,13 +114,13 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       else delete info.patches;
       await writeFileAtomic(dir.stackInfoPath, `${JSON.stringify(info, null, 2)}\n`);
     };
-    patcher.attach({ runtime: runtime.app, lock: dev.lock, onChange: writePatches });
+    patcher.attach({ runtime: runtime.app, lock, onChange: writePatches });
     if (patcher.patches().length > 0) {
       await writePatches(patcher.patches());
       await codeChanges(runtime.app)?.accept(manifestBytes(manifest), patcher.patches());
     }
-    const snapshots = await start(snapshotsPart<DevStack>({ chain, fork: upstream.anvilFork, runtime, faults, deployments: dev.deployments, lock: dev.lock, afterRevert: () => patcher.reapply() }));
-    dev.setReset(() => snapshots.reset());
+    const ready = await start(snapshotsPart<DevStack>({ chain, fork: upstream.anvilFork, runtime, faults, deployments: dev.deployments, lock, afterRevert: () => patcher.reapply() }));
+    snapshots = ready;
 
     if (!ownsStateDir) await writeProofHashes(dir.stateDir, keptHashes);
 
@@ -144,21 +150,21 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       unpatch: (contract) => patcher.unpatch(contract),
       patches: () => patcher.patches(),
       replay: (operationId, options) => dev.replayer.replay(operationId, options),
-      save: (file) => dev.lock.run(() => saveBundle({ file, rpcUrl: chain.rpcUrl, manifestPath: dir.manifestPath, control: relayControl(app), fork: upstream.capture })),
+      save: (file) => lock.run(() => saveBundle({ file, rpcUrl: chain.rpcUrl, manifestPath: dir.manifestPath, control: relayControl(app), fork: upstream.capture })),
       faults: {
         rpcUrl: faults.url,
         rpc: (fault) => faults.set(fault),
         revertNextRelay: (armed = true) => faults.revertNextRelay(armed),
         state: () => faults.state(),
         clear: () => faults.clear(),
-        serve: (which) => dev.lock.run(() => dev.deployments.serve(which)),
+        serve: (which) => lock.run(() => dev.deployments.serve(which)),
         serving: () => dev.deployments.serving(),
       },
       actions: actionControls({ rpcUrl: chain.rpcUrl, client: chain.client, config: manifest, deployerKey: chain.deployer.privateKey }),
-      snapshot: () => snapshots.take(),
-      revert: (snapshot) => snapshots.revert(snapshot),
-      reset: () => snapshots.reset(),
-      loadFixture: (setup) => snapshots.loadFixture(stack, setup),
+      snapshot: () => ready.take(),
+      revert: (snapshot) => ready.revert(snapshot),
+      reset: () => ready.reset(),
+      loadFixture: (setup) => ready.loadFixture(stack, setup),
       diagnostics: (since = new Date(0).toISOString()) => ({
         anvil: chain.recentLogs(),
         runtime: runtime.recentLogs(),

@@ -11,8 +11,7 @@ import type { Trace } from "../trace/index.ts";
 import { hostAllowed, hostnameOf, type AllowedHosts } from "./allowed-hosts.ts";
 import { registerDashboard } from "../dashboard/index.ts";
 import { refuseCrossOrigin, type AllowedOrigins } from "./cross-origin.ts";
-import type { ControlLock } from "./control-lock.ts";
-import { SnapshotError } from "./snapshot.ts";
+import { SnapshotError, type ControlLock } from "../snapshot/index.ts";
 import { replayRoutes, type Replayer } from "../replay/index.ts";
 
 /** The dev controls' prefix: present in a dev stack only, never in an operator's runtime (src/ has none). */
