@@ -2,7 +2,7 @@
 // deployment switch), and the Host names the dev routes answer to (DNS rebinding protection). The
 // dashboard, bundles, traces and snapshots have folders of their own. Part: dev routes.
 export { devRoutesPart, type DevRoutes } from "./parts.ts";
-export { DEV_PREFIX } from "./dev-routes.ts";
+export { DEV_PREFIX } from "./dev-route-kit.ts";
 export { actionControls, type ActionControls } from "./action-controls.ts";
 export type { DeploymentSwitch, ServedDeployment } from "./deployment-switch.ts";
 export { allowedOriginsFor, crossOriginRefusal, type AllowedOrigins } from "./cross-origin.ts";
