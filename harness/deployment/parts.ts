@@ -11,7 +11,8 @@ import { deployFixtures } from "./deploy.ts";
 import { loadFixtures, type CompiledFixtures } from "./fixtures.ts";
 import { genesisFiles, loadGenesis, type Genesis } from "./genesis.ts";
 import { describeProofSystem, type ProofSystemName } from "../../src/chain/dev-proof.ts";
-import { describeDeployment, manifestBytes, proofSection, writeFileAtomic } from "./manifest.ts";
+import { describeDeployment, manifestBytes, proofSection } from "./manifest.ts";
+import { writeFileAtomic } from "./write-file-atomic.ts";
 import { pinPool } from "./pin.ts";
 
 /** src/server.ts's, loaded on first use: this folder's door stays light (the vitest global setup loads contracts, not a runtime). */
