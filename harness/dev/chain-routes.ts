@@ -2,7 +2,15 @@ import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { Problem, ProblemError } from "../../src/problem.ts";
 import { JsonRpcError, jsonRpc } from "../chain/index.ts";
-import { DEV_PREFIX, Head, describeDev, head, rpc, type DevDeps } from "./dev-route-kit.ts";
+import { DEV_PREFIX, describeDev, rpc, type DevDeps } from "./dev-route-kit.ts";
+
+const head = async (url: string) => {
+  const block = await rpc<{ number: string; timestamp: string } | null>(url, "eth_getBlockByNumber", ["latest", false]);
+  // anvil answers no head after a failed revert to a snapshot whose block a reorg replaced, until a block is mined.
+  if (!block) throw new ProblemError("chain_unavailable", "anvil has no head block right now (a revert to a lost snapshot leaves it so): mine a block or reset the stack", { headers: { "retry-after": "1" } });
+  return { number: Number(block.number), timestamp: Number(block.timestamp) };
+};
+const Head = z.strictObject({ number: z.int(), timestamp: z.int() }).meta({ description: "the chain's head after the control" });
 
 /**
  * Dev controls over HTTP of the chain itself, for client developers testing what their code does when

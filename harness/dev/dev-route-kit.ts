@@ -1,4 +1,3 @@
-import { z } from "zod";
 import { ProblemError } from "../../src/problem.ts";
 import type { RelayControl } from "../../src/relay/control.ts";
 import { JsonRpcError, jsonRpc, type RpcFaultProxy } from "../chain/index.ts";
@@ -41,11 +40,4 @@ export const rpc = <T>(url: string, method: string, params: unknown[] = []) =>
     throw error instanceof JsonRpcError ? new ProblemError("chain_unavailable", error.message) : error;
   });
 
-export const head = async (url: string) => {
-  const block = await rpc<{ number: string; timestamp: string } | null>(url, "eth_getBlockByNumber", ["latest", false]);
-  // anvil answers no head after a failed revert to a snapshot whose block a reorg replaced, until a block is mined.
-  if (!block) throw new ProblemError("chain_unavailable", "anvil has no head block right now (a revert to a lost snapshot leaves it so): mine a block or reset the stack", { headers: { "retry-after": "1" } });
-  return { number: Number(block.number), timestamp: Number(block.timestamp) };
-};
-export const Head = z.strictObject({ number: z.int(), timestamp: z.int() }).meta({ description: "the chain's head after the control" });
 export const describeDev = (summary: string, description: string) => ({ tags: ["development only"], summary: `Development only: ${summary}`, description: `${description} Present in a dev stack only (never in an operator's runtime), and only for loopback clients under a loopback or allowed Host name (403 host_not_allowed otherwise); a change asked from another site's page is refused (403 cross_origin_refused).` });
