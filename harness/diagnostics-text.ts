@@ -1,4 +1,4 @@
-import type { StackDiagnostics } from "./stack.ts";
+import type { StackDiagnostics } from "./dev-stack.ts";
 
 /**
  * A failing test's report of the stack's side, as the test runners' integrations print or attach it:

@@ -1,12 +1,14 @@
 // The harness's public API: what test suites and scripts import.
 import "../src/node-version-guard.ts"; // first: one line on an older Node, before anything needing 22 runs
-export { startDevStack, PersistedStateError, PROOFS_VARIABLE, type DevStack, type DevStackOptions, type StackDiagnostics } from "./stack.ts";
+export { startDevStack, PersistedStateError, PROOFS_VARIABLE } from "./stack.ts";
+export type { DevStackOptions } from "./stack-options.ts";
+export type { DevStack, StackDiagnostics } from "./dev-stack.ts";
 export { startChain, ChainStartError, AnvilExitedError, CHAIN_ID, type Chain, type DevAccount } from "./chain/index.ts";
 export { PortInUseError } from "./chain/index.ts";
 export { AllowedHostError } from "./dev/index.ts";
 export { ForkUpstreamError, resolveForkPoint, type ForkPoint } from "./chain/index.ts";
 export { PinError } from "./deployment/index.ts";
-export { SnapshotError, type StackSnapshot } from "./dev/index.ts";
+export { SnapshotError, type StackSnapshot } from "./snapshot/index.ts";
 export { BundleError } from "./bundle/index.ts";
 export { traceOf, type Trace, type TracedCall } from "./trace/index.ts";
 export type { ReplayAnswer, ReplayOptions, FrameChange, TraceDiff, DiffFrame } from "./replay/index.ts";

@@ -1,4 +1,4 @@
-import type { DevStack } from "./stack.ts";
+import type { DevStack } from "./dev-stack.ts";
 
 /**
  * A named starting state for tests (Hardhat's loadFixture for the whole stack): built once per stack,

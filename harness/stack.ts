@@ -1,218 +1,21 @@
-import type { FastifyServerOptions } from "fastify";
-import type { Address, Hex } from "viem";
-import type { DeploymentConfig } from "../src/config/deployment-config.ts";
-import type { QueueRuntimeOptions } from "../src/server.ts";
-import type { RelaySettings } from "../src/config/relay-settings.ts";
+import type { Hex } from "viem";
 import { relayControl } from "../src/relay/control.ts";
 import { printable } from "../src/printable.ts";
 import type { ProofSystemName } from "../src/chain/dev-proof.ts";
-import { StackParts, timed, type ProgressListener, type StackPart } from "./part/index.ts";
-import { readProofHashes, stackInfoPart, stateDirPart, StackInfo, writeProofHashes, type LeftoverReport } from "./state-dir/index.ts";
-import { chainPart, connectFaults, faultsPart, forkUpstreamPart, saverPart, type DevAccount, type ForkPoint, type RpcFaultSpec, type RpcFaultState, type StackChain } from "./chain/index.ts";
+import { StackParts, timed, type StackPart } from "./part/index.ts";
+import { readProofHashes, stackInfoPart, stateDirPart, writeProofHashes } from "./state-dir/index.ts";
+import { chainPart, connectFaults, faultsPart, forkUpstreamPart, saverPart, type DevAccount, type StackChain } from "./chain/index.ts";
 import { contractsPart, deploymentPart } from "./deployment/index.ts";
 import { runtimeBuilderPart, runtimePart } from "./runtime/index.ts";
-import { actionControls, allowedHostsFor, allowedOriginsFor, devRoutesPart, registerDevOnly, snapshotsPart, type ActionControls, type ServedDeployment, type StackSnapshot } from "./dev/index.ts";
+import { actionControls, allowedHostsFor, allowedOriginsFor, devRoutesPart, registerDevOnly } from "./dev/index.ts";
+import { controlLock, snapshotsPart, type SnapshotControls } from "./snapshot/index.ts";
 import { BundleError, saveBundle } from "./bundle/index.ts";
-import type { Trace } from "./trace/index.ts";
-import { patchPart, patchRoutes, type PatchResult } from "./patch/index.ts";
+import { patchPart, patchRoutes } from "./patch/index.ts";
 import { manifestBytes, writeFileAtomic } from "./deployment/index.ts";
 import { codeChanges } from "../src/code-change.ts";
 import type { PatchedContract } from "../src/config/patched-contract.ts";
-import type { ReplayAnswer, ReplayOptions } from "./replay/index.ts";
-
-export interface DevStackOptions {
-  /** Interface for anvil and the queue runtime. Loopback by default. */
-  host?: string;
-  /** anvil's port; 0 (the library default) picks a free one. */
-  chainPort?: number;
-  /** The queue runtime's port; 0 (the library default) picks a free one. */
-  queuePort?: number;
-  /** Where manifest.json and stack.json go. Default: a fresh temp dir, removed by stop(). */
-  stateDir?: string;
-  /** Fork this RPC (it must be Sepolia) instead of starting an empty chain. */
-  forkUrl?: string;
-  /** Fork at this block; default: the upstream's latest, resolved once and pinned. */
-  forkBlockNumber?: bigint | number;
-  /**
-   * Where the fork upstream's immutable answers are kept, to replay a fork at a pinned block without the
-   * network (default ~/.cache/queue-devstack/fork-rpc, or $XDG_CACHE_HOME/queue-devstack/fork-rpc).
-   */
-  forkCacheDir?: string;
-  /** Pin this existing Pool (fork mode) instead of deploying the fixtures. */
-  pool?: string;
-  /** The pinned Pool's deployment block; default: found on the chain. */
-  deploymentBlock?: bigint | number;
-  /**
-   * What the Pool's verifier expects. "groth16" (the default): real proofs. "dev": DEVELOPMENT ONLY, the
-   * Pool is verified by DevVerifier, which accepts a dev proof (a tag and a hash binding the verifier,
-   * the chain id and every public input); clients still compute the full witness, so every circuit
-   * constraint is checked, but nothing is proved. Refused with `pool` (a pinned Pool's verifier is
-   * real); a resumed or loaded stack keeps the mode it was saved with. Default: $QUEUE_DEVSTACK_PROOFS
-   * when set (a suite's switch; ignored with `pool`), else "groth16".
-   */
-  proofs?: ProofSystemName;
-  /** Called after each start-up step, with its duration. */
-  onProgress?: ProgressListener;
-  /**
-   * Keep the chain in `<stateDir>/chain-state.json` (saved on every new block and on stop), and resume
-   * from it (same blocks, same Pool, same manifest, same operation store) when it starts again, also
-   * after a crash. Local mode only: a fork is reproduced by its pinned block.
-   */
-  persist?: boolean;
-  /**
-   * Start from a repro bundle (stack.save): the same chain, manifest and operations, in a fresh state
-   * dir. A fork stack's bundle loads as a local chain holding the forked state it touched (no upstream
-   * needed). Without forkUrl or pool; a bundle of another format version, or a damaged one, is refused (BundleError).
-   * Its live operations wait, the relayer paused, until it is resumed (POST /api/dev/relayer, ctl relayer resume).
-   */
-  load?: string;
-  /**
-   * Host names the dev routes (/api/dev/*) also answer to, besides localhost, *.localhost, 127.0.0.0/8,
-   * [::1] and the bound address: a name (devbox.local), an IP address, or ".name" for a name and its
-   * subdomains. Any other Host is refused with 403 host_not_allowed (DNS rebinding protection).
-   */
-  allowedHosts?: readonly string[];
-  /**
-   * Relayer behaviour (confirmations, fee cap, timings); defaults suit a dev chain. A dev stack's
-   * `keepRejected` is 300: a submission the chain refuses is kept as a `rejected` operation, which the
-   * refusal names (`operationId`).
-   */
-  relay?: Partial<RelaySettings>;
-  /**
-   * Browser origins allowed to call the queue (CORS). Default ["loopback"]: a front end on any
-   * localhost port; add exact origins (a tunnel's, say) or pass [] for none. The exact origins may drive
-   * the dev controls too; besides them, only the stack's own pages and loopback origins may: another
-   * site's page is refused (403 cross_origin_refused), with or without a body.
-   */
-  corsOrigins?: readonly string[];
-  /** The runtime's timeouts (see the README's Timeouts); defaults as buildQueueRuntime's. */
-  runtime?: Pick<QueueRuntimeOptions, "chainTimeoutMs" | "requestTimeoutMs" | "headersTimeoutMs" | "quotes" | "rateLimit">;
-  /** The operation store: default `<stateDir>/queue.sqlite` (durable); ":memory:" for tests that want it. */
-  store?: string;
-  /**
-   * Fastify logger option for the runtime, e.g. `{ level: "info", stream: process.stderr }`. Default:
-   * the last 40 lines at level info are kept in memory for `diagnostics()`, and nothing is printed.
-   */
-  logger?: FastifyServerOptions["logger"];
-  /**
-   * Contracts to patch in place once deployed, pinned or loaded, before the runtime starts, each as
-   * `<contract>=<path>` (`Pool=contracts/Pool.sol`): see DevStack.patch. Default: none.
-   */
-  patch?: readonly string[];
-  /**
-   * Gives up the start (as fetch's or execa's `signal`): when it aborts — a Ctrl-C, a test's timeout —
-   * the step under way stops (a bundle's unpacking, anvil's start) or the next does not begin, every part
-   * started so far is stopped, the state dir is left as it was found, and startDevStack rejects with
-   * `signal.reason` (an AbortError unless another reason was given). A stack that has started is not
-   * stopped by it: stop() does that.
-   */
-  signal?: AbortSignal;
-}
-
-export interface DevStack {
-  mode: "local" | "fork";
-  /** What the Pool's verifier expects (the manifest's queue.proof.system): "dev" means dev proofs, nothing proved. */
-  proofs: ProofSystemName;
-  rpcUrl: string;
-  queueUrl: string;
-  manifest: DeploymentConfig;
-  manifestPath: string;
-  stackInfoPath: string;
-  stateDir: string;
-  info: StackInfo;
-  /** Funded accounts with their keys (anvil's well-known test keys), relayer excluded. */
-  accounts: DevAccount[];
-  relayer: { address: Address };
-  /** anvil's PID. */
-  chainPid: number;
-  fork: ForkPoint | null;
-  /** A stack left in the state dir by a killed run, and what was done about it. */
-  leftover: LeftoverReport;
-  /**
-   * This moment of the stack — the chain and the queue's operation store together — to revert to
-   * later. anvil's rule holds: reverting to a snapshot drops every snapshot taken after it.
-   */
-  snapshot(): Promise<StackSnapshot>;
-  /** Back to a snapshot, in milliseconds, with no process restarted; the snapshot stays usable. */
-  revert(snapshot: StackSnapshot): Promise<void>;
-  /**
-   * Back to the stack as it was when it started (a revert to the snapshot taken then). It cannot be lost:
-   * when anvil's snapshot is gone (a reorg replaced its block), the chain dumped at start is reloaded.
-   */
-  reset(): Promise<void>;
-  /**
-   * Hardhat's loadFixture for the whole stack: the first call (per setup function) runs `setup` from the
-   * clean state and snapshots the result; later calls revert to that snapshot. A reset (or a revert to
-   * an older snapshot) drops it, and its next use runs the setup again; so does a reorg that replaced its block.
-   */
-  loadFixture<T>(setup: (stack: DevStack) => Promise<T>): Promise<T>;
-  /**
-   * What helps explain a failure: anvil's last output lines, the runtime's last log lines (unless a
-   * logger was given), and the operations accepted since `since` (ISO 8601) with their states.
-   */
-  diagnostics(since?: string): StackDiagnostics;
-  /**
-   * The call trace of an operation, named and decoded: its mined transaction (a revert shows the Pool's
-   * custom error and where it came from), or, for one never mined, its call replayed at the latest block.
-   */
-  trace(operationId: string): Promise<Trace>;
-  /**
-   * Replaces a deployed contract's runtime code in place (anvil_setCode: storage, address and balance
-   * kept). `contract`: Pool, verifier, registry, directory, an asset's symbol, or an address. `source`: a
-   * .sol file (compiled with the npm solc, offline), a Hardhat artifact, build-info or compiler output
-   * (`file:Contract` picks one). Refused (PatchError, the stack as it was) when the new code moves or
-   * retypes a storage variable or changes an immutable. The manifest's code hash, the runtime, stack.json
-   * and the health follow. A patch is part of the stack's baseline: reset and revert keep it.
-   */
-  patch(contract: string, source: string): Promise<PatchResult>;
-  /**
-   * The contract's code as the stack started with it again: a loaded bundle's patched code, else (or once
-   * that is back) the code from before its first patch.
-   */
-  unpatch(contract: string): Promise<PatchResult>;
-  /** The contracts patched now, and with what. */
-  patches(): PatchedContract[];
-  /**
-   * Replays a stored operation: its exact request through the relayer's admission checks and simulation
-   * on the chain as it is now (a patched contract, a changed slot) or at `options.at`, its call trace
-   * diffed against the original's; `send` relays it again, as a new operation linked to the original.
-   * Rejects with a ProblemError whose `code` says why it cannot be judged (operation_not_found,
-   * operation_live, not_replayable, block_not_found, chain_unavailable). See docs/replay.md.
-   */
-  replay(operationId: string, options?: ReplayOptions): Promise<ReplayAnswer>;
-  /** Writes a repro bundle of this stack to `file`: chain (a fork's touched state included), manifest and operations; no key or credential. */
-  save(file: string): Promise<{ bytes: number }>;
-  /** The fixture action routes: set a price, fill an async reservation (or don't), let a deadline pass. */
-  actions: ActionControls;
-  /** Faults a client must survive, injected between the runtime and anvil (see the README's Faults). */
-  faults: StackFaults;
-  stop(): Promise<void>;
-}
-
-export interface StackFaults {
-  /** The RPC as the runtime sees it, faults included: point a client at it to see them too. */
-  rpcUrl: string;
-  /** Makes the runtime's RPC fail, time out, answer late or lose logs (null: behave again). */
-  rpc(fault: RpcFaultSpec | null): RpcFaultState;
-  /** The next relay broadcast is mined and reverts (the verifier rejects its proof); false disarms. */
-  revertNextRelay(armed?: boolean): RpcFaultState;
-  state(): RpcFaultState;
-  /** RPC faults and revert-next off (a revert or a reset also goes back to the original deployment). */
-  clear(): void;
-  /**
-   * Serve another deployment from the queue URL (spec rules 7 and 8: the configuration changes while a
-   * payment is pending), or the original again. The old deployment's runtime keeps settling what it
-   * accepted, and answers status for it.
-   */
-  serve(which: ServedDeployment): Promise<{ serving: ServedDeployment; poolAddress: string }>;
-  serving(): ServedDeployment;
-}
-
-export interface StackDiagnostics {
-  anvil: string[];
-  runtime: string[];
-  operations: Array<{ id: string; kind: string; state: string; reason: string | null; transactionHash: string | null; createdAt: string }>;
-}
+import type { DevStackOptions } from "./stack-options.ts";
+import type { DevStack } from "./dev-stack.ts";
 
 export { PersistedStateError } from "./deployment/index.ts";
 
@@ -250,6 +53,11 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
   const allowedHosts = allowedHostsFor(host, options.allowedHosts);
   // The runtime's CORS origins (its default is "loopback") may drive the dev controls too.
   const allowedOrigins = allowedOriginsFor(options.corsOrigins);
+  // The stack's dev controls one at a time, whichever way they come: the dev routes, the snapshots, the
+  // patcher, replays, save and serve all take this one lock.
+  const lock = controlLock();
+  // Made once the stack is ready (the clean state is taken then); a reset asked before is refused.
+  let snapshots: SnapshotControls<DevStack> | undefined;
 
   // The parts, in the order they start; each takes what the ones before it gave. A failed start stops
   // those started so far, in reverse, then undoes what they wrote (the state dir left as it was found);
@@ -286,7 +94,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     // One step: the runtime, its dev routes registered before it listens, listening.
     const { runtime, dev, queueUrl } = await timed(progress, "start queue runtime", async () => {
       const runtime = await start(runtimePart(options, { host, builder, chain, manifest, dir }));
-      const dev = await start(devRoutesPart({ runtime, chain, contracts, manifest, manifestPath: dir.manifestPath, faults, fork: upstream.capture, allowedHosts, allowedOrigins }));
+      const dev = await start(devRoutesPart({ runtime, chain, contracts, manifest, manifestPath: dir.manifestPath, faults, fork: upstream.capture, allowedHosts, allowedOrigins, lock, reset: () => snapshots?.reset }));
       await registerDevOnly(runtime.app, allowedHosts, allowedOrigins, async (scope) => {
         await scope.register(patchRoutes, { patcher });
       });
@@ -306,13 +114,13 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       else delete info.patches;
       await writeFileAtomic(dir.stackInfoPath, `${JSON.stringify(info, null, 2)}\n`);
     };
-    patcher.attach({ runtime: runtime.app, lock: dev.lock, onChange: writePatches });
+    patcher.attach({ runtime: runtime.app, lock, onChange: writePatches });
     if (patcher.patches().length > 0) {
       await writePatches(patcher.patches());
       await codeChanges(runtime.app)?.accept(manifestBytes(manifest), patcher.patches());
     }
-    const snapshots = await start(snapshotsPart<DevStack>({ chain, fork: upstream.anvilFork, runtime, faults, deployments: dev.deployments, lock: dev.lock, afterRevert: () => patcher.reapply() }));
-    dev.setReset(() => snapshots.reset());
+    const ready = await start(snapshotsPart<DevStack>({ chain, fork: upstream.anvilFork, runtime, faults, deployments: dev.deployments, lock, afterRevert: () => patcher.reapply() }));
+    snapshots = ready;
 
     if (!ownsStateDir) await writeProofHashes(dir.stateDir, keptHashes);
 
@@ -342,21 +150,21 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       unpatch: (contract) => patcher.unpatch(contract),
       patches: () => patcher.patches(),
       replay: (operationId, options) => dev.replayer.replay(operationId, options),
-      save: (file) => dev.lock.run(() => saveBundle({ file, rpcUrl: chain.rpcUrl, manifestPath: dir.manifestPath, control: relayControl(app), fork: upstream.capture })),
+      save: (file) => lock.run(() => saveBundle({ file, rpcUrl: chain.rpcUrl, manifestPath: dir.manifestPath, control: relayControl(app), fork: upstream.capture })),
       faults: {
         rpcUrl: faults.url,
         rpc: (fault) => faults.set(fault),
         revertNextRelay: (armed = true) => faults.revertNextRelay(armed),
         state: () => faults.state(),
         clear: () => faults.clear(),
-        serve: (which) => dev.lock.run(() => dev.deployments.serve(which)),
+        serve: (which) => lock.run(() => dev.deployments.serve(which)),
         serving: () => dev.deployments.serving(),
       },
       actions: actionControls({ rpcUrl: chain.rpcUrl, client: chain.client, config: manifest, deployerKey: chain.deployer.privateKey }),
-      snapshot: () => snapshots.take(),
-      revert: (snapshot) => snapshots.revert(snapshot),
-      reset: () => snapshots.reset(),
-      loadFixture: (setup) => snapshots.loadFixture(stack, setup),
+      snapshot: () => ready.take(),
+      revert: (snapshot) => ready.revert(snapshot),
+      reset: () => ready.reset(),
+      loadFixture: (setup) => ready.loadFixture(stack, setup),
       diagnostics: (since = new Date(0).toISOString()) => ({
         anvil: chain.recentLogs(),
         runtime: runtime.recentLogs(),

@@ -5,7 +5,7 @@ import { toRelayRequest, type QueueClient } from "../harness/client/index.ts";
 import { poolFixture, provenSend } from "./support/pool.ts";
 import { withQueueStack } from "./support/queue-stack.ts";
 import { rpc } from "./support/rpc.ts";
-import { snapshotHooks } from "../harness/dev/index.ts";
+import { snapshotHooks } from "../harness/snapshot/index.ts";
 import { admissionHooks } from "../src/relay/relayer.ts";
 
 // Issue 30, item 2: POST /api/dev/reset racing the other dev controls and a relay. Before the fix, the

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { SnapshotError, type DevStack } from "../harness/index.ts";
-import { snapshotHooks } from "../harness/dev/index.ts";
+import { snapshotHooks } from "../harness/snapshot/index.ts";
 import type { QueueClient } from "../harness/client/index.ts";
 import { devControl, headOf, relayState } from "./support/dev-controls.ts";
 import type { poolFixture } from "./support/pool.ts";

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { erc20Abi, parseAbi, type Hex } from "viem";
 import { SnapshotError, startDevStack, type DevStack } from "../harness/index.ts";
-import { snapshotHooks } from "../harness/dev/index.ts";
+import { snapshotHooks } from "../harness/snapshot/index.ts";
 import { closeProvers, createAccountKeys, createQueueClient, recipientOf, reviewedFrom, type QueueClient } from "../harness/client/index.ts";
 import { poolFixture } from "./support/pool.ts";
 import { hex, rpc } from "./support/rpc.ts";

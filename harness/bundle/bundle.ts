@@ -10,7 +10,7 @@ import { TERMINAL_STATES } from "../../src/schemas/operation.ts";
 import { printable } from "../../src/printable.ts";
 import { jsonRpc, jsonRpcBatch } from "../chain/index.ts";
 import { PATCHES_FILE, PatchRecords } from "../patch/index.ts";
-import { replaceFile } from "../deployment/index.ts";
+import { writeFileAtomic } from "../deployment/index.ts";
 import type { ForkReads } from "../chain/index.ts";
 import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
 import { relayerAddress, settleAttempts } from "./store-check.ts";
@@ -72,7 +72,7 @@ export interface BundleSource {
 
 export async function saveBundle(args: BundleSource & { file: string }): Promise<{ bytes: number }> {
   const bytes = await bundleBytes(args);
-  await replaceFile(args.file, bytes);
+  await writeFileAtomic(args.file, bytes, { makeFolder: false });
   return { bytes: bytes.length };
 }
 

@@ -2,7 +2,8 @@ import type { Address, Hex, PublicClient } from "viem";
 import { createChainClient } from "../../src/chain/client.ts";
 import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
 import { redactUrl } from "../../src/redact.ts";
-import { definePart, timed, type ProgressListener, type StackPart } from "../part/index.ts";
+import { definePart, timed, type StackPart } from "../part/index.ts";
+import type { DevStackOptions } from "../stack-options.ts";
 import { startChain, type Chain, type DevAccount } from "./chain.ts";
 import { startChainSaver } from "./chain-saver.ts";
 import { withoutStrayBlocks } from "./stray-blocks.ts";
@@ -34,7 +35,7 @@ export interface ForkUpstream {
 }
 
 /** A fork's upstream, reached through a loopback forwarder, and its fork point; nothing for a local chain. */
-export function forkUpstreamPart(options: { forkUrl?: string; forkBlockNumber?: bigint | number; forkCacheDir?: string; onProgress?: ProgressListener }): StackPart<ForkUpstream> {
+export function forkUpstreamPart(options: Pick<DevStackOptions, "forkUrl" | "forkBlockNumber" | "forkCacheDir" | "onProgress">): StackPart<ForkUpstream> {
   return definePart("fork upstream", async (onStop) => {
     // anvil forks a loopback forwarder: the upstream's credentials never reach its command line or files.
     // It keeps the upstream's immutable answers, to answer them when the upstream cannot be reached.
@@ -69,7 +70,7 @@ export interface StackChain extends Chain {
 
 /** anvil, local or forking the upstream, from a saved chain or the genesis when there is one. */
 export function chainPart(
-  options: { chainPort?: number; persist?: boolean; onProgress?: ProgressListener; signal?: AbortSignal },
+  options: Pick<DevStackOptions, "chainPort" | "persist" | "onProgress" | "signal">,
   args: {
     host: string;
     /** What the start does while anvil boots (see ChainOptions.onBooting). */
@@ -118,7 +119,7 @@ export function chainPart(
  * A persisted stack's chain, kept on disk (chain-saver.ts) from the moment it is known good; the part
  * after the chain, so it stops before anvil does. keepSaved() marks the chain good on any stack.
  */
-export function saverPart(options: { persist?: boolean }, args: { chain: StackChain; file: string }): StackPart<{ keepSaved(): Promise<void> }> {
+export function saverPart(options: Pick<DevStackOptions, "persist">, args: { chain: StackChain; file: string }): StackPart<{ keepSaved(): Promise<void> }> {
   return definePart("saver", async (onStop) => ({
     async keepSaved() {
       args.chain.markGood();

@@ -1,4 +1,3 @@
-import { mkdir, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { erc20Abi, hexToString, keccak256, numberToHex, parseUnits, type Address, type Hex, type PublicClient } from "viem";
 import { actionReadAbi, poolReadAbi, ROUTE_KINDS } from "../../src/chain/abi.ts";
@@ -172,12 +171,4 @@ export function proofSection(circuit: CircuitManifest, verifier: Address, verifi
 /** The manifest's exact bytes: what the file holds and what GET /api/queue/config serves. */
 export function manifestBytes(config: DeploymentConfig): Uint8Array {
   return Buffer.from(`${JSON.stringify(config, null, 2)}\n`);
-}
-
-/** Writes a file whole or not at all (temp file + rename). */
-export async function writeFileAtomic(file: string, data: Uint8Array | string): Promise<void> {
-  await mkdir(path.dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}.tmp`;
-  await writeFile(tmp, data);
-  await rename(tmp, file);
 }

@@ -4,13 +4,15 @@ import type { Address, Hex, PublicClient } from "viem";
 import { DeploymentConfig } from "../../src/config/deployment-config.ts";
 import { verifyDeployment } from "../../src/chain/verify-deployment.ts";
 import type { ForkPoint, StackChain } from "../chain/index.ts";
-import { definePart, timed, type ProgressListener, type StackPart } from "../part/index.ts";
+import { definePart, timed, type StackPart } from "../part/index.ts";
+import type { DevStackOptions } from "../stack-options.ts";
 import { loadCircuitManifest, type CircuitManifest } from "./circuit.ts";
 import { deployFixtures } from "./deploy.ts";
 import { loadFixtures, type CompiledFixtures } from "./fixtures.ts";
 import { genesisFiles, loadGenesis, type Genesis } from "./genesis.ts";
 import { describeProofSystem, type ProofSystemName } from "../../src/chain/dev-proof.ts";
-import { describeDeployment, manifestBytes, proofSection, writeFileAtomic } from "./manifest.ts";
+import { describeDeployment, manifestBytes, proofSection } from "./manifest.ts";
+import { writeFileAtomic } from "./write-file-atomic.ts";
 import { pinPool } from "./pin.ts";
 
 /** src/server.ts's, loaded on first use: this folder's door stays light (the vitest global setup loads contracts, not a runtime). */
@@ -33,7 +35,7 @@ export interface Contracts {
 }
 
 /** The compiled fixtures and proof files, and the prepared genesis for a new local chain. */
-export function contractsPart(options: { onProgress?: ProgressListener }, args: { newLocalChain: boolean; proofs: ProofSystemName | undefined }): StackPart<Contracts> {
+export function contractsPart(options: Pick<DevStackOptions, "onProgress">, args: { newLocalChain: boolean; proofs: ProofSystemName | undefined }): StackPart<Contracts> {
   return definePart("contracts", async () => {
     const progress = options.onProgress;
     const [fixtures, circuit] = await timed(progress, "load contracts", () =>
@@ -52,7 +54,7 @@ export function contractsPart(options: { onProgress?: ProgressListener }, args: 
  * it, written (or, resumed, checked against the saved one).
  */
 export function deploymentPart(
-  options: { pool?: string; deploymentBlock?: bigint | number; persist?: boolean; proofs?: ProofSystemName; onProgress?: ProgressListener },
+  options: Pick<DevStackOptions, "pool" | "deploymentBlock" | "persist" | "proofs" | "onProgress">,
   args: {
     dir: { stateDir: string; manifestPath: string; chainStateFile: string; resume: boolean; loadedFork: boolean };
     upstream: { fork: ForkPoint | null };

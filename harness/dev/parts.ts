@@ -11,9 +11,9 @@ import { bundleBytes } from "../bundle/index.ts";
 import { deploymentSwitch, type DeploymentSwitch } from "./deployment-switch.ts";
 import type { AllowedHosts } from "./allowed-hosts.ts";
 import type { AllowedOrigins } from "./cross-origin.ts";
-import { DEV_PREFIX, registerDevRoutes } from "./dev-routes.ts";
-import { createSnapshots, SnapshotError, type StackSnapshot } from "./snapshot.ts";
-import { controlLock, type ControlLock } from "./control-lock.ts";
+import { DEV_PREFIX } from "./dev-route-kit.ts";
+import { registerDevRoutes } from "./dev-routes.ts";
+import type { ControlLock } from "../snapshot/index.ts";
 import { operationTrace, type Trace } from "../trace/index.ts";
 import { replayer, type Replayer } from "../replay/index.ts";
 
@@ -27,14 +27,10 @@ function alternateRelayerKey(): Hex {
 
 export interface DevRoutes {
   deployments: DeploymentSwitch;
-  /** The dev controls one at a time: the routes take it, and so must the stack's own controls. */
-  lock: ControlLock;
   /** An operation's trace; undefined when the store has no such operation. */
   traceOperation(operationId: string): Promise<Trace | undefined>;
   /** Replays of stored operations (stack.replay, POST /api/dev/operations/{id}/replay). */
   replayer: Replayer;
-  /** What POST /api/dev/reset does, once the stack's snapshots exist (they start after the runtime listens). */
-  setReset(reset: () => Promise<void>): void;
 }
 
 /**
@@ -53,6 +49,10 @@ export function devRoutesPart(args: {
   allowedHosts: AllowedHosts;
   /** The pages whose requests may change something (cross-site request protection). */
   allowedOrigins: AllowedOrigins;
+  /** The dev controls one at a time (the stack's): the routes take it, as the stack's own controls do. */
+  lock: ControlLock;
+  /** What POST /api/dev/reset does; undefined until the stack's snapshots exist (they start after the runtime listens). */
+  reset: () => (() => Promise<void>) | undefined;
 }): StackPart<DevRoutes> {
   return definePart("dev routes", async (onStop) => {
     const { chain, manifest, manifestPath, faults } = args;
@@ -85,13 +85,12 @@ export function devRoutesPart(args: {
       if (!control || !op) return undefined;
       return operationTrace({ rpcUrl: chain.rpcUrl, config: manifest, fixtures, relayer: relayer.address, gas: control.gasLimit() }, op);
     };
-    let reset: (() => Promise<void>) | undefined;
-    const lock = controlLock();
+    const { lock } = args;
     const replays = replayer({ rpcUrl: chain.rpcUrl, config: manifest, fixtures, relayer: relayer.address, control: relayControl(runtime), runtime, lock });
     await registerDevRoutes(runtime, {
       replayer: replays,
       lock,
-      reset: () => reset,
+      reset: args.reset,
       allowedHosts: args.allowedHosts,
       allowedOrigins: args.allowedOrigins,
       accounts: chain.devAccounts.map((a) => ({ address: a.address, anvilIndex: chain.accounts.findIndex((b) => b.address === a.address) })),
@@ -103,87 +102,6 @@ export function devRoutesPart(args: {
       trace: traceOperation,
       bundle: () => bundleBytes({ rpcUrl: chain.rpcUrl, manifestPath, control: relayControl(runtime), fork: args.fork }),
     });
-    return {
-      deployments,
-      lock,
-      traceOperation,
-      replayer: replays,
-      setReset: (fn) => {
-        reset = fn;
-      },
-    };
-  });
-}
-
-export interface SnapshotControls<S> {
-  take(): Promise<StackSnapshot>;
-  revert(snapshot: StackSnapshot): Promise<void>;
-  /** Back to the clean state, taken when the stack started. */
-  reset(): Promise<void>;
-  /** Hardhat's loadFixture for the whole stack (see DevStack.loadFixture). */
-  loadFixture<T>(stack: S, setup: (stack: S) => Promise<T>): Promise<T>;
-}
-
-/**
- * Snapshots of the whole stack, chain and operation store together, the clean one taken as the stack is
- * ready; a revert also clears the faults and goes back to the original deployment. Each takes the dev
- * controls' lock (a fixture's setup runs outside it: it may use the controls).
- */
-export function snapshotsPart<S>(args: {
-  chain: { rpcUrl: string };
-  /** A fork's anvil fork (the forwarder at the fork point): what a reset that falls back forks again. */
-  fork?: { url: string; blockNumber: bigint } | undefined;
-  runtime: StackRuntime;
-  faults: RpcFaultProxy;
-  deployments: DeploymentSwitch;
-  lock: ControlLock;
-  /** Run after each revert, inside the lock: what the stack's baseline keeps whatever the snapshot (its patches). */
-  afterRevert?: () => Promise<void>;
-}): StackPart<SnapshotControls<S>> {
-  return definePart("snapshots", async () => {
-    const { faults, deployments, lock } = args;
-    const log = args.runtime.app.log;
-    const snapshots = createSnapshots({
-      rpcUrl: args.chain.rpcUrl,
-      control: relayControl(args.runtime.app),
-      fork: args.fork,
-      onReload: (why, snapshot) => log.warn({ detail: why }, `reset fell back: anvil's snapshot of block ${snapshot.blockNumber} was gone, so the clean chain was reloaded from its dump (new snapshot ids taken for next time)`),
-    });
-    // The clean state, taken now and kept whole (a dump): reset() goes back to it whatever happened to anvil's ids.
-    const clean = await snapshots.take({ durable: true });
-    const loaded = new Map<(stack: S) => Promise<unknown>, { snapshot: StackSnapshot; value: unknown }>();
-    const take = () => lock.run(() => snapshots.take());
-    const revert = (snapshot: StackSnapshot) =>
-      lock.run(async () => {
-        // A fault belongs to the moment it was switched on; the alternate deployment may be reverted away.
-        faults.clear();
-        await deployments.discard();
-        await snapshots.revert(snapshot);
-        await args.afterRevert?.();
-        for (const [setup, fixture] of loaded) if (!snapshots.has(fixture.snapshot)) loaded.delete(setup);
-      });
-    return {
-      take,
-      revert,
-      reset: () => revert(clean),
-      async loadFixture<T>(stack: S, setup: (stack: S) => Promise<T>): Promise<T> {
-        const known = loaded.get(setup);
-        if (known) {
-          try {
-            await revert(known.snapshot);
-            return known.value as T;
-          } catch (error) {
-            // Its snapshot lost (a reorg of its block): built again below, from the clean state.
-            if (!(error instanceof SnapshotError) || snapshots.has(known.snapshot)) throw error;
-            loaded.delete(setup);
-            log.warn({ detail: error.message }, "a named fixture's snapshot was lost: its setup runs again");
-          }
-        }
-        await revert(clean);
-        const value = await setup(stack);
-        loaded.set(setup, { snapshot: await take(), value });
-        return value;
-      },
-    };
+    return { deployments, traceOperation, replayer: replays };
   });
 }

@@ -1,4 +1,4 @@
-import type { DevStack } from "../stack.ts";
+import type { DevStack } from "../dev-stack.ts";
 import { STACK_URLS } from "../state-dir/index.ts";
 
 /** Every variable `queue-devstack exec` sets starts with this: the interface a command in any language reads. */

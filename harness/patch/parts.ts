@@ -3,7 +3,8 @@ import path from "node:path";
 import type { PublicClient } from "viem";
 import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
 import type { CompiledFixtures } from "../deployment/index.ts";
-import { definePart, timed, type ProgressListener, type StackPart } from "../part/index.ts";
+import { definePart, timed, type StackPart } from "../part/index.ts";
+import type { DevStackOptions } from "../stack-options.ts";
 import { createPatcher, loadPatchRecords, type Patcher } from "./patcher.ts";
 import { PATCHES_FILE } from "./records.ts";
 
@@ -13,7 +14,7 @@ import { PATCHES_FILE } from "./records.ts";
  * the patched chain against the patched manifest as any other.
  */
 export function patchPart(
-  options: { patch?: readonly string[]; persist?: boolean; load?: string; onProgress?: ProgressListener },
+  options: Pick<DevStackOptions, "patch" | "persist" | "load" | "onProgress">,
   args: { chain: { client: PublicClient; rpcUrl: string }; manifest: DeploymentConfig; dir: { stateDir: string; manifestPath: string; resume: boolean }; contracts: { fixtures: CompiledFixtures } },
 ): StackPart<Patcher> {
   return definePart("patches", async (onStop) => {

@@ -5,6 +5,7 @@ import { buildQueueRuntime, prepareQueueRuntime, warmUpQueueRuntime, type Prepar
 import type { DevAccount } from "../chain/index.ts";
 import { CIRCUIT_BUILD_DIR, manifestBytes } from "../deployment/index.ts";
 import { definePart, type StackPart } from "../part/index.ts";
+import type { DevStackOptions } from "../stack-options.ts";
 import { RecentLines } from "./recent-lines.ts";
 
 /** The networks route's chain names: a wallet that adds the chain shows them. */
@@ -24,11 +25,7 @@ export interface StackRuntime {
   builtAhead: boolean;
 }
 
-type RuntimePartOptions = Pick<QueueRuntimeOptions, "relay" | "logger"> & {
-  queuePort?: number;
-  corsOrigins?: readonly string[];
-  runtime?: Pick<QueueRuntimeOptions, "chainTimeoutMs" | "requestTimeoutMs" | "headersTimeoutMs" | "quotes" | "rateLimit">;
-};
+type RuntimePartOptions = Pick<DevStackOptions, "relay" | "logger" | "queuePort" | "corsOrigins" | "runtime">;
 
 /** The refused submissions a dev stack keeps (relay.keepRejected): the last few hundred, so a client cannot fill the disk. */
 export const DEV_KEPT_REFUSALS = 300;

@@ -3,7 +3,7 @@ import { keyAccount } from "../../src/chain/key-account.ts";
 import { sepoliaAt } from "../../src/chain/client.ts";
 import type { Operation, OperationKind } from "../../src/schemas/operation.ts";
 import { ACTION_ROUTES } from "../deployment/index.ts";
-import type { DevStack } from "../stack.ts";
+import type { DevStack } from "../dev-stack.ts";
 import {
   createAccountKeys, createProver, createQueueClient, deposit, findNotes, prepareAction, prepareTransaction, QueueProblemError, recipientOf,
   reviewedFrom, syncPool, waitForReservation, type AccountKeys, type OwnedNote, type PreparedTransaction,

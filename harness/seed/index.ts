@@ -1,7 +1,7 @@
 // Seeded scenarios: a stack put, through the real client, in a state an app can render (shielded
 // balances, an operation in every state, a reservation awaiting finalize). The scenario itself is
 // loaded on first use: importing the harness does not load the client and its prover.
-import type { DevStack } from "../stack.ts";
+import type { DevStack } from "../dev-stack.ts";
 import { checkScenario } from "./scenarios.ts";
 import type { SeedResult } from "./demo.ts";
 

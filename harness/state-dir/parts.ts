@@ -5,7 +5,8 @@ import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
 import { checkPortsFree, type ForkPoint, type StackChain } from "../chain/index.ts";
 import { PersistedStateError, writeFileAtomic } from "../deployment/index.ts";
 import { BundleError, unpackBundle } from "../bundle/index.ts";
-import { definePart, timed, type ProgressListener, type StackPart } from "../part/index.ts";
+import { definePart, timed, type StackPart } from "../part/index.ts";
+import type { DevStackOptions } from "../stack-options.ts";
 import {
   claimStateDir,
   currentOwner,
@@ -58,19 +59,8 @@ export interface StateDir {
  * it made is removed, in one that existed only what the start added (the operation store included).
  */
 export function stateDirPart(
-  options: {
-    stateDir?: string;
-    store?: string;
-    persist?: boolean;
-    load?: string;
-    forkUrl?: string;
-    pool?: string;
-    chainPort?: number;
-    queuePort?: number;
-    onProgress?: ProgressListener;
-    /** Gives up the start: a bundle's unpacking stops at once. */
-    signal?: AbortSignal;
-  },
+  // `signal`: a bundle's unpacking stops at once.
+  options: Pick<DevStackOptions, "stateDir" | "store" | "persist" | "load" | "forkUrl" | "pool" | "chainPort" | "queuePort" | "onProgress" | "signal">,
   args: { host: string },
 ): StackPart<StateDir> {
   return definePart("state dir", async (onStop, { onFailedStart, onReleased }) => {
@@ -148,7 +138,7 @@ export function stateDirPart(
 
 /** `<state-dir>/stack.json`, written once the stack is up (and removed when it stops): its facts for other tools. */
 export function stackInfoPart(
-  options: { pool?: string; persist?: boolean },
+  options: Pick<DevStackOptions, "pool" | "persist">,
   args: { dir: StateDir; upstream: { fork: ForkPoint | null }; chain: StackChain; manifest: DeploymentConfig; faults: { url: string }; queueUrl: string },
 ): StackPart<StackInfo> {
   return definePart("stack info", async (onStop) => {

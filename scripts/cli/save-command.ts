@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { replaceFile } from "../../harness/deployment/index.ts";
+import { writeFileAtomic } from "../../harness/deployment/index.ts";
 import { failer, runningStack } from "./running-stack.ts";
 
 // `queue-devstack save <file> [--state-dir dir]`: a repro bundle of the stack running from that state
@@ -23,5 +23,5 @@ const response = await fetch(`${info.queueUrl}/api/dev/bundle`).catch(() => null
 if (!response) fail(`the stack at ${info.queueUrl} does not answer`, 1);
 if (!response.ok) fail(`${response.status}: ${await response.text()}`, 1);
 const bytes = Buffer.from(await response.arrayBuffer());
-await replaceFile(file, bytes).catch((error: Error) => fail(`cannot write ${file}: ${error.message}`, 1));
+await writeFileAtomic(file, bytes, { makeFolder: false }).catch((error: Error) => fail(`cannot write ${file}: ${error.message}`, 1));
 process.stdout.write(`saved ${file} (${bytes.length} bytes): start it again with queue-devstack --load ${file} --state-dir <an empty dir>\n`);
