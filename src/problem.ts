@@ -1,5 +1,6 @@
 import type { FastifyReply } from "fastify";
 import { z } from "zod";
+import { QueueDevstackError } from "./errors/index.ts";
 
 /** Stable problem codes (the `code` member) and their HTTP status. Clients switch on `code`. */
 export const PROBLEM_STATUS = {
@@ -143,7 +144,7 @@ const TITLES: Record<ProblemCode, string> = {
 };
 
 /** An error a handler throws to answer with a problem; the error handler renders it. */
-export class ProblemError extends Error {
+export class ProblemError extends QueueDevstackError {
   override name = "ProblemError";
   readonly code: ProblemCode;
   readonly status: number;

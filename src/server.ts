@@ -37,6 +37,7 @@ import { SqliteOperationStore } from "./relay/store.ts";
 import { validatorCompiler } from "./validation.ts";
 import { redactText, redactUrl } from "./redact.ts";
 import { makeChildrenLazy, RequestLogController } from "./request-logger.ts";
+import { QueueDevstackError } from "./errors/index.ts";
 
 export interface QueueRuntimeOptions {
   /** The manifest file's bytes (what GET /config serves). */
@@ -97,6 +98,11 @@ export interface QueueRuntimeOptions {
 
 export { CorsOriginError, type CorsOrigins } from "./cors.ts";
 export { TrustProxyError, type TrustProxy } from "./client-address.ts";
+// What a start can fail with, each with its stable code (docs/error-codes.md#errors-the-library-throws).
+export { QueueDevstackError } from "./errors/index.ts";
+export { DeploymentMismatchError } from "./chain/verify-deployment.ts";
+export { StoreInUseError, StoreMismatchError, StoreWriteError } from "./relay/store.ts";
+export { ArtifactMismatchError } from "./proof-artifacts.ts";
 export { DEFAULT_RATE_LIMIT, type RateLimit } from "./protection.ts";
 export { relayControl, type RelayControl } from "./relay/control.ts";
 export { codeChanges, type CodeChanges, type PatchedContract } from "./code-change.ts";
@@ -114,8 +120,9 @@ const ZOD_SCHEMA_CONTROLLER = {
   compilersFactory: { buildValidator: () => validatorCompiler, buildSerializer: () => serializerCompiler },
 } as unknown as NonNullable<FastifyServerOptions["schemaController"]>;
 
-export class ManifestInvalidError extends Error {
+export class ManifestInvalidError extends QueueDevstackError {
   override name = "ManifestInvalidError";
+  readonly code = "manifest_invalid";
 }
 
 /** Parses and validates manifest bytes; the error lists every problem found. */

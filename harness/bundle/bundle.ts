@@ -18,6 +18,7 @@ import { manifestAgainstConstants } from "./manifest-check.ts";
 import { readStoreRows, writeFreshStore } from "./store.ts";
 import { formatBytes, gunzipBounded, OverCapError } from "./bounded-gunzip.ts";
 import { parseJsonBounded } from "./json.ts";
+import { QueueDevstackError } from "../../src/errors/index.ts";
 
 /** harness/patch's records file: a bundle carries it as it is (importing that folder would pull a compiler worker into every bundle read). */
 
@@ -57,8 +58,10 @@ const Bundle = z.strictObject({
   patches: z.string().max(4 * 1024 * 1024).optional(),
 });
 
-export class BundleError extends Error {
+export class BundleError extends QueueDevstackError {
   override name = "BundleError";
+  readonly code = "bundle_refused";
+  override readonly docsPath = "docs/bundles.md#errors";
 }
 
 /** Writes the bundle atomically. */

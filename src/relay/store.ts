@@ -5,6 +5,7 @@ import type { Hex } from "viem";
 import { TERMINAL_STATES, type Attempt, type FailureReason, type HistoryEntry, type OperationKind, type OperationState } from "./operation.ts";
 import type { RelayRequest } from "./request.ts";
 import type { FinalizeRequest } from "./request.ts";
+import { QueueDevstackError } from "../errors/index.ts";
 
 /** An attempt as stored: with the signed raw transaction, so it can be re-broadcast after a crash. */
 export interface StoredAttempt extends Attempt {
@@ -320,17 +321,20 @@ export function sqlite(): Sqlite {
   return sqliteModule;
 }
 
-export class StoreInUseError extends Error {
+export class StoreInUseError extends QueueDevstackError {
   override name = "StoreInUseError";
+  readonly code = "store_in_use";
 }
 
-export class StoreMismatchError extends Error {
+export class StoreMismatchError extends QueueDevstackError {
   override name = "StoreMismatchError";
+  readonly code = "store_mismatch";
 }
 
 /** The store's file cannot be written (disk full, read-only, I/O error): nothing of the write was kept. */
-export class StoreWriteError extends Error {
+export class StoreWriteError extends QueueDevstackError {
   override name = "StoreWriteError";
+  readonly code = "store_write_failed";
 }
 
 /** Why a folder cannot be written to, when the filesystem says so (root included: a read-only mount). */
