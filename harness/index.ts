@@ -7,7 +7,7 @@ export { AllowedHostError } from "./dev/index.ts";
 export { ForkUpstreamError, resolveForkPoint, type ForkPoint } from "./chain/index.ts";
 export { PinError } from "./deployment/index.ts";
 export { SnapshotError, type StackSnapshot } from "./dev/index.ts";
-export { BundleError } from "./bundle/index.ts";
+export { BundleError, type BundleErrorParameters, type BundlePart } from "./bundle/index.ts";
 export { QueueDevstackError, type QueueDevstackErrorOptions } from "../src/errors/index.ts";
 export { traceOf, type Trace, type TracedCall } from "./trace/index.ts";
 export type { ReplayAnswer, ReplayOptions, FrameChange, TraceDiff, DiffFrame } from "./replay/index.ts";

@@ -394,7 +394,7 @@ function bundleFault(file: string, error: unknown): BundleError | null {
   // its issues, as its message is JSON over many lines.
   const issues = error instanceof $ZodError ? error.issues : null;
   const why = issues ? `it describes ${issues.slice(0, 3).map((i) => `${i.path.map(String).join(".")}: ${i.message}`).join("; ")}` : error instanceof QueueDevstackError && BUNDLE_FAULTS.has(error.code) ? (error.message.split("\n")[0] as string) : null;
-  return why === null ? null : new BundleError(`${file}: its chain and manifest do not make a stack: ${printable(why)}`, { cause: error });
+  return why === null ? null : new BundleError({ file, part: "stack", reason: printable(why) }, { cause: error });
 }
 
 export type { DevAccount, Hex };

@@ -23,7 +23,7 @@ const EXAMPLES: Record<string, () => Error> = {
   ForkUpstreamError: () => new harness.ForkUpstreamError("x"),
   PinError: () => new harness.PinError("x"),
   SnapshotError: () => new harness.SnapshotError("x"),
-  BundleError: () => new harness.BundleError("x"),
+  BundleError: () => new harness.BundleError({ reason: "x" }),
   StackAlreadyRunningError: () => new harness.StackAlreadyRunningError("x"),
   PatchError: () => new harness.PatchError("unknown_contract", "x"),
   SeedError: () => new harness.SeedError("demo", "x"),
@@ -102,6 +102,20 @@ describe("the library's errors", () => {
       // A code of the class's own, or one per refusal (a problem's, a patch's), which the row says.
       if (code.startsWith("`")) expect(code, name).toBe(`\`${(example() as QueueDevstackError).code}\``);
       else expect(code, name).toMatch(/^the (problem|refusal)'s$/);
+    }
+  });
+
+  it("a BundleError writes its message from its file, part and reason, as each refusal said it before", () => {
+    const refusals: Array<[harness.BundleErrorParameters, string]> = [
+      [{ reason: "a bundle holds its whole chain" }, "a bundle holds its whole chain"],
+      [{ file: "r.qdbundle", reason: "is not a queue-devstack bundle" }, "r.qdbundle is not a queue-devstack bundle"],
+      [{ file: "r.qdbundle", part: "store", reason: "it is not gzip" }, "r.qdbundle: its store part is refused: it is not gzip"],
+      [{ file: "r.qdbundle", part: "stack", reason: "no Pool" }, "r.qdbundle: its chain and manifest do not make a stack: no Pool"],
+    ];
+    for (const [parameters, message] of refusals) {
+      const error = new harness.BundleError(parameters);
+      expect(error.message).toBe(message);
+      expect(error).toMatchObject({ code: "bundle_refused", file: parameters.file, part: parameters.part, reason: parameters.reason });
     }
   });
 
