@@ -5,11 +5,13 @@ import * as harness from "../harness/index.ts";
 import * as client from "../harness/client/index.ts";
 import * as runtime from "../src/server.ts";
 import { QueueDevstackError } from "../src/errors/index.ts";
+import { PROBLEMS, type ProblemTable } from "../src/problem.ts";
+import { DEV_PROBLEMS } from "../harness/dev/problems/index.ts";
 import { anchors, prose } from "./support/markdown.ts";
 
 // One error base (issue 42, item 4): every error class a caller can catch extends QueueDevstackError
 // with a stable code, callers match on that code and never on `name`, and docs/error-codes.md has one row
-// per class, with its code and docs page.
+// per code, the library's and the problems', each with its docs page.
 const repo = path.resolve(import.meta.dirname, "..");
 const ENTRIES = { "queue-devstack": harness, "queue-devstack/client": client, "queue-devstack/runtime": runtime };
 
@@ -168,5 +170,20 @@ describe("callers", () => {
     ]);
     expect(nameMatches(made)).toEqual(["a.ts:1", "a.ts:2", "a.ts:3", "a.ts:4"]);
     expect(classesOffTheBase(made)).toEqual(["b.ts: A extends Error", "b.ts: B extends A", "b.ts: E extends RangeError"]);
+  });
+});
+
+describe("the problem codes", () => {
+  it("are one table each, the runtime's and the dev routes', with no code in both", () => {
+    expect(Object.keys(PROBLEMS).filter((code) => code in DEV_PROBLEMS)).toEqual([]);
+    expect(Object.keys(DEV_PROBLEMS).length).toBeGreaterThan(5);
+  });
+
+  it("have one row each in docs/error-codes.md, with the same status, and a docs page that exists", () => {
+    const rows = tableUnder("docs/error-codes.md", "## The codes").map(([code, status]) => [(code as string).replace(/`/g, ""), Number(status)] as const);
+    const table: ProblemTable = { ...PROBLEMS, ...DEV_PROBLEMS };
+    expect(rows.map(([code]) => code).sort()).toEqual(Object.keys(table).sort());
+    for (const [code, status] of rows) expect(status, code).toBe(table[code]?.status);
+    expect(Object.entries(table).flatMap(([code, row]) => brokenDocsPath(row.docs) ?? []).map(String)).toEqual([]);
   });
 });

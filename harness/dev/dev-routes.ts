@@ -13,6 +13,8 @@ import { registerDashboard } from "../dashboard/index.ts";
 import { refuseCrossOrigin, type AllowedOrigins } from "./cross-origin.ts";
 import type { ControlLock } from "./control-lock.ts";
 import { SnapshotError } from "./snapshot.ts";
+import { DEV_PROBLEMS, devProblem } from "./problems/index.ts";
+import { documentProblems } from "../../src/openapi.ts";
 import { replayRoutes, type Replayer } from "../replay/index.ts";
 
 /** The dev controls' prefix: present in a dev stack only, never in an operator's runtime (src/ has none). */
@@ -242,7 +244,7 @@ const resetRoutes: FastifyPluginAsyncZod<DevDeps> = async (app, deps) => {
         if (error instanceof ProblemError) throw error;
         // Why, in words: the chain's refusal, or a revert that did not take (the stack stays resettable unless this says its snapshot is lost).
         const why = error instanceof SnapshotError || error instanceof JsonRpcError ? error.message : `${(error as Error).name}: ${(error as Error).message}`;
-        throw new ProblemError("reset_failed", `the reset did not complete: ${why}`, { headers: { "retry-after": "1" } });
+        throw devProblem("reset_failed", `the reset did not complete: ${why}`, { headers: { "retry-after": "1" } });
       }
       return { reset: true as const };
     },
@@ -337,7 +339,7 @@ export async function registerDevOnly(app: FastifyInstance, hosts: AllowedHosts,
       // A loopback client under a name it does not own: a page on a domain rebound to 127.0.0.1.
       const hostname = hostnameOf(request.headers.host);
       if (hostname === undefined || !hostAllowed(hostname, hosts)) {
-        throw new ProblemError(
+        throw devProblem(
           "host_not_allowed",
           `the dev routes answer only under localhost, a loopback address or the stack's own address (DNS rebinding protection)${hostname === undefined ? "" : `; to allow ${hostname}, start the stack with --allowed-host ${hostname} (allowedHosts)`}`,
         );
@@ -351,6 +353,7 @@ export async function registerDevOnly(app: FastifyInstance, hosts: AllowedHosts,
 
 export async function registerDevRoutes(app: FastifyInstance, deps: DevDeps & { allowedHosts: AllowedHosts; allowedOrigins: AllowedOrigins }): Promise<void> {
   const describe = dev;
+  documentProblems(app, DEV_PROBLEMS);
   await registerDevOnly(app, deps.allowedHosts, deps.allowedOrigins, async (dev) => {
     await dev.register(devRoutes as never, deps);
     await dev.register(faultRoutes as never, deps);
