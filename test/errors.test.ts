@@ -107,6 +107,13 @@ describe("the library's errors", () => {
     }
   });
 
+  it("carries details as given, or its cause's (a QueueDevstackError cause's own details)", () => {
+    expect(new harness.PinError("x", { details: "more" }).details).toBe("more");
+    expect(new harness.PinError("x", { cause: new Error("why") })).toMatchObject({ message: "x", details: "why" });
+    expect(new harness.BundleError({ reason: "r" }, { cause: new harness.PinError("p", { details: "deep" }) }).details).toBe("deep");
+    expect(new harness.PinError("x").details).toBeUndefined();
+  });
+
   it("a BundleError writes its message from its file, part and reason, as each refusal said it before", () => {
     const refusals: Array<[harness.BundleErrorParameters, string]> = [
       [{ reason: "a bundle holds its whole chain" }, "a bundle holds its whole chain"],
