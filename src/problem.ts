@@ -14,11 +14,12 @@ export interface ProblemRow {
 export type ProblemTable<C extends string = string> = { readonly [code in C]: ProblemRow };
 
 /** Where the codes are listed, each with when it is answered. */
-const CODES = "docs/error-codes.md#the-codes";
+export const PROBLEM_CODES_DOCS = "docs/error-codes.md#the-codes";
+const CODES = PROBLEM_CODES_DOCS;
 
 /**
  * The queue runtime's problem codes (the `code` member), one row each. Clients switch on `code`. A dev
- * stack's dev routes add their own (harness/dev/dev-problems.ts), never listed here nor in an operator's
+ * stack's dev routes add their own (harness/dev/problems/), never listed here nor in an operator's
  * OpenAPI document.
  */
 export const PROBLEMS = {

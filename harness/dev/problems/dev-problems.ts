@@ -1,7 +1,4 @@
-import { PROBLEMS, ProblemError, statusesOf, type ProblemCode, type ProblemOptions, type ProblemTable } from "../../../src/problem.ts";
-
-/** Where the codes are listed, each with when it is answered. */
-const CODES = "docs/error-codes.md#the-codes";
+import { PROBLEM_CODES_DOCS, PROBLEMS, ProblemError, statusesOf, type ProblemCode, type ProblemOptions, type ProblemTable } from "../../../src/problem.ts";
 
 /**
  * The problem codes only a dev stack's dev routes answer, one row each: never in the operator's runtime
@@ -10,7 +7,7 @@ const CODES = "docs/error-codes.md#the-codes";
 export const DEV_PROBLEMS = {
   host_not_allowed: { status: 403, title: "Host name not allowed", docs: "docs/dev-controls.md#dns-rebinding" },
   cross_origin_refused: { status: 403, title: "Cross-origin request refused", docs: "docs/dev-controls.md#cross-site-requests" },
-  reset_failed: { status: 503, title: "Reset failed", docs: CODES },
+  reset_failed: { status: 503, title: "Reset failed", docs: PROBLEM_CODES_DOCS },
   unknown_contract: { status: 404, title: "No such contract in this stack", docs: "docs/patching.md#contract" },
   patch_source_invalid: { status: 422, title: "Not a contract's code to patch with", docs: "docs/patching.md#source" },
   compile_failed: { status: 422, title: "The patch's source does not compile", docs: "docs/patching.md#source" },
