@@ -1,6 +1,8 @@
+import { $ZodError } from "zod/v4/core";
 import type { Hex } from "viem";
 import { relayControl } from "../src/relay/control.ts";
 import { printable } from "../src/printable.ts";
+import { QueueDevstackError } from "../src/errors/index.ts";
 import type { ProofSystemName } from "../src/chain/dev-proof.ts";
 import { StackParts, timed, type StackPart } from "./part/index.ts";
 import { readProofHashes, stackInfoPart, stateDirPart, writeProofHashes } from "./state-dir/index.ts";
@@ -190,17 +192,17 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
   }
 }
 
-/** What a loaded bundle's chain or manifest made fail once started: its chain refused, or the two not one stack. */
-const BUNDLE_FAULTS = new Set(["ChainStartError", "PersistedStateError", "DeploymentMismatchError", "ManifestInvalidError"]);
+/** What a loaded bundle's chain or manifest made fail once started (by code): its chain refused, or the two not one stack. */
+const BUNDLE_FAULTS: ReadonlySet<string> = new Set(["chain_start_failed", "persisted_state_invalid", "deployment_mismatch", "manifest_invalid"]);
 
 /** A start from a bundle that failed on the bundle's own content is the bundle's refusal: one BundleError line (all started is stopped by then). */
 function bundleFault(file: string, error: unknown): BundleError | null {
   if (!(error instanceof Error)) return null;
   // A schema's refusal of what the chain describes (a token's symbol that is not printable text, say):
   // its issues, as its message is JSON over many lines.
-  const issues = error.name === "ZodError" ? (error as Error & { issues: Array<{ path: PropertyKey[]; message: string }> }).issues : null;
-  const why = issues ? `it describes ${issues.slice(0, 3).map((i) => `${i.path.map(String).join(".")}: ${i.message}`).join("; ")}` : BUNDLE_FAULTS.has(error.name) ? (error.message.split("\n")[0] as string) : null;
-  return why === null ? null : new BundleError(`${file}: its chain and manifest do not make a stack: ${printable(why)}`, { cause: error });
+  const issues = error instanceof $ZodError ? error.issues : null;
+  const why = issues ? `it describes ${issues.slice(0, 3).map((i) => `${i.path.map(String).join(".")}: ${i.message}`).join("; ")}` : error instanceof QueueDevstackError && BUNDLE_FAULTS.has(error.code) ? (error.message.split("\n")[0] as string) : null;
+  return why === null ? null : new BundleError({ file, part: "stack", reason: printable(why) }, { cause: error });
 }
 
 export type { DevAccount, Hex };

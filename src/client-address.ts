@@ -1,4 +1,5 @@
 import { isIP, isIPv4 } from "node:net";
+import { QueueDevstackError } from "./errors/index.ts";
 
 /**
  * Which proxies in front of the runtime are believed when they name the client (X-Forwarded-For):
@@ -11,8 +12,9 @@ export type TrustProxy = string[];
 
 const NAMED_RANGES = new Set(["loopback", "linklocal", "uniquelocal"]);
 
-export class TrustProxyError extends RangeError {
+export class TrustProxyError extends QueueDevstackError {
   override name = "TrustProxyError";
+  readonly code = "trust_proxy_invalid";
   readonly value: unknown;
   constructor(value: unknown, reason: string) {
     super(`trustProxy ${JSON.stringify(value)} ${reason}: name the proxies' addresses or CIDRs (127.0.0.1, 10.0.0.0/8, loopback)`);

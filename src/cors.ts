@@ -1,5 +1,6 @@
 import cors from "@fastify/cors";
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from "fastify";
+import { QueueDevstackError } from "./errors/index.ts";
 
 /**
  * Which browser origins may call the queue: exact origins ("https://app.example"), and "loopback" for
@@ -14,8 +15,9 @@ const LOOPBACK_ORIGIN = /^https?:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d{1,5})?
 /** The headers a browser client reads from our answers (CORS hides any other but the safelisted few). */
 const EXPOSED_HEADERS = ["etag", "location", "retry-after"];
 
-export class CorsOriginError extends Error {
+export class CorsOriginError extends QueueDevstackError {
   override name = "CorsOriginError";
+  readonly code = "cors_origin_invalid";
 }
 
 /** Checks a list of origins: each is scheme://host[:port], as a browser sends it in Origin. */

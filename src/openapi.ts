@@ -2,7 +2,7 @@ import type { SwaggerTransform, SwaggerTransformObject } from "@fastify/swagger"
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteOptions } from "fastify";
 import { $ZodType, globalRegistry } from "zod/v4/core";
 import { API_PREFIX } from "./paths.ts";
-import { Problem, PROBLEM_CONTENT_TYPE, PROBLEM_STATUS } from "./problem.ts";
+import { Problem, PROBLEM_CONTENT_TYPE, PROBLEMS, type ProblemTable } from "./problem.ts";
 
 /** The version of the queue API the document describes (info.version). */
 export const QUEUE_API_VERSION = "0.1.0";
@@ -14,17 +14,30 @@ export const OPENAPI_PATHS = {
   docs: `${API_PREFIX}/docs`,
 } as const;
 
-/** By status, then as declared (Array.prototype.sort is stable). */
-const PROBLEM_CODES = (Object.entries(PROBLEM_STATUS) as [keyof typeof PROBLEM_STATUS, number][]).sort(([, a], [, b]) => a - b);
+/** A document's problem codes and their statuses: by status, then as declared (Array.prototype.sort is stable). */
+type ProblemCodes = ReadonlyArray<[code: string, status: number]>;
 
-const DESCRIPTION = [
+const problemCodes = (table: ProblemTable): ProblemCodes => Object.entries(table).map(([code, row]): [string, number] => [code, row.status]).sort(([, a], [, b]) => a - b);
+
+/**
+ * Problem tables added to an app by what registers routes on it besides the runtime (a dev stack's dev
+ * routes): its document lists their codes beside the runtime's own, an operator's lists only its own.
+ */
+const addedProblems = new WeakMap<FastifyInstance, ProblemTable>();
+
+/** Lists `table`'s codes in `app`'s OpenAPI document (call it before the document's first request). */
+export function documentProblems(app: FastifyInstance, table: ProblemTable): void {
+  addedProblems.set(app, { ...addedProblems.get(app), ...table });
+}
+
+const description = (codes: ProblemCodes) => [
   "The queue runtime of the private-payment system: its deployment configuration, supported chains, funding assets, proof files, and relaying of private sends and withdrawals with their status.",
   "",
   "Every error is an [RFC 9457](https://www.rfc-editor.org/rfc/rfc9457) `application/problem+json` body with a stable `code` member (the `type` is `urn:queue-devstack:problem:<code>`). Clients switch on `code`:",
   "",
   "| code | status |",
   "| --- | --- |",
-  ...PROBLEM_CODES.map(([code, status]) => `| \`${code}\` | ${status} |`),
+  ...codes.map(([code, status]) => `| \`${code}\` | ${status} |`),
   "",
   "This document is generated from the runtime's zod schemas: the schemas that validate requests and serialize responses.",
 ].join("\n");
@@ -34,8 +47,8 @@ const isZodSchema = (value: unknown): value is $ZodType => value instanceof $Zod
 /** Schemas that say nothing about the body (z.any(), z.unknown()): the body is whatever the content type says. */
 const isOpaque = (schema: $ZodType): boolean => schema._zod.def.type === "any" || schema._zod.def.type === "unknown";
 
-function problemDescription(status: string): string {
-  const codes = PROBLEM_CODES.filter(([, s]) => String(s) === status).map(([code]) => `\`${code}\``);
+function problemDescription(status: string, all: ProblemCodes): string {
+  const codes = all.filter(([, s]) => String(s) === status).map(([code]) => `\`${code}\``);
   return codes.length > 0
     ? `Problem details (RFC 9457); \`code\`: ${codes.join(", ")}`
     : "An error, as problem details (RFC 9457); `code` says which (the codes are listed in the API description)";
@@ -59,7 +72,7 @@ function operationIdOf(method: string | string[], url: string): string {
  */
 type ZodProvider = typeof import("fastify-type-provider-zod");
 
-const transformWith = ({ jsonSchemaTransform }: ZodProvider): SwaggerTransform => (withoutId) => {
+const transformWith = ({ jsonSchemaTransform }: ZodProvider, codes: ProblemCodes): SwaggerTransform => (withoutId) => {
   const document = { ...withoutId, schema: { operationId: operationIdOf(withoutId.route.method, withoutId.url), ...withoutId.schema } } as typeof withoutId;
   const response = document.schema?.response as Record<string, unknown> | undefined;
   if (response === undefined || document.schema.hide) return jsonSchemaTransform(document as never);
@@ -68,7 +81,7 @@ const transformWith = ({ jsonSchemaTransform }: ZodProvider): SwaggerTransform =
     if (!isZodSchema(schema)) {
       responses[status] = schema; // already { description?, content }, or not ours to touch
     } else if (schema === Problem) {
-      responses[status] = { description: problemDescription(status), content: { [PROBLEM_CONTENT_TYPE]: { schema } } };
+      responses[status] = { description: problemDescription(status, codes), content: { [PROBLEM_CONTENT_TYPE]: { schema } } };
     } else {
       responses[status] = {
         description: globalRegistry.get(schema)?.description ?? "Success",
@@ -120,7 +133,7 @@ export function registerOpenApi(app: FastifyInstance): void {
   const routes: RouteOptions[] = [];
   let docs: Promise<FastifyInstance> | undefined;
   const docsApp = () =>
-    (docs ??= buildDocsApp(routes).catch((error: unknown) => {
+    (docs ??= buildDocsApp(routes, problemCodes({ ...PROBLEMS, ...addedProblems.get(app) })).catch((error: unknown) => {
       docs = undefined; // the next request tries again
       throw error;
     }));
@@ -150,7 +163,7 @@ export function registerOpenApi(app: FastifyInstance): void {
 const HOP_HEADERS = new Set(["content-length", "transfer-encoding", "connection", "keep-alive", "date"]);
 
 /** The routes declared as they were (the docs app makes their HEAD routes again), under @fastify/swagger and its UI. */
-async function buildDocsApp(routes: readonly RouteOptions[]): Promise<FastifyInstance> {
+async function buildDocsApp(routes: readonly RouteOptions[], codes: ProblemCodes): Promise<FastifyInstance> {
   const [{ default: fastifySwagger }, { default: fastifySwaggerUi }, provider] = await Promise.all([import("@fastify/swagger"), import("@fastify/swagger-ui"), import("fastify-type-provider-zod")]);
   const docs = Fastify({ logger: false });
   // Its handlers never run: no schema is compiled (the zod ones would need the runtime's compilers).
@@ -159,13 +172,13 @@ async function buildDocsApp(routes: readonly RouteOptions[]): Promise<FastifyIns
   await docs.register(fastifySwagger, {
     openapi: {
       openapi: "3.1.0",
-      info: { title: "queue runtime", version: QUEUE_API_VERSION, description: DESCRIPTION, license: { name: "MIT", identifier: "MIT" } },
+      info: { title: "queue runtime", version: QUEUE_API_VERSION, description: description(codes), license: { name: "MIT", identifier: "MIT" } },
       // Relative: the runtime that serves this document.
       servers: [{ url: "/", description: "this queue runtime" }],
       // No route needs credentials (spec §5): stated, not left out.
       security: [],
     },
-    transform: transformWith(provider),
+    transform: transformWith(provider, codes),
     transformObject: transformObjectWith(provider),
   });
   for (const { method, url, schema, config } of routes) docs.route({ method, url, schema, config, handler: async () => null });

@@ -1,69 +1,86 @@
 import type { FastifyReply } from "fastify";
 import { z } from "zod";
+import { QueueDevstackError } from "./errors/index.ts";
 
-/** Stable problem codes (the `code` member) and their HTTP status. Clients switch on `code`. */
-export const PROBLEM_STATUS = {
-  invalid_request: 400,
-  host_not_allowed: 403,
-  cross_origin_refused: 403,
-  route_not_found: 404,
-  block_not_found: 404,
-  artifact_not_found: 404,
-  operation_not_found: 404,
-  method_not_allowed: 405,
-  request_timeout: 408,
-  payload_too_large: 413,
-  unsupported_media_type: 415,
-  headers_too_large: 431,
-  rate_limited: 429,
-  too_many_quotes: 429,
-  too_many_in_flight: 429,
-  unknown_root: 409,
-  nullifier_spent: 409,
-  nullifier_in_flight: 409,
-  duplicate_nullifier: 409,
-  quote_used: 409,
-  block_before_deployment: 422,
-  wrong_route: 422,
-  deployment_mismatch: 422,
-  unsupported_asset: 422,
-  binding_mismatch: 422,
-  relayer_mismatch: 422,
-  fee_too_low: 422,
-  invalid_proof: 422,
-  simulation_failed: 422,
-  idempotency_key_reused: 422,
-  route_not_approved: 422,
-  amount_too_small: 422,
-  quote_refused: 422,
-  quote_expired: 422,
-  quote_mismatch: 422,
-  price_unavailable: 503,
-  reservation_not_found: 404,
-  reservation_not_settled: 409,
-  already_finalized: 409,
-  operation_live: 409,
-  not_replayable: 422,
-  internal_error: 500,
-  not_implemented: 501,
-  chain_unavailable: 503,
-  relayer_unfunded: 503,
-  gas_price_too_high: 503,
-  queue_full: 503,
-  store_unavailable: 503,
-  not_ready: 503,
-  shutting_down: 503,
-  chain_reverting: 503,
-  reset_failed: 503,
-  unknown_contract: 404,
-  patch_source_invalid: 422,
-  compile_failed: 422,
-  storage_layout_changed: 422,
-  immutable_changed: 422,
-  patch_base_unknown: 422,
-} as const;
+/** One stable problem code's row: its HTTP status, its title, and the page that explains it. */
+export interface ProblemRow {
+  readonly status: number;
+  readonly title: string;
+  /** From the package's root (it ships the docs). */
+  readonly docs: string;
+}
 
-export type ProblemCode = keyof typeof PROBLEM_STATUS;
+/** A table of problem codes: the runtime's own (PROBLEMS), or one a dev stack adds for its dev routes. */
+export type ProblemTable<C extends string = string> = { readonly [code in C]: ProblemRow };
+
+/** Where the codes are listed, each with when it is answered. */
+export const PROBLEM_CODES_DOCS = "docs/error-codes.md#the-codes";
+const CODES = PROBLEM_CODES_DOCS;
+
+/**
+ * The queue runtime's problem codes (the `code` member), one row each. Clients switch on `code`. A dev
+ * stack's dev routes add their own (harness/dev/problems/), never listed here nor in an operator's
+ * OpenAPI document.
+ */
+export const PROBLEMS = {
+  invalid_request: { status: 400, title: "Invalid request", docs: CODES },
+  route_not_found: { status: 404, title: "No such route", docs: CODES },
+  block_not_found: { status: 404, title: "Block not found", docs: CODES },
+  artifact_not_found: { status: 404, title: "Proof artifact not found", docs: CODES },
+  operation_not_found: { status: 404, title: "Operation not found", docs: CODES },
+  method_not_allowed: { status: 405, title: "Method not allowed", docs: CODES },
+  request_timeout: { status: 408, title: "Request not received in time", docs: CODES },
+  payload_too_large: { status: 413, title: "Payload too large", docs: CODES },
+  unsupported_media_type: { status: 415, title: "Unsupported media type", docs: CODES },
+  headers_too_large: { status: 431, title: "Request headers too large", docs: CODES },
+  rate_limited: { status: 429, title: "Too many requests", docs: CODES },
+  too_many_quotes: { status: 429, title: "Too many live quotes for this client", docs: CODES },
+  too_many_in_flight: { status: 429, title: "Too many operations in flight for this client", docs: CODES },
+  unknown_root: { status: 409, title: "Unknown Merkle root", docs: CODES },
+  nullifier_spent: { status: 409, title: "Nullifier already spent", docs: CODES },
+  nullifier_in_flight: { status: 409, title: "Nullifier held by a live operation", docs: CODES },
+  duplicate_nullifier: { status: 409, title: "Duplicate nullifier in the request", docs: CODES },
+  quote_used: { status: 409, title: "Quote already used", docs: CODES },
+  block_before_deployment: { status: 422, title: "Block precedes the Pool's deployment", docs: CODES },
+  wrong_route: { status: 422, title: "Wrong route for this operation", docs: CODES },
+  deployment_mismatch: { status: 422, title: "Made for another deployment", docs: CODES },
+  unsupported_asset: { status: 422, title: "Unsupported asset", docs: CODES },
+  binding_mismatch: { status: 422, title: "Public fields not bound to the proof", docs: CODES },
+  relayer_mismatch: { status: 422, title: "Fee not paid to this relayer", docs: CODES },
+  fee_too_low: { status: 422, title: "Relay fee too low", docs: CODES },
+  invalid_proof: { status: 422, title: "Invalid proof", docs: CODES },
+  simulation_failed: { status: 422, title: "Transaction would revert", docs: CODES },
+  idempotency_key_reused: { status: 422, title: "Idempotency key reused with another request", docs: CODES },
+  route_not_approved: { status: 422, title: "Action route not approved", docs: CODES },
+  amount_too_small: { status: 422, title: "Amount too small for the fees", docs: CODES },
+  quote_refused: { status: 422, title: "The route cannot price this request", docs: CODES },
+  quote_expired: { status: 422, title: "Quote expired", docs: CODES },
+  quote_mismatch: { status: 422, title: "Terms differ from the quote", docs: CODES },
+  price_unavailable: { status: 503, title: "No price for this pair yet", docs: CODES },
+  reservation_not_found: { status: 404, title: "Reservation not found", docs: CODES },
+  reservation_not_settled: { status: 409, title: "Reservation not settled yet", docs: CODES },
+  already_finalized: { status: 409, title: "Reservation already finalized", docs: CODES },
+  internal_error: { status: 500, title: "Internal error", docs: CODES },
+  not_implemented: { status: 501, title: "Not implemented yet", docs: CODES },
+  chain_unavailable: { status: 503, title: "Chain unavailable", docs: CODES },
+  relayer_unfunded: { status: 503, title: "Relayer out of funds", docs: CODES },
+  gas_price_too_high: { status: 503, title: "Gas price above the relayer's cap", docs: CODES },
+  queue_full: { status: 503, title: "Queue full", docs: CODES },
+  store_unavailable: { status: 503, title: "Operation store unavailable", docs: CODES },
+  not_ready: { status: 503, title: "Not ready", docs: CODES },
+  shutting_down: { status: 503, title: "Shutting down", docs: CODES },
+  chain_reverting: { status: 503, title: "Chain and operation store being reverted", docs: CODES },
+} as const satisfies ProblemTable;
+
+export type ProblemCode = keyof typeof PROBLEMS;
+
+/** Each code's status, read from PROBLEMS. */
+export const PROBLEM_STATUS = statusesOf(PROBLEMS);
+
+/** A table's codes and their statuses. */
+export function statusesOf<C extends string>(table: ProblemTable<C>): Record<C, number> {
+  return Object.fromEntries(Object.entries<ProblemRow>(table).map(([code, row]) => [code, row.status])) as Record<C, number>;
+}
 
 /** RFC 9457 problem details, with our `code` extension member. */
 export const Problem = z
@@ -81,93 +98,45 @@ export type Problem = z.output<typeof Problem>;
 
 export const PROBLEM_CONTENT_TYPE = "application/problem+json";
 
-const TITLES: Record<ProblemCode, string> = {
-  invalid_request: "Invalid request",
-  host_not_allowed: "Host name not allowed",
-  cross_origin_refused: "Cross-origin request refused",
-  route_not_found: "No such route",
-  block_not_found: "Block not found",
-  artifact_not_found: "Proof artifact not found",
-  operation_not_found: "Operation not found",
-  method_not_allowed: "Method not allowed",
-  request_timeout: "Request not received in time",
-  payload_too_large: "Payload too large",
-  unsupported_media_type: "Unsupported media type",
-  headers_too_large: "Request headers too large",
-  rate_limited: "Too many requests",
-  too_many_quotes: "Too many live quotes for this client",
-  too_many_in_flight: "Too many operations in flight for this client",
-  unknown_root: "Unknown Merkle root",
-  nullifier_spent: "Nullifier already spent",
-  nullifier_in_flight: "Nullifier held by a live operation",
-  duplicate_nullifier: "Duplicate nullifier in the request",
-  quote_used: "Quote already used",
-  block_before_deployment: "Block precedes the Pool's deployment",
-  wrong_route: "Wrong route for this operation",
-  deployment_mismatch: "Made for another deployment",
-  unsupported_asset: "Unsupported asset",
-  binding_mismatch: "Public fields not bound to the proof",
-  relayer_mismatch: "Fee not paid to this relayer",
-  fee_too_low: "Relay fee too low",
-  invalid_proof: "Invalid proof",
-  simulation_failed: "Transaction would revert",
-  idempotency_key_reused: "Idempotency key reused with another request",
-  route_not_approved: "Action route not approved",
-  amount_too_small: "Amount too small for the fees",
-  quote_refused: "The route cannot price this request",
-  quote_expired: "Quote expired",
-  quote_mismatch: "Terms differ from the quote",
-  price_unavailable: "No price for this pair yet",
-  reservation_not_found: "Reservation not found",
-  reservation_not_settled: "Reservation not settled yet",
-  already_finalized: "Reservation already finalized",
-  operation_live: "Operation still in flight",
-  not_replayable: "Operation cannot be replayed",
-  internal_error: "Internal error",
-  not_implemented: "Not implemented yet",
-  chain_unavailable: "Chain unavailable",
-  relayer_unfunded: "Relayer out of funds",
-  gas_price_too_high: "Gas price above the relayer's cap",
-  queue_full: "Queue full",
-  store_unavailable: "Operation store unavailable",
-  not_ready: "Not ready",
-  shutting_down: "Shutting down",
-  chain_reverting: "Chain and operation store being reverted",
-  reset_failed: "Reset failed",
-  unknown_contract: "No such contract in this stack",
-  patch_source_invalid: "Not a contract's code to patch with",
-  compile_failed: "The patch's source does not compile",
-  storage_layout_changed: "The patch moves or retypes a storage variable",
-  immutable_changed: "The patch changes or drops an immutable",
-  patch_base_unknown: "The deployed contract's layout is unknown",
-};
+export interface ProblemOptions {
+  extensions?: Record<string, unknown>;
+  headers?: Record<string, string>;
+}
+
+/** A code of PROBLEMS needs no table; any other code, the table that has its row. */
+type ProblemArgs<C extends string> = [C] extends [ProblemCode] ? [options?: ProblemOptions & { table?: ProblemTable<C> }] : [options: ProblemOptions & { table: ProblemTable<C> }];
 
 /** An error a handler throws to answer with a problem; the error handler renders it. */
-export class ProblemError extends Error {
+export class ProblemError<C extends string = ProblemCode> extends QueueDevstackError {
   override name = "ProblemError";
-  readonly code: ProblemCode;
+  readonly code: C;
   readonly status: number;
+  readonly title: string;
+  override readonly docsPath: string;
   readonly extensions: Record<string, unknown>;
   readonly headers: Record<string, string>;
 
-  constructor(
-    code: ProblemCode,
-    detail: string,
-    options: { extensions?: Record<string, unknown>; headers?: Record<string, string> } = {},
-  ) {
+  constructor(code: C, detail: string, ...[options = {}]: ProblemArgs<C>) {
     super(detail);
+    const row = ((options.table ?? PROBLEMS) as ProblemTable<C>)[code];
     this.code = code;
-    this.status = PROBLEM_STATUS[code];
+    this.status = row.status;
+    this.title = row.title;
+    this.docsPath = row.docs;
     this.extensions = options.extensions ?? {};
     this.headers = options.headers ?? {};
   }
 }
 
 export function problemBody(code: ProblemCode, detail: string, instance?: string, extensions: Record<string, unknown> = {}): Problem {
+  return bodyOf(code, PROBLEMS[code], detail, instance, extensions);
+}
+
+function bodyOf(code: string, row: Pick<ProblemRow, "status" | "title">, detail: string, instance: string | undefined, extensions: Record<string, unknown>): Problem {
   return {
     type: `urn:queue-devstack:problem:${code}`,
-    title: TITLES[code],
-    status: PROBLEM_STATUS[code],
+    title: row.title,
+    status: row.status,
     detail,
     code,
     ...(instance === undefined ? {} : { instance }),
@@ -175,10 +144,10 @@ export function problemBody(code: ProblemCode, detail: string, instance?: string
   };
 }
 
-export function sendProblem(reply: FastifyReply, error: ProblemError): FastifyReply {
+export function sendProblem(reply: FastifyReply, error: ProblemError<string>): FastifyReply {
   return reply
     .code(error.status)
     .headers(error.headers)
     .type(PROBLEM_CONTENT_TYPE)
-    .send(JSON.stringify(problemBody(error.code, error.message, reply.request.url.split("?")[0], error.extensions)));
+    .send(JSON.stringify(bodyOf(error.code, error, error.message, reply.request.url.split("?")[0], error.extensions)));
 }

@@ -4,9 +4,11 @@ import { open as openFile, type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import type { Readable } from "node:stream";
 import type { DeploymentConfig } from "./config/deployment-config.ts";
+import { QueueDevstackError } from "./errors/index.ts";
 
-export class ArtifactMismatchError extends Error {
+export class ArtifactMismatchError extends QueueDevstackError {
   override name = "ArtifactMismatchError";
+  readonly code = "artifact_mismatch";
 }
 
 /**

@@ -11,17 +11,24 @@ import { checkCorsOrigins } from "./cors.ts";
 import { checkTrustProxy } from "./client-address.ts";
 import { hashProofFiles, loadProofArtifacts } from "./proof-artifacts.ts";
 import { DEFAULT_CHAIN_TIMEOUT_MS, positiveInteger, type QueueRuntimeOptions } from "./runtime-options.ts";
+import { QueueDevstackError } from "./errors/index.ts";
 
 export { DEFAULT_CHAIN_TIMEOUT_MS, DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, type QueueRuntimeOptions } from "./runtime-options.ts";
 export { relaySettings } from "./config/relay-settings.ts";
 export { CorsOriginError, type CorsOrigins } from "./cors.ts";
 export { TrustProxyError, type TrustProxy } from "./client-address.ts";
+// What a start can fail with, each with its stable code (docs/error-codes.md#errors-the-library-throws).
+export { QueueDevstackError } from "./errors/index.ts";
+export { DeploymentMismatchError } from "./chain/verify-deployment.ts";
+export { StoreInUseError, StoreMismatchError, StoreWriteError } from "./store/errors.ts";
+export { ArtifactMismatchError } from "./proof-artifacts.ts";
 export { DEFAULT_RATE_LIMIT, type RateLimit } from "./protection.ts";
 export { relayControl, type RelayControl } from "./relay/control.ts";
 export { codeChanges, type CodeChanges, type PatchedContract } from "./code-change.ts";
 
-export class ManifestInvalidError extends Error {
+export class ManifestInvalidError extends QueueDevstackError {
   override name = "ManifestInvalidError";
+  readonly code = "manifest_invalid";
 }
 
 /** Parses and validates manifest bytes; the error lists every problem found. */

@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { execa } from "execa";
 import { describe, expect, it } from "vitest";
+import { anchors, prose } from "./support/markdown.ts";
 
 // The documentation as a reader meets it, in the repository and in the packed tarball: README.md and
 // docs/*.md link to each other and to a few files; every relative link must reach a file (and, with
@@ -10,38 +11,6 @@ import { describe, expect, it } from "vitest";
 const repo = path.resolve(import.meta.dirname, "..");
 const PAGES = ["README.md", ...readdirSync(path.join(repo, "docs")).filter((f) => f.endsWith(".md")).sort().map((f) => `docs/${f}`)];
 const MAX_WORDS = 120;
-
-/** The page's lines outside fenced code blocks, with their line numbers. */
-function prose(text: string): Array<{ line: number; text: string }> {
-  const out: Array<{ line: number; text: string }> = [];
-  let fenced = false;
-  text.split("\n").forEach((line, i) => {
-    if (line.startsWith("```")) fenced = !fenced;
-    else if (!fenced) out.push({ line: i + 1, text: line });
-  });
-  return out;
-}
-
-/** GitHub's anchor for a heading: markup dropped, lower case, punctuation gone, spaces as hyphens. */
-function slug(heading: string): string {
-  const plain = heading.replace(/\[([^\]]*)\]\([^)]*\)/g, "$1").replace(/`/g, "");
-  return plain.toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, "").replace(/\s/g, "-");
-}
-
-/** The anchors of a page's headings (a repeated heading gets -1, -2, … as on GitHub). */
-function anchors(text: string): Set<string> {
-  const seen = new Map<string, number>();
-  const out = new Set<string>();
-  for (const { text: line } of prose(text)) {
-    const heading = /^#{1,6} (.*)$/.exec(line)?.[1];
-    if (heading === undefined) continue;
-    const base = slug(heading);
-    const n = seen.get(base) ?? 0;
-    seen.set(base, n + 1);
-    out.add(n === 0 ? base : `${base}-${n}`);
-  }
-  return out;
-}
 
 /** The page's relative link targets (inline code and URLs with a scheme left out), with their lines. */
 function relativeLinks(text: string): Array<{ line: number; target: string }> {

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startDevStack, type DevStack } from "../harness/index.ts";
-import { PROBLEM_STATUS } from "../src/problem.ts";
+import { STACK_PROBLEM_STATUS as PROBLEM_STATUS } from "../harness/dev/problems/index.ts";
 import { rpc } from "./support/rpc.ts";
 
 // Bad input, generated from the served OpenAPI document: every route it lists (but the dev-only ones)

@@ -3,7 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startDevStack, type DevStack } from "../harness/index.ts";
 import { DeploymentConfig } from "../src/config/deployment-config.ts";
 import { HEALTH_PATH, METRICS_PATH, QUEUE_PATHS } from "../src/paths.ts";
-import { PROBLEM_CONTENT_TYPE, PROBLEM_STATUS } from "../src/problem.ts";
+import { PROBLEM_CONTENT_TYPE, PROBLEMS } from "../src/problem.ts";
+import { DEV_PROBLEMS, STACK_PROBLEM_STATUS as PROBLEM_STATUS } from "../harness/dev/problems/index.ts";
+import { CIRCUIT_BUILD_DIR, manifestBytes } from "../harness/deployment/index.ts";
+import { buildQueueRuntime } from "../src/server.ts";
+import { RELAYER_KEY } from "./support/chain.ts";
 
 type Json = Record<string, any>;
 
@@ -91,6 +95,20 @@ describe("GET /api/queue/openapi.json", () => {
     for (const ref of refs(doc)) {
       expect(ref).toMatch(/^#\/components\/schemas\/[^/]+$/);
       expect(doc.components.schemas, ref).toHaveProperty(ref.slice("#/components/schemas/".length));
+    }
+  });
+
+  it("lists the dev routes' problem codes on a dev stack; an operator's runtime lists only its own (issue 42, item 4)", async () => {
+    const listed = (description: string) => [...description.matchAll(/^\| `(\w+)` \| (\d+) \|$/gm)].map(([, code, status]) => [code, Number(status)]);
+    expect(Object.fromEntries(listed(doc.info.description))).toEqual(PROBLEM_STATUS);
+    const operator = await buildQueueRuntime({ manifest: manifestBytes(stack.manifest), rpcUrl: stack.rpcUrl, relayerPrivateKey: RELAYER_KEY, artifactsDir: CIRCUIT_BUILD_DIR });
+    try {
+      const own = (await operator.inject({ url: "/api/queue/openapi.json" })).json() as Json;
+      expect(listed(own.info.description).map(([code]) => code).sort()).toEqual(Object.keys(PROBLEMS).sort());
+      const described = JSON.stringify(own.paths);
+      for (const code of Object.keys(DEV_PROBLEMS)) expect(described).not.toContain(`\`${code}\``);
+    } finally {
+      await operator.close();
     }
   });
 

@@ -2,10 +2,12 @@ import { createWriteStream } from "node:fs";
 import { Readable, Transform, Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { createGunzip } from "node:zlib";
+import { QueueDevstackError } from "../../src/errors/index.ts";
 
 /** A decompressed part went over its cap: counted as it streamed, so no more than the cap was held or written. */
-export class OverCapError extends Error {
+export class OverCapError extends QueueDevstackError {
   override name = "OverCapError";
+  readonly code = "over_cap";
 }
 
 /**

@@ -18,6 +18,7 @@ import { manifestAgainstConstants } from "./manifest-check.ts";
 import { readStoreRows, writeFreshStore } from "./store.ts";
 import { formatBytes, gunzipBounded, OverCapError } from "./bounded-gunzip.ts";
 import { parseJsonBounded } from "./json.ts";
+import { BundleError, type BundlePart } from "./bundle-error.ts";
 
 /** harness/patch's records file: a bundle carries it as it is (importing that folder would pull a compiler worker into every bundle read). */
 
@@ -57,10 +58,6 @@ const Bundle = z.strictObject({
   patches: z.string().max(4 * 1024 * 1024).optional(),
 });
 
-export class BundleError extends Error {
-  override name = "BundleError";
-}
-
 /** Writes the bundle atomically. */
 export interface BundleSource {
   rpcUrl: string;
@@ -79,7 +76,7 @@ export async function saveBundle(args: BundleSource & { file: string }): Promise
 /** The bundle's bytes, taken with the relayer paused so chain and store describe the same moment. */
 // Uint8Array (a Buffer in fact): bundle.d.ts is public, and its types need no @types/node.
 export async function bundleBytes(args: BundleSource): Promise<Uint8Array> {
-  if (!args.control) throw new BundleError("this stack's runtime has no relayer: nothing to save its operations from");
+  if (!args.control) throw new BundleError({ reason: "this stack's runtime has no relayer: nothing to save its operations from" });
   const scratch = await mkdtemp(path.join(tmpdir(), "queue-devstack-bundle-"));
   try {
     await args.control.pause();
@@ -88,7 +85,7 @@ export async function bundleBytes(args: BundleSource): Promise<Uint8Array> {
     try {
       // With the past states: a loaded stack can still trace, replay and reorg what happened before the save.
       chain = await jsonRpc<string>(args.rpcUrl, "anvil_dumpState", [true]).catch((error: unknown) => {
-        throw new BundleError(`anvil did not dump its state: ${(error as Error).message}`);
+        throw new BundleError({ reason: `anvil did not dump its state: ${(error as Error).message}` });
       });
       if (args.fork) {
         // The manifest's contracts too, read or not (a loaded bundle's manifest is checked against their code).
@@ -234,15 +231,15 @@ async function readEnvelope(file: string, signal: AbortSignal | undefined): Prom
   try {
     const stats = await stat(file);
     // A FIFO or a device would be read for ever (/dev/zero, a pipe nobody writes): its size means nothing.
-    if (!stats.isFile()) throw new BundleError(`${file} is not a regular file: a bundle is one`);
+    if (!stats.isFile()) throw new BundleError({ file, reason: "is not a regular file: a bundle is one" });
     const { size } = stats;
-    if (size > BUNDLE_CAPS.file) throw new BundleError(`${file} is ${size} bytes: a bundle may be at most ${formatBytes(BUNDLE_CAPS.file)}`);
+    if (size > BUNDLE_CAPS.file) throw new BundleError({ file, reason: `is ${size} bytes: a bundle may be at most ${formatBytes(BUNDLE_CAPS.file)}` });
     const json = (await gunzipBounded(createReadStream(file), BUNDLE_CAPS.envelope, null, signal)) as Buffer;
     const parsed = parseJsonBounded(json, BUNDLE_VALUE_CAPS.envelope) as { format?: unknown; version?: unknown };
-    if (parsed?.format !== BUNDLE_FORMAT) throw new BundleError(`${file} is not a queue-devstack bundle`);
+    if (parsed?.format !== BUNDLE_FORMAT) throw new BundleError({ file, reason: "is not a queue-devstack bundle" });
     if (!READ_VERSIONS.has(parsed.version)) {
       const version = typeof parsed.version === "number" ? String(parsed.version) : JSON.stringify(parsed.version) ?? "none";
-      throw new BundleError(`${file} is a bundle of format version ${printable(version.slice(0, 40))}; this queue-devstack reads versions 1 and ${BUNDLE_VERSION}`);
+      throw new BundleError({ file, reason: `is a bundle of format version ${printable(version.slice(0, 40))}; this queue-devstack reads versions 1 and ${BUNDLE_VERSION}` });
     }
     const shaped = Bundle.safeParse(parsed);
     if (!shaped.success) throw new Error(`it is not a bundle's JSON (${issuesOf(shaped.error)})`);
@@ -251,19 +248,19 @@ async function readEnvelope(file: string, signal: AbortSignal | undefined): Prom
     if (signal?.aborted) throw signal.reason; // given up, not refused
     if (error instanceof BundleError) throw error;
     const why = error instanceof OverCapError ? `it ${error.message}` : firstLine(error);
-    throw new BundleError(`${file} is not a readable bundle (damaged or truncated): ${why}`);
+    throw new BundleError({ file, reason: `is not a readable bundle (damaged or truncated): ${why}` });
   }
 }
 
 /** Runs a part's unpacking and check; anything wrong is a BundleError naming the file and the part (an abort is not the part's fault). */
-async function part(file: string, name: "chain" | "manifest" | "store" | "patches", signal: AbortSignal | undefined, unpack: () => Promise<void>): Promise<void> {
+async function part(file: string, name: Exclude<BundlePart, "stack">, signal: AbortSignal | undefined, unpack: () => Promise<void>): Promise<void> {
   signal?.throwIfAborted();
   try {
     await unpack();
   } catch (error) {
     if (signal?.aborted) throw signal.reason;
     const why = error instanceof OverCapError ? `it ${error.message}` : (error as { code?: string }).code === "Z_DATA_ERROR" ? `it is not gzip (${firstLine(error)})` : firstLine(error);
-    throw new BundleError(`${file}: its ${name} part is refused: ${why}`);
+    throw new BundleError({ file, part: name, reason: why });
   }
 }
 

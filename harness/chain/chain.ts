@@ -7,6 +7,7 @@ import { redactText } from "../../src/redact.ts";
 import { anvilBinaryPath } from "./anvil-binary.ts";
 import { guardedCommand } from "../process/index.ts";
 import { childProcesses } from "../process/index.ts";
+import { QueueDevstackError } from "../../src/errors/index.ts";
 
 export const CHAIN_ID = 11155111;
 
@@ -71,16 +72,18 @@ export interface Chain {
   exitError(during: string, cause?: unknown): Promise<AnvilExitedError | undefined>;
 }
 
-export class ChainStartError extends Error {
+export class ChainStartError extends QueueDevstackError {
   override name = "ChainStartError";
+  readonly code = "chain_start_failed";
 }
 
 /**
  * anvil exited on its own after it had started (killed, crashed, out of memory): said in these words,
  * with how it ended and its last lines, rather than as the RPC's "connection refused" that follows.
  */
-export class AnvilExitedError extends Error {
+export class AnvilExitedError extends QueueDevstackError {
   override name = "AnvilExitedError";
+  readonly code = "anvil_exited";
   readonly pid: number | undefined;
   readonly exitCode: number | null;
   readonly signal: string | null;

@@ -1,9 +1,11 @@
-import { createPublicClient, http, type Hex } from "viem";
+import { BlockNotFoundError, createPublicClient, http, type Hex } from "viem";
 import { redactText, redactUrl } from "../../src/redact.ts";
 import { CHAIN_ID } from "./chain.ts";
+import { QueueDevstackError } from "../../src/errors/index.ts";
 
-export class ForkUpstreamError extends Error {
+export class ForkUpstreamError extends QueueDevstackError {
   override name = "ForkUpstreamError";
+  readonly code = "fork_upstream_failed";
 }
 
 export interface ForkPoint {
@@ -38,7 +40,7 @@ export async function resolveForkPoint(url: string, blockNumber?: bigint, via?: 
   // A given block is asked for by number (an answer the cache can give offline); only "latest" needs the head.
   const pinned = blockNumber ?? (await ask("eth_blockNumber", () => client.getBlockNumber()));
   const block = await client.getBlock({ blockNumber: pinned }).catch(async (error: unknown) => {
-    if (blockNumber !== undefined && (error as { name?: string }).name === "BlockNotFoundError") {
+    if (blockNumber !== undefined && error instanceof BlockNotFoundError) {
       const latest = await ask("eth_blockNumber", () => client.getBlockNumber());
       throw new ForkUpstreamError(`fork block ${pinned} is ahead of the upstream's latest block ${latest}`);
     }

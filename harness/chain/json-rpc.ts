@@ -1,8 +1,10 @@
 import { nodeFetch } from "../../src/chain/node-fetch.ts";
+import { QueueDevstackError } from "../../src/errors/index.ts";
 
 /** A JSON-RPC error answer, or a call that got no usable answer. */
-export class JsonRpcError extends Error {
+export class JsonRpcError extends QueueDevstackError {
   override name = "JsonRpcError";
+  readonly code = "json_rpc_failed";
 }
 
 let nextId = 1;

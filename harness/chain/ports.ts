@@ -1,10 +1,12 @@
 import { createServer } from "node:net";
+import { QueueDevstackError } from "../../src/errors/index.ts";
 
 export type PortRole = "chain" | "queue";
 
 /** A port the stack was asked to bind is held by another process. */
-export class PortInUseError extends Error {
+export class PortInUseError extends QueueDevstackError {
   override name = "PortInUseError";
+  /** Node's own code for a port in use, as a failed listen() has it. */
   readonly code = "EADDRINUSE";
   readonly port: number;
   readonly role: PortRole;

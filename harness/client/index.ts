@@ -13,6 +13,7 @@ export { devProof, DEV_PROOF_TAG, type ProofSystemName } from "../../src/chain/d
 export { prepareTransaction, buildWitness, hashExtData, hashActionExtData, publicSignalsOf, TransactionShapeError, InvalidRecipientError, FeeTooHighError, type PreparedTransaction, type PreparedWithNotes, type TransactionRequest, type Witness, type ExtData, type PublicInputs, type Deployment, type ActionTerms } from "./transaction.ts";
 export { poolAbi } from "./pool-abi.ts";
 export { ForeignOriginError } from "./same-origin.ts";
+export { QueueDevstackError } from "../../src/errors/index.ts";
 export { deposit, DEPOSIT_GAS } from "./deposit.ts";
 export { prepareAction, readReservation, waitForReservation, finalizeReservation, FINALIZE_GAS, finalizedNote, Quote, type PreparedAction, type ReservationState } from "./actions.ts";
 export {

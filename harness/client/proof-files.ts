@@ -1,9 +1,11 @@
 import { createHash } from "node:crypto";
 import type { DeploymentConfig, ProofArtifact } from "../../src/config/deployment-config.ts";
 import { sameOriginUrl } from "./same-origin.ts";
+import { QueueDevstackError } from "../../src/errors/index.ts";
 
-export class ArtifactIntegrityError extends Error {
+export class ArtifactIntegrityError extends QueueDevstackError {
   override name = "ArtifactIntegrityError";
+  readonly code = "artifact_integrity_failed";
 }
 
 /**

@@ -4,6 +4,7 @@ import type { Address } from "viem";
 import { describeProofSystem, devProof, type ProofSystemName } from "../../src/chain/dev-proof.ts";
 import { FIELD_SIZE } from "./field.ts";
 import { ArtifactIntegrityError, checkProofFiles, type ProofFilePins, type ProofFiles } from "./proof-files.ts";
+import { QueueDevstackError } from "../../src/errors/index.ts";
 
 type MemFile = { type: "mem"; data?: Uint8Array };
 
@@ -82,16 +83,18 @@ function witnessCalculator(wasm: Uint8Array): (input: Record<string, unknown>) =
 }
 
 /** A proof the pinned verification key does not accept: it is never returned, so it never leaves the client. */
-export class ProofVerificationError extends Error {
+export class ProofVerificationError extends QueueDevstackError {
   override name = "ProofVerificationError";
+  readonly code = "proof_not_verified";
 }
 
 /**
  * A witness the circuit refuses: one of its `===` constraints (or asserts) fails as the witness is
  * computed, in `template` at `line` of its circom source. Nothing is proved, in either proof system.
  */
-export class WitnessConstraintError extends Error {
+export class WitnessConstraintError extends QueueDevstackError {
   override name = "WitnessConstraintError";
+  readonly code = "witness_constraint_failed";
   readonly template: string;
   readonly line: number;
   constructor(template: string, line: number, options?: ErrorOptions) {
@@ -230,8 +233,9 @@ function witnessValues(wtns: Uint8Array, first: number, count: number): bigint[]
 }
 
 /** A client whose proofs the stack's verifier would refuse: set up for one proof system, the stack expects the other. Raised before anything is proved or sent. */
-export class ProofSystemMismatchError extends Error {
+export class ProofSystemMismatchError extends QueueDevstackError {
   override name = "ProofSystemMismatchError";
+  readonly code = "proof_system_mismatch";
   readonly client: ProofSystemName;
   readonly served: ProofSystemName;
   constructor(client: ProofSystemName, served: ProofSystemName, where: string) {

@@ -10,6 +10,7 @@ import { artifactOf, fetchProofFiles, type ProofFiles } from "./proof-files.ts";
 import type { PreparedTransaction } from "./transaction.ts";
 import { sameOriginUrl } from "./same-origin.ts";
 import { ProofSystemMismatchError } from "./prover.ts";
+import { QueueDevstackError } from "../../src/errors/index.ts";
 
 const Hash = z.string().regex(/^0x[0-9a-fA-F]{64}$/, "expected 0x followed by 64 hex digits");
 
@@ -33,12 +34,14 @@ export const ReviewedDeployment = z.strictObject({
 export type ReviewedDeployment = z.output<typeof ReviewedDeployment>;
 
 /** Reviewed data that is incomplete or malformed: nothing can be checked against it. */
-export class ReviewedDeploymentError extends Error {
+export class ReviewedDeploymentError extends QueueDevstackError {
   override name = "ReviewedDeploymentError";
+  readonly code = "reviewed_deployment_invalid";
 }
 
-export class ConfigMismatchError extends Error {
+export class ConfigMismatchError extends QueueDevstackError {
   override name = "ConfigMismatchError";
+  readonly code = "config_mismatch";
   readonly differences: string[];
   constructor(differences: string[]) {
     super(`the served configuration differs from the reviewed deployment: ${differences.join("; ")}`);
@@ -47,9 +50,10 @@ export class ConfigMismatchError extends Error {
 }
 
 /** A problem+json answer from the queue. */
-export class QueueProblemError extends Error {
+export class QueueProblemError extends QueueDevstackError {
   override name = "QueueProblemError";
   readonly status: number;
+  /** The problem's own `code` (docs/error-codes.md). */
   readonly code: string;
   readonly problem: Record<string, unknown>;
   constructor(status: number, problem: Record<string, unknown>) {
@@ -61,12 +65,14 @@ export class QueueProblemError extends Error {
 }
 
 /** A quote whose signature or terms do not hold up: never prove against it. */
-export class QuoteVerificationError extends Error {
+export class QuoteVerificationError extends QueueDevstackError {
   override name = "QuoteVerificationError";
+  readonly code = "quote_not_verified";
 }
 
-export class PendingOperationError extends Error {
+export class PendingOperationError extends QueueDevstackError {
   override name = "PendingOperationError";
+  readonly code = "operation_pending";
 }
 
 /** An operation id with the deployment it belongs to (spec rule 8). */

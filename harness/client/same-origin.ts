@@ -1,6 +1,9 @@
+import { QueueDevstackError } from "../../src/errors/index.ts";
+
 /** A path the queue named resolves to another host than the queue's own: refused before any request. */
-export class ForeignOriginError extends Error {
+export class ForeignOriginError extends QueueDevstackError {
   override name = "ForeignOriginError";
+  readonly code = "foreign_origin";
 }
 
 /**

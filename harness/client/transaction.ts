@@ -6,6 +6,7 @@ import type { AccountKeys, RecipientKeys } from "./keys.ts";
 import type { MerkleTree } from "./merkle-tree.ts";
 import { commitmentOf, encryptNote, nullifierOf, precommitmentOf, type Note } from "./note.ts";
 import { ProofVerificationError, type SolidityProof, type Prover } from "./prover.ts";
+import { QueueDevstackError } from "../../src/errors/index.ts";
 
 /** The deployment a proof is made for (from the verified config). */
 export interface Deployment {
@@ -51,18 +52,21 @@ export interface OutputSpec {
   to: RecipientKeys;
 }
 
-export class TransactionShapeError extends Error {
+export class TransactionShapeError extends QueueDevstackError {
   override name = "TransactionShapeError";
+  readonly code: string = "transaction_shape_invalid";
 }
 
 /** A withdrawal without a recipient (none, 0x0) or paid to the Pool itself: the Pool would refuse it or strand the tokens. */
 export class InvalidRecipientError extends TransactionShapeError {
   override name = "InvalidRecipientError";
+  override readonly code = "invalid_recipient";
 }
 
 /** A withdrawal whose fee exceeds the withdrawn amount (or a fee out of range): the Pool refuses it (FeeTooHigh). */
 export class FeeTooHighError extends TransactionShapeError {
   override name = "FeeTooHighError";
+  override readonly code = "fee_too_high";
 }
 
 /** Pool.MAX_AMOUNT: amounts and fees stay below 2^248. */

@@ -14,13 +14,15 @@ import { describeProofSystem, type ProofSystemName } from "../../src/chain/dev-p
 import { describeDeployment, manifestBytes, proofSection } from "./manifest.ts";
 import { writeFileAtomic } from "./write-file-atomic.ts";
 import { pinPool } from "./pin.ts";
+import { QueueDevstackError } from "../../src/errors/index.ts";
 
 /** src/server.ts's, loaded on first use: this folder's door stays light (the vitest global setup loads contracts, not a runtime). */
 const parseManifest = async (bytes: Uint8Array): Promise<DeploymentConfig> => (await import("../../src/server.ts")).parseManifest(bytes);
 
 /** A state dir whose saved files contradict each other, or a persisted stack started without persist. */
-export class PersistedStateError extends Error {
+export class PersistedStateError extends QueueDevstackError {
   override name = "PersistedStateError";
+  readonly code = "persisted_state_invalid";
 }
 
 export interface Contracts {

@@ -1,7 +1,9 @@
 import { getAddress, type Address, type PublicClient } from "viem";
+import { QueueDevstackError } from "../../src/errors/index.ts";
 
-export class PinError extends Error {
+export class PinError extends QueueDevstackError {
   override name = "PinError";
+  readonly code = "pin_failed";
 }
 
 async function hasCode(client: PublicClient, address: Address, blockNumber: bigint): Promise<boolean> {

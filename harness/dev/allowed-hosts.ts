@@ -1,4 +1,5 @@
 import { isIPv4, isIPv6 } from "node:net";
+import { QueueDevstackError } from "../../src/errors/index.ts";
 
 /**
  * The Host names a dev stack's dev-only routes answer to. A page on a domain that rebinds to 127.0.0.1
@@ -12,8 +13,9 @@ export interface AllowedHosts {
   readonly suffixes: readonly string[];
 }
 
-export class AllowedHostError extends Error {
+export class AllowedHostError extends QueueDevstackError {
   override name = "AllowedHostError";
+  readonly code = "allowed_host_invalid";
 }
 
 /** A Host header's value: a name or IPv4 address, or a bracketed IPv6 literal, and an optional port. */

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { ProblemError } from "../../src/problem.ts";
 import { hostAllowed, hostnameOf } from "./allowed-hosts.ts";
+import { devProblem } from "./problems/index.ts";
 import { READ_METHODS } from "../../src/paths.ts";
 
 /**
@@ -53,7 +53,7 @@ export function refuseCrossOrigin(scope: FastifyInstance, allowed: AllowedOrigin
     if (READ_METHODS.has(request.method)) return;
     const why = crossOriginRefusal(request.headers as Record<string, string | undefined>, allowed);
     if (why === null) return;
-    throw new ProblemError(
+    throw devProblem(
       "cross_origin_refused",
       `the dev controls refuse this request: ${why}. They take requests from the stack's own pages, loopback origins and the stack's CORS origins (--cors-origin, corsOrigins), and from clients that send no Origin (curl, Node, test runners)`,
     );

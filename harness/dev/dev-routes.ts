@@ -5,6 +5,8 @@ import { replayRoutes } from "../replay/index.ts";
 import { hostAllowed, hostnameOf, type AllowedHosts } from "./allowed-hosts.ts";
 import { refuseCrossOrigin, type AllowedOrigins } from "./cross-origin.ts";
 import { DEV_PREFIX, describeDev, type DevDeps } from "./dev-route-kit.ts";
+import { DEV_PROBLEMS, devProblem } from "./problems/index.ts";
+import { documentProblems } from "../../src/openapi.ts";
 import { chainRoutes } from "./chain-routes.ts";
 import { traceRoutes } from "./trace-routes.ts";
 import { bundleRoutes } from "./bundle-routes.ts";
@@ -31,7 +33,7 @@ export async function registerDevOnly(app: FastifyInstance, hosts: AllowedHosts,
       // A loopback client under a name it does not own: a page on a domain rebound to 127.0.0.1.
       const hostname = hostnameOf(request.headers.host);
       if (hostname === undefined || !hostAllowed(hostname, hosts)) {
-        throw new ProblemError(
+        throw devProblem(
           "host_not_allowed",
           `the dev routes answer only under localhost, a loopback address or the stack's own address (DNS rebinding protection)${hostname === undefined ? "" : `; to allow ${hostname}, start the stack with --allowed-host ${hostname} (allowedHosts)`}`,
         );
@@ -44,6 +46,7 @@ export async function registerDevOnly(app: FastifyInstance, hosts: AllowedHosts,
 }
 
 export async function registerDevRoutes(app: FastifyInstance, deps: DevDeps & { allowedHosts: AllowedHosts; allowedOrigins: AllowedOrigins }): Promise<void> {
+  documentProblems(app, DEV_PROBLEMS);
   await registerDevOnly(app, deps.allowedHosts, deps.allowedOrigins, async (dev) => {
     await dev.register(chainRoutes as never, deps);
     await dev.register(traceRoutes as never, deps);

@@ -4,6 +4,7 @@ import { Problem, ProblemError } from "../../src/problem.ts";
 import { JsonRpcError } from "../chain/index.ts";
 import { SnapshotError } from "../snapshot/index.ts";
 import { DEV_PREFIX, describeDev, type DevDeps } from "./dev-route-kit.ts";
+import { devProblem } from "./problems/index.ts";
 
 /** The whole stack back to its clean state, as stack.reset() does. */
 export const resetRoutes: FastifyPluginAsyncZod<DevDeps> = async (app, deps) => {
@@ -24,7 +25,7 @@ export const resetRoutes: FastifyPluginAsyncZod<DevDeps> = async (app, deps) => 
         if (error instanceof ProblemError) throw error;
         // Why, in words: the chain's refusal, or a revert that did not take (the stack stays resettable unless this says its snapshot is lost).
         const why = error instanceof SnapshotError || error instanceof JsonRpcError ? error.message : `${(error as Error).name}: ${(error as Error).message}`;
-        throw new ProblemError("reset_failed", `the reset did not complete: ${why}`, { headers: { "retry-after": "1" } });
+        throw devProblem("reset_failed", `the reset did not complete: ${why}`, { headers: { "retry-after": "1" } });
       }
       return { reset: true as const };
     },

@@ -6,6 +6,7 @@ import { Problem, ProblemError } from "../../src/problem.ts";
 import { JsonRpcError } from "../chain/index.ts";
 import { PatchError } from "./errors.ts";
 import type { Patcher } from "./patcher.ts";
+import { STACK_PROBLEMS } from "../dev/problems/index.ts";
 
 /** The dev routes' prefix (harness/dev's DEV_PREFIX). */
 const PREFIX = "/api/dev";
@@ -16,7 +17,7 @@ const PatchAnswer = PatchedContract.extend({ previousCodeHash: z.string().meta({
 
 /** A refusal is a problem with its stable code; anvil's refusal is the chain's answer, a 503. */
 const asProblem = (error: unknown): never => {
-  if (error instanceof PatchError) throw new ProblemError(error.code, error.message);
+  if (error instanceof PatchError) throw new ProblemError(error.code, error.message, { table: STACK_PROBLEMS });
   if (error instanceof JsonRpcError) throw new ProblemError("chain_unavailable", error.message);
   // The runtime's own check of the patched chain, through its RPC (a dev RPC fault on, say): 503, try again.
   throw chainUnavailable(error);

@@ -15,6 +15,7 @@ import { pinnedChain } from "./pinned-chain.ts";
 import { renderReplay } from "./render.ts";
 import { DRY_STATES, ReplayOptions, type ReplayAnswer, type ReplayLinks } from "./schemas.ts";
 import { diffTraces } from "./trace-diff.ts";
+import { devProblem } from "../dev/problems/index.ts";
 
 export interface ReplayDeps {
   /** anvil's own URL: a replay judges the chain, not the faults a developer switched on between it and the runtime. */
@@ -85,7 +86,7 @@ export function replayer(deps: ReplayDeps): Replayer {
   /** The request as stored, checked again: a bundle's store is a file from elsewhere. */
   function storedRequest(op: OperationRecord): RelayRequest | FinalizeRequest {
     const parsed = (op.kind === "finalize" ? FinalizeRequest : RelayRequest).safeParse(op.request);
-    if (!parsed.success) throw new ProblemError("not_replayable", `operation ${op.id}'s stored request cannot be rebuilt: ${parsed.error.issues[0]?.message ?? "it fails its schema"}`);
+    if (!parsed.success) throw devProblem("not_replayable", `operation ${op.id}'s stored request cannot be rebuilt: ${parsed.error.issues[0]?.message ?? "it fails its schema"}`);
     return parsed.data;
   }
 
@@ -152,7 +153,7 @@ export function replayer(deps: ReplayDeps): Replayer {
         const op = control.operation(operationId);
         if (!op) throw new ProblemError("operation_not_found", `no operation ${operationId} in this stack's store`);
         if (!TERMINAL_STATES.has(op.state)) {
-          throw new ProblemError("operation_live", `operation ${op.id} is still ${op.state}: replay it once it has ended (ctl drop, or mine)`, { extensions: { state: op.state } });
+          throw devProblem("operation_live", `operation ${op.id} is still ${op.state}: replay it once it has ended (ctl drop, or mine)`, { extensions: { state: op.state } });
         }
         const request = storedRequest(op);
         const head = BigInt(await rpc<Hex>("eth_blockNumber", []));
@@ -162,13 +163,13 @@ export function replayer(deps: ReplayDeps): Replayer {
         // A block whose state the node no longer keeps cannot be replayed on: said, not guessed.
         await jsonRpc(deps.rpcUrl, "eth_getBalance", [deps.relayer, hex(block)]).catch((error: unknown) => {
           if (!(error instanceof JsonRpcError)) throw new ProblemError("chain_unavailable", `the chain did not answer: ${(error as Error).message}`, { headers: { "retry-after": "2" } });
-          throw new ProblemError("not_replayable", `the node keeps no state of block ${block}: ${error.message}`);
+          throw devProblem("not_replayable", `the node keeps no state of block ${block}: ${error.message}`);
         });
         const call = { from: deps.relayer, to: deps.config.poolAddress as Address, data: transactCalldata(request), gas: control.gasLimit() };
         const [verdict, after, before] = await Promise.all([
           control.judge(op.kind, request, { chain: pinnedChain(deps.rpcUrl, block), nowSeconds: options.at === undefined ? Math.floor(Date.now() / 1000) : Number(timestamp) }).catch((error: unknown) => {
             // Not a verdict on the request (the checks' own failure on this block): said, never a 500.
-            throw error instanceof ProblemError ? error : new ProblemError("not_replayable", `the relayer's checks could not run on block ${block}: ${(error as Error).message.split("\n")[0]}`);
+            throw error instanceof ProblemError ? error : devProblem("not_replayable", `the relayer's checks could not run on block ${block}: ${(error as Error).message.split("\n")[0]}`);
           }),
           traceOf({ rpcUrl: deps.rpcUrl, config: deps.config, fixtures: deps.fixtures, call, block }).then(
             (trace): Traced => ({ trace, source: "call", block: Number(block) }),

@@ -1,10 +1,13 @@
+import { QueueDevstackError } from "../../src/errors/index.ts";
 /** The scenarios `seed` knows, by name. */
 export const SEED_SCENARIOS = ["demo"] as const;
 export type SeedScenario = (typeof SEED_SCENARIOS)[number];
 
 /** A seed that cannot be made: an unknown scenario, or a stack it cannot be made on. */
-export class SeedError extends Error {
+export class SeedError extends QueueDevstackError {
   override name = "SeedError";
+  readonly code = "seed_refused";
+  override readonly docsPath = "docs/seeding.md#errors";
   readonly scenario: string;
   constructor(scenario: string, reason: string) {
     super(`seed ${JSON.stringify(scenario)}: ${reason}`);

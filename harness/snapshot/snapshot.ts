@@ -3,6 +3,7 @@ import type { RelayControl } from "../../src/relay/control.ts";
 import { JsonRpcError, dropStrayBlocksInDump, jsonRpc, jsonRpcBatch } from "../chain/index.ts";
 import type { StoreCheckpoint } from "../../src/store/types.ts";
 import { controlLock } from "./control-lock.ts";
+import { QueueDevstackError } from "../../src/errors/index.ts";
 
 /** A moment of a whole stack, chain and operation store together, that it can be reverted to. */
 export interface StackSnapshot {
@@ -11,8 +12,9 @@ export interface StackSnapshot {
 }
 
 /** A snapshot that cannot be taken or reverted to (released, another stack's, or the chain would not go back). */
-export class SnapshotError extends Error {
+export class SnapshotError extends QueueDevstackError {
   override name = "SnapshotError";
+  readonly code = "snapshot_failed";
 }
 
 interface Held {

@@ -6,9 +6,11 @@ import { z } from "zod";
 import { ANVIL_RUN_DIR_PREFIX } from "../chain/index.ts";
 import { writeFileAtomic } from "../deployment/index.ts";
 import { commandLineOf, isAlive, listProcesses, stopPid } from "../process/index.ts";
+import { QueueDevstackError } from "../../src/errors/index.ts";
 
-export class StackAlreadyRunningError extends Error {
+export class StackAlreadyRunningError extends QueueDevstackError {
   override name = "StackAlreadyRunningError";
+  readonly code = "stack_already_running";
 }
 
 export type LeftoverReport = { found: false } | { found: true; stoppedAnvilPids: number[] };

@@ -100,13 +100,17 @@ export function stateDirPart(
     let loadedLive = 0;
     const resume = options.load
       ? await timed(progress, "unpack bundle", async () => {
-          if (options.forkUrl !== undefined || options.pool !== undefined) throw new BundleError("a bundle holds its whole chain (a fork's too): load it without a fork URL or a pinned Pool");
-          if ((await exists(manifestPath)) || (await exists(chainStateFile))) throw new BundleError(`${stateDir} already holds a stack: load a bundle into an empty state dir`);
+          if (options.forkUrl !== undefined || options.pool !== undefined) throw new BundleError({ reason: "a bundle holds its whole chain (a fork's too): load it without a fork URL or a pinned Pool" });
+          if ((await exists(manifestPath)) || (await exists(chainStateFile))) throw new BundleError({ file: stateDir, reason: "already holds a stack: load a bundle into an empty state dir" });
           // The bundle's store is renamed onto the store path: one there would be lost (a failed start's undo removes only what it added).
-          if (storePath === ":memory:") throw new BundleError("a bundle's operations are loaded into a store file: load it without store \":memory:\"");
+          if (storePath === ":memory:") throw new BundleError({ reason: 'a bundle\'s operations are loaded into a store file: load it without store ":memory:"' });
           for (const file of storeFiles(storePath)) {
             if (!(await exists(file))) continue;
-            throw new BundleError(options.store === undefined ? `${stateDir} already holds an operation store (${path.basename(file)}): load a bundle into an empty state dir` : `${file} already holds an operation store: load a bundle with a store path where none is`);
+            throw new BundleError(
+              options.store === undefined
+                ? { file: stateDir, reason: `already holds an operation store (${path.basename(file)}): load a bundle into an empty state dir` }
+                : { file, reason: "already holds an operation store: load a bundle with a store path where none is" },
+            );
           }
           // The store it writes is this start's (none was there): a failed start removes it, outside the state dir too.
           onFailedStart(() => removeStore(storePath));

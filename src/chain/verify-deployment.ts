@@ -2,9 +2,11 @@ import { keccak256, type Address, type Hex, type PublicClient } from "viem";
 import { actionReadAbi, poolReadAbi, ROUTE_KINDS, verifierAbi } from "./abi.ts";
 import { describeProofSystem, devProof, type ProofSystemName } from "./dev-proof.ts";
 import type { DeploymentConfig } from "../config/deployment-config.ts";
+import { QueueDevstackError } from "../errors/index.ts";
 
-export class DeploymentMismatchError extends Error {
+export class DeploymentMismatchError extends QueueDevstackError {
   override name = "DeploymentMismatchError";
+  readonly code = "deployment_mismatch";
 }
 
 /**

@@ -1,17 +1,21 @@
 import { accessSync, constants } from "node:fs";
 import path from "node:path";
+import { QueueDevstackError } from "../errors/index.ts";
 
-export class StoreInUseError extends Error {
+export class StoreInUseError extends QueueDevstackError {
   override name = "StoreInUseError";
+  readonly code = "store_in_use";
 }
 
-export class StoreMismatchError extends Error {
+export class StoreMismatchError extends QueueDevstackError {
   override name = "StoreMismatchError";
+  readonly code = "store_mismatch";
 }
 
 /** The store's file cannot be written (disk full, read-only, I/O error): nothing of the write was kept. */
-export class StoreWriteError extends Error {
+export class StoreWriteError extends QueueDevstackError {
   override name = "StoreWriteError";
+  readonly code = "store_write_failed";
 }
 
 /** Why a folder cannot be written to, when the filesystem says so (root included: a read-only mount). */
