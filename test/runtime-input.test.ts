@@ -5,8 +5,8 @@ import { readFile } from "node:fs/promises";
 import { connect, type Socket } from "node:net";
 import type { FastifyInstance } from "fastify";
 import { CIRCUIT_BUILD_DIR } from "../harness/deployment/index.ts";
-import { startDevStack, type DevStack } from "../harness/index.ts";
-import { closeProvers, createAccountKeys, hashExtData, toRelayRequest } from "../harness/client/index.ts";
+import type { DevStack } from "../harness/index.ts";
+import { createAccountKeys, hashExtData, toRelayRequest } from "../harness/client/index.ts";
 import { buildQueueRuntime } from "../src/server.ts";
 import { RELAYER_KEY } from "./support/chain.ts";
 import { poolFixture } from "./support/pool.ts";
@@ -21,17 +21,12 @@ import { relaySettings } from "../src/server.ts";
 import { SqliteOperationStore } from "../src/relay/store.ts";
 import { privateKeyToAccount } from "viem/accounts";
 import { ProblemError } from "../src/problem.ts";
+import { withQueueStack } from "./support/queue-stack.ts";
 
 // Malformed input, from outside: whatever a client sends, the answer is a problem with a stable code
 // naming what is wrong, never a 500.
 let stack: DevStack;
-beforeAll(async () => {
-  stack = await startDevStack();
-});
-afterAll(async () => {
-  await closeProvers();
-  await stack?.stop();
-});
+withQueueStack({ client: false }, (started) => ({ stack } = started));
 
 /** A send that is well-formed in every field (its proof is never looked at: only the schema is tested). */
 function wellFormed() {
