@@ -1,10 +1,10 @@
 import { createServer, type Server } from "node:http";
 import { readFile } from "node:fs/promises";
 import { Writable } from "node:stream";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import type { FastifyInstance } from "fastify";
 import { CIRCUIT_BUILD_DIR } from "../harness/deployment/index.ts";
-import { startDevStack, type DevStack } from "../harness/index.ts";
+import type { DevStack } from "../harness/index.ts";
 import { hashExtData } from "../harness/client/index.ts";
 import { publicAmountOf } from "../src/chain/ext-data.ts";
 import { buildQueueRuntime } from "../src/server.ts";
@@ -12,6 +12,7 @@ import { BaseError, RpcRequestError } from "viem";
 import { createChainClient } from "../src/chain/client.ts";
 import { chainUnavailable, isTransportError } from "../src/relay/checks.ts";
 import { RELAYER_KEY } from "./support/chain.ts";
+import { withQueueStack } from "./support/queue-stack.ts";
 
 // The runtime's chain goes away (through a proxy we can cut): answers are 503 chain_unavailable, never
 // a 500 or a verdict on the request, and the RPC URL's key never reaches the log.
@@ -22,8 +23,8 @@ let down = false;
 let app: FastifyInstance;
 let logs = "";
 
-beforeAll(async () => {
-  stack = await startDevStack();
+withQueueStack({ client: false }, async (started) => {
+  ({ stack } = started);
   proxy = createServer(async (req, res) => {
     if (down) return res.destroy();
     const chunks: Buffer[] = [];
@@ -46,7 +47,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await app?.close();
   proxy?.close();
-  await stack?.stop();
 });
 
 /** A send that passes every check that needs no chain (its proof is never looked at here). */

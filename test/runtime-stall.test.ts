@@ -1,9 +1,9 @@
 import { readFile } from "node:fs/promises";
 import type { FastifyInstance } from "fastify";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { CIRCUIT_BUILD_DIR } from "../harness/deployment/index.ts";
-import { startDevStack, type DevStack } from "../harness/index.ts";
-import { closeProvers, createAccountKeys, hashExtData, recipientOf, toRelayRequest } from "../harness/client/index.ts";
+import type { DevStack } from "../harness/index.ts";
+import { createAccountKeys, hashExtData, recipientOf, toRelayRequest } from "../harness/client/index.ts";
 import { publicAmountOf } from "../src/chain/ext-data.ts";
 import type { Operation } from "../src/relay/operation.ts";
 import type { RelayRequest } from "../src/relay/request.ts";
@@ -11,6 +11,7 @@ import { buildQueueRuntime } from "../src/server.ts";
 import { RELAYER_KEY } from "./support/chain.ts";
 import { poolFixture } from "./support/pool.ts";
 import { rpc } from "./support/rpc.ts";
+import { withQueueStack } from "./support/queue-stack.ts";
 
 // A chain that stops answering (anvil frozen with SIGSTOP, a real process): status reads answer from
 // the store at once, saying how old their head is; what needs the chain fails fast with a 503.
@@ -38,8 +39,8 @@ async function status(id: string, kind: "send" | "withdraw" = "send") {
   return { response, ms: performance.now() - started, op: response.json() as Operation };
 }
 
-beforeAll(async () => {
-  stack = await startDevStack();
+withQueueStack({ client: false, timeout: 120_000 }, async (started) => {
+  ({ stack } = started);
   app = await buildQueueRuntime({
     manifest: await readFile(stack.manifestPath), rpcUrl: stack.rpcUrl, relayerPrivateKey: RELAYER_KEY, artifactsDir: CIRCUIT_BUILD_DIR, store: ":memory:",
     chainTimeoutMs: CHAIN_TIMEOUT_MS,
@@ -63,12 +64,10 @@ beforeAll(async () => {
     }
     await pause(50);
   }
-}, 120_000);
+});
 afterAll(async () => {
   thaw();
-  await closeProvers();
   await app?.close();
-  await stack?.stop();
 });
 
 /** A send that passes every check that needs no chain (its proof is garbage: only the chain could tell). */
