@@ -3,8 +3,7 @@ import type { FastifyInstance } from "fastify";
 import { afterAll, describe, expect, it } from "vitest";
 import { CIRCUIT_BUILD_DIR } from "../harness/deployment/index.ts";
 import type { DevStack } from "../harness/index.ts";
-import { createAccountKeys, hashExtData, recipientOf, toRelayRequest } from "../harness/client/index.ts";
-import { publicAmountOf } from "../src/chain/ext-data.ts";
+import { createAccountKeys, recipientOf, toRelayRequest } from "../harness/client/index.ts";
 import type { Operation } from "../src/relay/operation.ts";
 import type { RelayRequest } from "../src/relay/request.ts";
 import { buildQueueRuntime } from "../src/server.ts";
@@ -12,6 +11,7 @@ import { RELAYER_KEY } from "./support/chain.ts";
 import { poolFixture } from "./support/pool.ts";
 import { rpc } from "./support/rpc.ts";
 import { withQueueStack } from "./support/queue-stack.ts";
+import { unprovedSend } from "./support/unproved-send.ts";
 
 // A chain that stops answering (anvil frozen with SIGSTOP, a real process): status reads answer from
 // the store at once, saying how old their head is; what needs the chain fails fast with a 503.
@@ -70,21 +70,6 @@ afterAll(async () => {
   await app?.close();
 });
 
-/** A send that passes every check that needs no chain (its proof is garbage: only the chain could tell). */
-function unproved(): RelayRequest {
-  const m = stack.manifest;
-  const asset = m.assets[0]?.address as `0x${string}`;
-  const fee = BigInt(m.relayFees.fees[0]?.send ?? "0");
-  const extData = { recipient: "0x0000000000000000000000000000000000000000", extAmount: "0", relayer: stack.relayer.address, fee: fee.toString(), encryptedOutput1: "0x01", encryptedOutput2: "0x02" } as const;
-  const extDataHash = hashExtData({ chainId: m.chainId, poolAddress: m.poolAddress, domain: BigInt(m.domain) }, asset, { ...extData, extAmount: 0n, fee } as never);
-  return {
-    deployment: { chainId: m.chainId, poolAddress: m.poolAddress, domain: m.domain },
-    proof: { a: ["1", "2"], b: [["3", "4"], ["5", "6"]], c: ["7", "8"] },
-    publicInputs: { root: "1", publicAmount: publicAmountOf(0n, fee).toString(), extDataHash: extDataHash.toString(), asset, domain: BigInt(m.domain).toString(), inputNullifiers: ["21", "22"], outputCommitments: ["23", "24"] },
-    extData,
-  };
-}
-
 describe("with the chain frozen (SIGSTOP)", () => {
   it("status answers come from the store at once, with the observed head and its age", async () => {
     expect(confirmed.observedHead).not.toBeNull();
@@ -134,7 +119,7 @@ describe("with the chain frozen (SIGSTOP)", () => {
     freeze();
     try {
       for (const request of [
-        { method: "POST" as const, url: "/api/queue/send-relay", payload: unproved() },
+        { method: "POST" as const, url: "/api/queue/send-relay", payload: unprovedSend(stack, { inputNullifiers: ["21", "22"], outputCommitments: ["23", "24"] }) },
         { method: "GET" as const, url: "/api/queue/assets" },
         { method: "GET" as const, url: `/api/queue/assets?blockNumber=${confirmed.block?.number}` },
       ]) {
