@@ -5,22 +5,14 @@ import type { DevStack } from "../harness/index.ts";
 import { createAccountKeys, poolAbi, recipientOf, toRelayRequest } from "../harness/client/index.ts";
 import type { Operation } from "../src/relay/operation.ts";
 import type { RelayRequest } from "../src/relay/request.ts";
+import { provenRequest } from "./support/pool.ts";
 import { withQueueStack, type QueueStack } from "./support/queue-stack.ts";
 import { hex, rpc } from "./support/rpc.ts";
 
 // The engine under pressure, on real stacks: concurrency, stuck transactions, a full queue, reorgs.
 function fixture({ stack, pool }: QueueStack) {
   /** A valid send, proved, of a freshly deposited note (each call spends a different note). */
-  async function request(from = 2): Promise<RelayRequest> {
-    const keys = createAccountKeys();
-    const { state, input } = await pool.fundedNote(from, keys, pool.usdc("3"));
-    const fee = BigInt(stack.manifest.relayFees.fees[0]?.send ?? "0");
-    const { transaction } = await pool.prove({
-      tree: state.tree, keys, inputs: [input], outputs: [{ amount: pool.usdc("3") - fee, to: recipientOf(createAccountKeys()) }],
-      fee, relayer: stack.relayer.address,
-    });
-    return toRelayRequest(stack.manifest, transaction);
-  }
+  const request = (from = 2) => provenRequest(stack, pool, { from });
   async function send(body: RelayRequest, headers: Record<string, string> = {}) {
     const response = await fetch(`${stack.queueUrl}/api/queue/send-relay`, {
       method: "POST",

@@ -2,9 +2,8 @@ import path from "node:path";
 import type { ResultPromise } from "execa";
 import { afterEach, describe, expect, it } from "vitest";
 import type { DevStack } from "../harness/index.ts";
-import { createAccountKeys, recipientOf, toRelayRequest } from "../harness/client/index.ts";
 import type { Operation } from "../src/relay/operation.ts";
-import type { poolFixture } from "./support/pool.ts";
+import { provenRequest, type poolFixture } from "./support/pool.ts";
 import { rpc } from "./support/rpc.ts";
 import { withRuntimeProcesses } from "./support/runtime-process.ts";
 import { withQueueStack } from "./support/queue-stack.ts";
@@ -25,15 +24,7 @@ async function startRuntime(store: string): Promise<{ url: string; child: Result
   return runtimes.start(stack, ["--store", store, "--stuck-after-ms", "60000"]);
 }
 
-async function request() {
-  const keys = createAccountKeys();
-  const { state, input } = await pool.fundedNote(2, keys, pool.usdc("3"));
-  const fee = BigInt(stack.manifest.relayFees.fees[0]?.send ?? "0");
-  const { transaction } = await pool.prove({
-    tree: state.tree, keys, inputs: [input], outputs: [{ amount: pool.usdc("3") - fee, to: recipientOf(keys) }], fee, relayer: stack.relayer.address,
-  });
-  return toRelayRequest(stack.manifest, transaction);
-}
+const request = () => provenRequest(stack, pool, { toSelf: true });
 
 const status = async (url: string, id: string) => (await (await fetch(`${url}/api/queue/send-status?id=${id}`)).json()) as Operation;
 async function until(url: string, id: string, done: (op: Operation) => boolean): Promise<Operation> {

@@ -3,12 +3,11 @@ import type { FastifyInstance } from "fastify";
 import { afterAll, describe, expect, it } from "vitest";
 import { CIRCUIT_BUILD_DIR } from "../harness/deployment/index.ts";
 import type { DevStack } from "../harness/index.ts";
-import { createAccountKeys, recipientOf, toRelayRequest } from "../harness/client/index.ts";
 import type { Operation } from "../src/relay/operation.ts";
 import type { RelayRequest } from "../src/relay/request.ts";
 import { buildQueueRuntime } from "../src/server.ts";
 import { RELAYER_KEY } from "./support/chain.ts";
-import { poolFixture } from "./support/pool.ts";
+import { poolFixture, provenRequest } from "./support/pool.ts";
 import { rpc } from "./support/rpc.ts";
 import { withQueueStack } from "./support/queue-stack.ts";
 import { unprovedSend } from "./support/unproved-send.ts";
@@ -47,12 +46,7 @@ withQueueStack({ client: false, timeout: 120_000 }, async (started) => {
   });
   await app.ready();
   // One real send, relayed to confirmed.
-  const pool = await poolFixture(stack);
-  const keys = createAccountKeys();
-  const { state, input } = await pool.fundedNote(2, keys, pool.usdc("3"));
-  const fee = BigInt(stack.manifest.relayFees.fees[0]?.send ?? "0");
-  const { transaction } = await pool.prove({ tree: state.tree, keys, inputs: [input], outputs: [{ amount: pool.usdc("3") - fee, to: recipientOf(createAccountKeys()) }], fee, relayer: stack.relayer.address });
-  body = toRelayRequest(stack.manifest, transaction);
+  body = await provenRequest(stack, await poolFixture(stack));
   const accepted = await app.inject({ method: "POST", url: "/api/queue/send-relay", payload: body, headers: { "idempotency-key": KEY } });
   expect(accepted.statusCode).toBe(202);
   for (;;) {
