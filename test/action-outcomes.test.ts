@@ -1,10 +1,11 @@
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { decodeEventLog, keccak256, parseUnits, toHex, type Abi, type Address, type Hex, type TransactionReceipt } from "viem";
-import { startDevStack, type DevStack } from "../harness/index.ts";
+import type { DevStack } from "../harness/index.ts";
 import { ACTION_ROUTES, ROUTE_KIND, loadFixtures } from "../harness/deployment/index.ts";
-import { closeProvers, commitmentOf, createAccountKeys, precommitmentOf, randomFieldElement, type AccountKeys, type ActionTerms, type PreparedTransaction } from "../harness/client/index.ts";
-import { GAS, poolFixture } from "./support/pool.ts";
+import { commitmentOf, createAccountKeys, precommitmentOf, randomFieldElement, type AccountKeys, type ActionTerms, type PreparedTransaction } from "../harness/client/index.ts";
+import { GAS, type poolFixture } from "./support/pool.ts";
+import { withQueueStack } from "./support/queue-stack.ts";
 import { hex, rpc } from "./support/rpc.ts";
 
 // Issue 25, item 1: whatever a route's adapter does, the user's value ends in the settled output (at
@@ -29,9 +30,8 @@ const STATE = { Pending: 1, Settled: 2, Failed: 3, Finalized: 4 } as const;
  */
 const revertingCode = (kind: number) => `0x60003560e01c6304baa00b1460145760006000fd5b60${kind.toString(16).padStart(2, "0")}60005260206000f3` as Hex;
 
-beforeAll(async () => {
-  stack = await startDevStack();
-  pool = await poolFixture(stack);
+withQueueStack({ timeout: 240_000 }, async (started) => {
+  ({ stack, pool } = started);
   const fixtures = await loadFixtures();
   const poolErrors = fixtures.contracts.Pool.abi.filter((item) => item.type === "error");
   abi = { pool: fixtures.contracts.Pool.abi, swap: fixtures.contracts.SwapAdapter.abi, fill: [...fixtures.contracts.FillAdapter.abi, ...poolErrors] };
@@ -52,10 +52,6 @@ beforeAll(async () => {
     const { transaction } = await pool.prove({ tree: state.tree, keys, inputs: [input], outputs: [], extAmount: -AMOUNT_IN, recipient: adapters[kind], action: terms });
     proven[kind] = { keys, blinding, terms, transaction };
   }
-}, 240_000);
-afterAll(async () => {
-  await closeProvers();
-  await stack?.stop();
 });
 
 

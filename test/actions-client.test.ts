@@ -1,8 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { erc20Abi, type Address, type Hex } from "viem";
-import { ACTION_ROUTES, startDevStack, type DevStack } from "../harness/index.ts";
+import { ACTION_ROUTES, type DevStack } from "../harness/index.ts";
 import {
-  closeProvers,
   createAccountKeys,
   createQueueClient,
   finalizedNote,
@@ -14,8 +13,9 @@ import {
   waitForReservation,
   type QueueClient,
 } from "../harness/client/index.ts";
-import { GAS, poolFixture } from "./support/pool.ts";
+import { GAS, type poolFixture } from "./support/pool.ts";
 import { startRuntimeProcess } from "./support/runtime-process.ts";
+import { withQueueStack } from "./support/queue-stack.ts";
 
 // Quote -> action -> finalize with the client library, for both fixture routes, on a real stack.
 let stack: DevStack;
@@ -23,15 +23,9 @@ let pool: Awaited<ReturnType<typeof poolFixture>>;
 let queue: QueueClient;
 let weth: Address;
 
-beforeAll(async () => {
-  stack = await startDevStack();
-  pool = await poolFixture(stack);
-  queue = createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(stack.manifest) });
+withQueueStack({}, async (started) => {
+  ({ stack, pool, queue } = started);
   weth = stack.manifest.assets.find((a) => a.decimals === 18)?.address as Address;
-}, 120_000);
-afterAll(async () => {
-  await closeProvers();
-  await stack?.stop();
 });
 
 const client = () => pool.user(0).public;

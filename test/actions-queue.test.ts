@@ -1,30 +1,26 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createWalletClient, http, parseAbi, parseUnits, type Abi, type Address, type Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { startDevStack, type DevStack } from "../harness/index.ts";
 import { ACTION_ROUTES, ROUTE_KIND } from "../harness/deployment/index.ts";
-import { closeProvers, createAccountKeys, createQueueClient, precommitmentOf, randomFieldElement, reviewedFrom, toRelayRequest } from "../harness/client/index.ts";
+import { createAccountKeys, createQueueClient, precommitmentOf, randomFieldElement, reviewedFrom, toRelayRequest } from "../harness/client/index.ts";
 import { Quote } from "../src/schemas/quote.ts";
 import type { DeploymentConfig, ExternalActionRoute } from "../src/config/deployment-config.ts";
 import { verifyDeployment } from "../src/chain/verify-deployment.ts";
 import { loadFixtures } from "../harness/deployment/index.ts";
 import { RELAYER_KEY } from "./support/chain.ts";
-import { GAS, poolFixture } from "./support/pool.ts";
+import { GAS, type poolFixture } from "./support/pool.ts";
 import { rpc } from "./support/rpc.ts";
+import { withQueueStack } from "./support/queue-stack.ts";
 
 // An external action through the queue: quote, prove with the quote's terms, submit to withdraw-relay.
 let stack: DevStack;
 let pool: Awaited<ReturnType<typeof poolFixture>>;
 let weth: Address;
 
-beforeAll(async () => {
-  stack = await startDevStack();
-  pool = await poolFixture(stack);
+withQueueStack({}, async (started) => {
+  ({ stack, pool } = started);
   weth = stack.manifest.assets.find((a) => a.decimals === 18)?.address as Address;
-}, 120_000);
-afterAll(async () => {
-  await closeProvers();
-  await stack?.stop();
 });
 
 const deployment = () => ({ chainId: stack.manifest.chainId, poolAddress: stack.manifest.poolAddress, domain: stack.manifest.domain });

@@ -1,11 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { BaseError, ContractFunctionRevertedError, decodeEventLog, keccak256, parseUnits, toHex, type Abi, type Address, type Hex, type TransactionReceipt } from "viem";
-import { startDevStack, type DevStack } from "../harness/index.ts";
+import type { DevStack } from "../harness/index.ts";
 import { ACTION_ROUTES, DEFAULT_SWAP_PRICES } from "../harness/deployment/index.ts";
 import { loadFixtures } from "../harness/deployment/index.ts";
-import { closeProvers, commitmentOf, createAccountKeys, MerkleTree, precommitmentOf, randomFieldElement, syncPool, type AccountKeys, type ActionTerms, type Note, type PreparedTransaction } from "../harness/client/index.ts";
-import { GAS, poolFixture } from "./support/pool.ts";
+import { commitmentOf, createAccountKeys, MerkleTree, precommitmentOf, randomFieldElement, syncPool, type AccountKeys, type ActionTerms, type Note, type PreparedTransaction } from "../harness/client/index.ts";
+import { GAS, type poolFixture } from "./support/pool.ts";
 import { hex, rpc } from "./support/rpc.ts";
+import { withQueueStack } from "./support/queue-stack.ts";
 
 // Approved external actions on the Pool, with real proofs: an action is a withdrawal to a route's
 // adapter whose terms the proof binds; its output is reserved, settled (at once, or later by a filler),
@@ -16,9 +17,8 @@ let abi: { pool: Abi; fill: Abi; swap: Abi };
 let adapters: { swap: Address; fill: Address };
 let weth: Address;
 
-beforeAll(async () => {
-  stack = await startDevStack();
-  pool = await poolFixture(stack);
+withQueueStack({}, async (started) => {
+  ({ stack, pool } = started);
   const fixtures = await loadFixtures();
   // The adapters' calls can revert with the Pool's errors (a fill the Pool refuses): decode those too.
   const poolErrors = fixtures.contracts.Pool.abi.filter((item) => item.type === "error");
@@ -26,10 +26,6 @@ beforeAll(async () => {
   const route = async (id: Hex) => ((await pool.read(stack.manifest.poolAddress, abi.pool, "routes", [id])) as [Address, Hex])[0];
   adapters = { swap: await route(ACTION_ROUTES.swap), fill: await route(ACTION_ROUTES.fill) };
   weth = stack.manifest.assets.find((a) => a.decimals === 18)?.address as Address;
-}, 120_000);
-afterAll(async () => {
-  await closeProvers();
-  await stack?.stop();
 });
 
 

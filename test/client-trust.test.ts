@@ -1,10 +1,10 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import * as snarkjs from "snarkjs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import type { Address } from "viem";
 import { loadCircuitManifest } from "../harness/deployment/index.ts";
-import { startDevStack, type DevStack } from "../harness/index.ts";
+import type { DevStack } from "../harness/index.ts";
 import {
   ArtifactIntegrityError,
   buildWitness,
@@ -30,6 +30,7 @@ import {
   type TransactionRequest,
 } from "../harness/client/index.ts";
 import type { DeploymentConfig } from "../src/config/deployment-config.ts";
+import { withQueueStack } from "./support/queue-stack.ts";
 
 // Spec rule 6 for the proof files: the client proves only with the files it reviewed, and returns (so
 // sends) only proofs that its pinned verification key accepts. The queues here are small local HTTP
@@ -40,8 +41,8 @@ let honest: ProofFiles;
 let request: TransactionRequest;
 const servers: Server[] = [];
 
-beforeAll(async () => {
-  stack = await startDevStack();
+withQueueStack({ client: false }, async (started) => {
+  ({ stack } = started);
   reviewed = reviewedFrom(stack.manifest);
   honest = await fetchProofFiles(stack.queueUrl, stack.manifest, reviewed);
   // A send of two notes in a local tree: proving needs no chain.
@@ -60,9 +61,7 @@ beforeAll(async () => {
   };
 });
 afterAll(async () => {
-  await closeProvers();
   await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
-  await stack?.stop();
 });
 
 /** A queue on 127.0.0.1 serving `config` and the given artifact bytes by name; it records every request. */

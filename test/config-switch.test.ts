@@ -1,24 +1,18 @@
 import { execa } from "execa";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startDevStack, type DevStack } from "../harness/index.ts";
-import { ConfigMismatchError, closeProvers, createQueueClient, PendingOperationError, QueueProblemError, reviewedFrom } from "../harness/client/index.ts";
+import { describe, expect, it } from "vitest";
+import type { DevStack } from "../harness/index.ts";
+import { ConfigMismatchError, createQueueClient, PendingOperationError, QueueProblemError, reviewedFrom } from "../harness/client/index.ts";
 import type { DeploymentConfig } from "../src/config/deployment-config.ts";
-import { poolFixture, provenSend } from "./support/pool.ts";
+import { type poolFixture, provenSend } from "./support/pool.ts";
 import { rpc } from "./support/rpc.ts";
+import { withQueueStack } from "./support/queue-stack.ts";
 
 // The served configuration changes while a payment is pending (spec rules 7 and 8), and back: what a
 // client sees, and how it settles the old deployment's operation before preparing another.
 let stack: DevStack;
 let pool: Awaited<ReturnType<typeof poolFixture>>;
 
-beforeAll(async () => {
-  stack = await startDevStack();
-  pool = await poolFixture(stack);
-}, 120_000);
-afterAll(async () => {
-  await closeProvers();
-  await stack?.stop();
-});
+withQueueStack({}, (started) => ({ stack, pool } = started));
 
 const ctl = (...args: string[]) => execa(process.execPath, ["--experimental-strip-types", "--no-warnings", "scripts/cli/dev-stack.ts", "ctl", ...args, "--state-dir", stack.stateDir], { reject: false });
 const served = async () => {

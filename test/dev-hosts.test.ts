@@ -1,21 +1,19 @@
 import Fastify from "fastify";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { AllowedHostError, startDevStack, type DevStack } from "../harness/index.ts";
 import { allowedHostsFor, allowedOriginsFor, crossOriginRefusal, hostAllowed, hostnameOf, registerDevRoutes } from "../harness/dev/index.ts";
 import { requestWithHost } from "./support/forged-host.ts";
 import { rpc } from "./support/rpc.ts";
+import { withQueueStack } from "./support/queue-stack.ts";
 
 // DNS rebinding: a page on a domain that resolves to 127.0.0.1 is same-origin with the stack (CORS does
 // not apply), but its requests carry its own name in Host. The dev routes answer loopback names, the
 // stack's own address and the names the user adds, and nothing else.
 let stack: DevStack;
 let port: number;
-beforeAll(async () => {
-  stack = await startDevStack({ allowedHosts: ["devbox.test", ".tunnel.example", "fd00::7"], corsOrigins: ["loopback", "https://app.example.test"] });
+withQueueStack({ options: { allowedHosts: ["devbox.test", ".tunnel.example", "fd00::7"], corsOrigins: ["loopback", "https://app.example.test"] }, client: false, timeout: 120_000 }, async (started) => {
+  ({ stack } = started);
   port = Number(new URL(stack.queueUrl).port);
-}, 120_000);
-afterAll(async () => {
-  await stack?.stop();
 });
 
 /** A request to the stack under a forged Host header, as a rebound page's would be. */

@@ -13,7 +13,7 @@ let pool: Awaited<ReturnType<typeof poolFixture>>;
 let queue: QueueClient;
 
 // A short chain timeout: a request whose chain read hangs is answered 503 soon.
-withQueueStack({ runtime: { chainTimeoutMs: 400 } }, (s) => ({ stack, pool, queue } = s));
+withQueueStack({ options: { runtime: { chainTimeoutMs: 400 } } }, (s) => ({ stack, pool, queue } = s));
 afterEach(() => stack.faults.clear());
 
 const dev = async (path: string, body: unknown) => {

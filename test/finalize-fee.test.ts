@@ -1,8 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { erc20Abi, keccak256, parseAbi, parseUnits, toHex, zeroAddress, type Address, type Hex } from "viem";
-import { ACTION_ROUTES, DEFAULT_SWAP_PRICES, startDevStack, type DevStack } from "../harness/index.ts";
+import { ACTION_ROUTES, DEFAULT_SWAP_PRICES, type DevStack } from "../harness/index.ts";
 import {
-  closeProvers,
   createAccountKeys,
   createQueueClient,
   finalizedNote,
@@ -26,8 +25,9 @@ import { CIRCUIT_BUILD_DIR } from "../harness/deployment/index.ts";
 import type { DeploymentConfig } from "../src/config/deployment-config.ts";
 import { buildQueueRuntime } from "../src/server.ts";
 import { RELAYER_KEY, revertName } from "./support/chain.ts";
-import { GAS, poolFixture } from "./support/pool.ts";
+import { GAS, type poolFixture } from "./support/pool.ts";
 import { rpc } from "./support/rpc.ts";
+import { withQueueStack } from "./support/queue-stack.ts";
 
 // Issue 25, item 3: POST /finalize relays a finalize only when it is paid for: a settled reservation's
 // fee covers the configured finalize fee; a refund (no fee) only of an action this runtime relayed,
@@ -37,15 +37,9 @@ let pool: Awaited<ReturnType<typeof poolFixture>>;
 let queue: QueueClient;
 let weth: Address;
 
-beforeAll(async () => {
-  stack = await startDevStack();
-  pool = await poolFixture(stack);
-  queue = createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(stack.manifest) });
+withQueueStack({}, async (started) => {
+  ({ stack, pool, queue } = started);
   weth = stack.manifest.assets.find((a) => a.decimals === 18)?.address as Address;
-}, 120_000);
-afterAll(async () => {
-  await closeProvers();
-  await stack?.stop();
 });
 
 const feesOf = (asset: Address) => stack.manifest.relayFees.actions.find((f) => f.route === ACTION_ROUTES.swap && f.asset === asset) as DeploymentConfig["relayFees"]["actions"][number];

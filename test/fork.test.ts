@@ -12,6 +12,7 @@ import { poolFixture, provenSend } from "./support/pool.ts";
 import { createChainClient } from "../src/chain/client.ts";
 import { closeProvers, createQueueClient, poolAbi, reviewedFrom } from "../harness/client/index.ts";
 import { resumeRelayer } from "./support/stacks.ts";
+import { withQueueStack } from "./support/queue-stack.ts";
 
 // Fork caches and state dirs of this file: removed after it, whether its tests passed or not.
 const tempDirs: string[] = [];
@@ -24,15 +25,17 @@ const tempDir = async (prefix: string) => {
 // touches a public RPC.
 let upstream: DevStack;
 let forkCache: string;
+// Registered before the upstream's set-up, so it runs after the upstream's stop.
+afterAll(async () => {
+  await Promise.all(tempDirs.map((dir) => rm(dir, { recursive: true, force: true })));
+});
 beforeAll(async () => {
   forkCache = await tempDir("devstack-fork-cache-");
-  upstream = await startDevStack();
+});
+withQueueStack({ client: false }, async (started) => {
+  ({ stack: upstream } = started);
   // Some history after the Pool's deployment, as on a real network.
   await rpc(upstream.rpcUrl, "anvil_mine", [hex(20)]);
-});
-afterAll(async () => {
-  await upstream?.stop();
-  await Promise.all(tempDirs.map((dir) => rm(dir, { recursive: true, force: true })));
 });
 // A fork keeps the upstream's answers in this file's folder, never in the user's cache (~/.cache).
 const startFork = (options: DevStackOptions) => startDevStack({ forkCacheDir: forkCache, ...options });

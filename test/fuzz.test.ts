@@ -1,8 +1,9 @@
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startDevStack, type DevStack } from "../harness/index.ts";
+import { describe, expect, it } from "vitest";
+import type { DevStack } from "../harness/index.ts";
 import { STACK_PROBLEM_STATUS as PROBLEM_STATUS } from "../harness/dev/problems/index.ts";
 import { rpc } from "./support/rpc.ts";
+import { withQueueStack } from "./support/queue-stack.ts";
 
 // Bad input, generated from the served OpenAPI document: every route it lists (but the dev-only ones)
 // gets requests built from its own schemas and then broken — wrong types, huge numbers, deep nesting,
@@ -16,12 +17,9 @@ const CONCURRENCY = 8;
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 let stack: DevStack;
 let doc: Json;
-beforeAll(async () => {
-  stack = await startDevStack();
+withQueueStack({ client: false, timeout: 120_000 }, async (started) => {
+  ({ stack } = started);
   doc = (await (await fetch(`${stack.queueUrl}/api/queue/openapi.json`)).json()) as Json;
-}, 120_000);
-afterAll(async () => {
-  await stack?.stop();
 });
 
 interface Route {

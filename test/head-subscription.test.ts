@@ -14,7 +14,7 @@ import { pollUntil } from "./support/runtime-process.ts";
 // runtime holds no socket (issue 32). The WebSocket URL is a TCP relay to anvil that counts connections.
 let stack: DevStack;
 let pool: Awaited<ReturnType<typeof poolFixture>>;
-withQueueStack({ proofs: "dev" }, (started) => ({ stack, pool } = started));
+withQueueStack({ options: { proofs: "dev" } }, (started) => ({ stack, pool } = started));
 
 const sockets = new Set<Socket>();
 let connections = 0;

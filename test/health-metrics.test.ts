@@ -14,7 +14,7 @@ let stack: DevStack;
 let pool: Awaited<ReturnType<typeof poolFixture>>;
 let queue: QueueClient;
 
-withQueueStack({ relay: { stuckAfterMs: 400 }, runtime: { chainTimeoutMs: 500 } }, (s) => ({ stack, pool, queue } = s));
+withQueueStack({ options: { relay: { stuckAfterMs: 400 }, runtime: { chainTimeoutMs: 500 } } }, (s) => ({ stack, pool, queue } = s));
 
 const health = async () => {
   const response = await fetch(`${stack.queueUrl}/api/queue/health`);

@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createWalletClient, decodeFunctionResult, encodeFunctionData, http, keccak256, parseAbi, type Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { startDevStack, type DevStack } from "../harness/index.ts";
@@ -7,14 +7,10 @@ import { DeploymentConfig } from "../src/config/deployment-config.ts";
 import { NetworkList } from "../src/config/networks.ts";
 import { AssetsSnapshot } from "../src/config/assets-snapshot.ts";
 import { hex, rpc } from "./support/rpc.ts";
+import { withQueueStack } from "./support/queue-stack.ts";
 
 let stack: DevStack;
-beforeAll(async () => {
-  stack = await startDevStack();
-});
-afterAll(async () => {
-  await stack?.stop();
-});
+withQueueStack({ client: false }, (started) => ({ stack } = started));
 
 const get = (path: string, init?: RequestInit) => fetch(`${stack.queueUrl}${path}`, init);
 

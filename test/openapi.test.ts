@@ -1,6 +1,6 @@
 import { createConfig, lintFromString } from "@redocly/openapi-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startDevStack, type DevStack } from "../harness/index.ts";
+import { describe, expect, it } from "vitest";
+import type { DevStack } from "../harness/index.ts";
 import { DeploymentConfig } from "../src/config/deployment-config.ts";
 import { HEALTH_PATH, METRICS_PATH, QUEUE_PATHS } from "../src/paths.ts";
 import { PROBLEM_CONTENT_TYPE, PROBLEMS } from "../src/problem.ts";
@@ -8,20 +8,18 @@ import { DEV_PROBLEMS, STACK_PROBLEM_STATUS as PROBLEM_STATUS } from "../harness
 import { CIRCUIT_BUILD_DIR, manifestBytes } from "../harness/deployment/index.ts";
 import { buildQueueRuntime } from "../src/server.ts";
 import { RELAYER_KEY } from "./support/chain.ts";
+import { withQueueStack } from "./support/queue-stack.ts";
 
 type Json = Record<string, any>;
 
 let stack: DevStack;
 let doc: Json;
-beforeAll(async () => {
-  stack = await startDevStack();
+withQueueStack({ client: false }, async (started) => {
+  ({ stack } = started);
   const response = await fetch(`${stack.queueUrl}/api/queue/openapi.json`);
   expect(response.status).toBe(200);
   expect(response.headers.get("content-type")).toMatch(/^application\/json/);
   doc = (await response.json()) as Json;
-});
-afterAll(async () => {
-  await stack?.stop();
 });
 
 const get = (path: string, init?: RequestInit) => fetch(`${stack.queueUrl}${path}`, init);

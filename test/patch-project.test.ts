@@ -1,17 +1,16 @@
 import { cp, mkdir, readFile, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { DevStack } from "../harness/index.ts";
 import { foundryProfile, solidityProject } from "../harness/patch/index.ts";
 import { VARIANTS_PATH } from "./support/patch-variants.ts";
-import { withStacks } from "./support/stacks.ts";
+import { withQueueStack } from "./support/queue-stack.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
 
 // Issue 40, item 3: a .sol patch's imports are found from its project's root as forge and Hardhat find it
 // (foundry.toml with its remappings and libs, remappings.txt, hardhat.config.*, package.json), not only
 // from a package.json's folder: a Foundry project's `../` imports and remapped imports compile.
 const tempDir = withTempDirs();
-const startStack = withStacks();
 const CONTRACTS = path.resolve("contracts-fixtures/contracts");
 const OPENZEPPELIN = path.resolve("node_modules/@openzeppelin/contracts");
 
@@ -78,9 +77,7 @@ describe("a .sol file's project", () => {
 
 describe("patching from a .sol file outside a package.json project", () => {
   let stack: DevStack;
-  beforeAll(async () => {
-    stack = await startStack({});
-  });
+  withQueueStack({ client: false }, (started) => ({ stack } = started));
 
   it("a Foundry project (foundry.toml, remappings.txt, src/, OpenZeppelin in lib/): its Pool's ../ imports and remapped imports compile", async () => {
     const dir = await tempDir("devstack-foundry-project-");

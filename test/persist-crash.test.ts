@@ -5,10 +5,10 @@ import path from "node:path";
 import { execa, type ResultPromise } from "execa";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { PersistedStateError, startDevStack, StackInfo, type DevStack } from "../harness/index.ts";
-import { closeProvers, createAccountKeys, recipientOf, toRelayRequest } from "../harness/client/index.ts";
+import { closeProvers } from "../harness/client/index.ts";
 import { DeploymentConfig } from "../src/config/deployment-config.ts";
 import type { Operation } from "../src/schemas/operation.ts";
-import { poolFixture } from "./support/pool.ts";
+import { poolFixture, provenRequest } from "./support/pool.ts";
 import { anvilsWith, gone } from "./support/processes.ts";
 import { hex, rpc } from "./support/rpc.ts";
 
@@ -58,14 +58,10 @@ async function asStack(info: StackInfo): Promise<DevStack> {
 }
 
 async function relaySend(stack: DevStack, pool: Awaited<ReturnType<typeof poolFixture>>): Promise<Operation> {
-  const keys = createAccountKeys();
-  const { state, input } = await pool.fundedNote(2, keys, pool.usdc("4"));
-  const fee = BigInt(stack.manifest.relayFees.fees[0]?.send ?? "0");
-  const { transaction } = await pool.prove({ tree: state.tree, keys, inputs: [input], outputs: [{ amount: pool.usdc("4") - fee, to: recipientOf(keys) }], fee, relayer: stack.relayer.address });
   const response = await fetch(`${stack.queueUrl}/api/queue/send-relay`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify(toRelayRequest(stack.manifest, transaction)),
+    body: JSON.stringify(await provenRequest(stack, pool, { amount: "4", toSelf: true })),
   });
   expect(response.status).toBe(202);
   return (await response.json()) as Operation;

@@ -1,8 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { erc20Abi, zeroAddress, type Address, type Hex } from "viem";
-import { startDevStack, type DevStack } from "../harness/index.ts";
+import type { DevStack } from "../harness/index.ts";
 import {
-  closeProvers,
   createAccountKeys,
   findNotes,
   poolAbi,
@@ -16,7 +15,8 @@ import {
   type Prover,
 } from "../harness/client/index.ts";
 import { revertName } from "./support/chain.ts";
-import { GAS, poolFixture } from "./support/pool.ts";
+import { GAS, type poolFixture } from "./support/pool.ts";
+import { withQueueStack } from "./support/queue-stack.ts";
 
 // Real chain, real Pool, real Groth16 proofs from the proof files the queue serves. Transactions go
 // straight to the Pool here; the relay routes come with the relay pipeline.
@@ -26,14 +26,10 @@ let prover: Prover;
 let deployment: Deployment;
 let asset: Address;
 
-beforeAll(async () => {
-  stack = await startDevStack();
-  fixture = await poolFixture(stack); // fetches and checks the served proof files
+// The fixture fetches and checks the served proof files.
+withQueueStack({}, (started) => {
+  ({ stack, pool: fixture } = started);
   ({ prover, deployment, asset } = fixture);
-}, 120_000);
-afterAll(async () => {
-  await closeProvers();
-  await stack?.stop();
 });
 
 const user = (i: number) => fixture.user(i);

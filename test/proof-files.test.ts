@@ -2,27 +2,22 @@ import { createHash } from "node:crypto";
 import { cp, open, readFile, rename, stat, utimes, writeFile } from "node:fs/promises";
 import path from "node:path";
 import * as snarkjs from "snarkjs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { keccak256, toFunctionSignature, type Abi, type AbiFunction, type Hex } from "viem";
 import { CIRCUIT_BUILD_DIR, loadCircuitManifest, renderSolidityVerifier } from "../harness/deployment/index.ts";
 import { FIXTURES_DIR, loadFixtures } from "../harness/deployment/index.ts";
 import { startDevStack, type DevStack } from "../harness/index.ts";
-import { ArtifactIntegrityError, closeProvers, fetchProofFiles, hashExtData, poolAbi, randomFieldElement, reviewedFrom } from "../harness/client/index.ts";
+import { ArtifactIntegrityError, fetchProofFiles, hashExtData, poolAbi, randomFieldElement, reviewedFrom } from "../harness/client/index.ts";
 import { adapterErrorsAbi } from "../src/chain/abi.ts";
 import { buildQueueRuntime } from "../src/server.ts";
 import { forgetProofHashes, knownProofHashes, rememberProofHashes } from "../src/proof-artifacts.ts";
 import { clients, RELAYER_KEY } from "./support/chain.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
+import { withQueueStack } from "./support/queue-stack.ts";
 
 const tempDir = withTempDirs();
 let stack: DevStack;
-beforeAll(async () => {
-  stack = await startDevStack();
-});
-afterAll(async () => {
-  await closeProvers();
-  await stack?.stop();
-});
+withQueueStack({ client: false }, (started) => ({ stack } = started));
 
 const sha256 = (bytes: Uint8Array) => `0x${createHash("sha256").update(bytes).digest("hex")}`;
 

@@ -2,21 +2,17 @@ import { readFile } from "node:fs/promises";
 import { execa } from "execa";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ACTION_ROUTES, startDevStack, type DevStack } from "../harness/index.ts";
+import { ACTION_ROUTES, type DevStack } from "../harness/index.ts";
 import { CIRCUIT_BUILD_DIR } from "../harness/deployment/index.ts";
 import { buildQueueRuntime } from "../src/server.ts";
 import { RELAYER_KEY } from "./support/chain.ts";
 import { postFrom, startForwardingProxy } from "./support/forwarding-proxy.ts";
+import { withQueueStack } from "./support/queue-stack.ts";
 
 // Exposure: security headers on every answer, a per-client rate limit on mutating routes (an operator's
 // runtime only), and a non-loopback bind that must be asked for.
 let stack: DevStack;
-beforeAll(async () => {
-  stack = await startDevStack();
-}, 120_000);
-afterAll(async () => {
-  await stack?.stop();
-});
+withQueueStack({ client: false, timeout: 120_000 }, (started) => ({ stack } = started));
 
 const post = (base: string, path: string) => fetch(`${base}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
 

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { BaseError, decodeErrorResult, encodeDeployData, zeroAddress, type Address, type Hex } from "viem";
 import { loadFixtures } from "../harness/deployment/index.ts";
-import { startDevStack, type DevStack } from "../harness/index.ts";
+import type { DevStack } from "../harness/index.ts";
 import {
   closeProvers,
   createAccountKeys,
@@ -16,21 +16,15 @@ import {
   type Prover,
 } from "../harness/client/index.ts";
 import { revertName } from "./support/chain.ts";
-import { GAS, poolFixture } from "./support/pool.ts";
+import { GAS, type poolFixture } from "./support/pool.ts";
+import { withQueueStack } from "./support/queue-stack.ts";
 
 // Protocol edges that failed open or wasted (issue 8, item 11), on a real stack with real proofs:
 // refused by the client before proving, and by the Pool whatever a client sends.
 let stack: DevStack;
 let pool: Awaited<ReturnType<typeof poolFixture>>;
 
-beforeAll(async () => {
-  stack = await startDevStack();
-  pool = await poolFixture(stack);
-});
-afterAll(async () => {
-  await closeProvers();
-  await stack?.stop();
-});
+withQueueStack({ timeout: 60_000 }, (started) => ({ stack, pool } = started));
 
 /** What the Pool answers to a transact from dev account `from`: "accepted" or its error's name. */
 async function outcome(from: number, tx: PreparedTransaction): Promise<string> {

@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startDevStack, type DevStack } from "../harness/index.ts";
+import { describe, expect, it } from "vitest";
+import type { DevStack } from "../harness/index.ts";
 import {
-  closeProvers,
   ConfigMismatchError,
   createAccountKeys,
   createQueueClient,
@@ -12,21 +11,16 @@ import {
   reviewedFrom,
 } from "../harness/client/index.ts";
 import { poolFixture } from "./support/pool.ts";
+import { withQueueStack } from "./support/queue-stack.ts";
 import { rpc } from "./support/rpc.ts";
 
 // The typed client and spec rules 6 to 8, against real runtimes. Two stacks stand for an old and a
 // new deployment behind the same base URL.
 let oldStack: DevStack;
 let newStack: DevStack;
-beforeAll(async () => {
-  oldStack = await startDevStack();
-  // A fork deploys from later nonces: another Pool address, i.e. another deployment.
-  newStack = await startDevStack({ forkUrl: oldStack.rpcUrl });
-}, 120_000);
-afterAll(async () => {
-  await closeProvers();
-  await Promise.all([oldStack?.stop(), newStack?.stop()]);
-});
+withQueueStack({ client: false }, (started) => ({ stack: oldStack } = started));
+// A fork deploys from later nonces: another Pool address, i.e. another deployment.
+withQueueStack({ client: false, options: () => ({ forkUrl: oldStack.rpcUrl }) }, (started) => ({ stack: newStack } = started));
 
 describe("the queue client", () => {
   it("rule 6: refuses a config that differs from the reviewed deployment, naming each difference", async () => {

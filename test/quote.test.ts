@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { encodeFunctionData, parseUnits, verifyTypedData, type Address, type Hex } from "viem";
-import { startDevStack, type DevStack } from "../harness/index.ts";
+import type { DevStack } from "../harness/index.ts";
 import { ACTION_ROUTES, DEFAULT_SWAP_PRICES } from "../harness/deployment/index.ts";
 import { Quote, typedDataForSigning } from "../src/schemas/quote.ts";
 import { privateKeyToAccount } from "viem/accounts";
@@ -16,6 +16,7 @@ import { CIRCUIT_BUILD_DIR } from "../harness/deployment/index.ts";
 import { RELAYER_KEY } from "./support/chain.ts";
 import { rpc } from "./support/rpc.ts";
 import { withStacks } from "./support/stacks.ts";
+import { withQueueStack } from "./support/queue-stack.ts";
 
 // POST /api/queue/quote: signed quotes of approved external actions.
 const startStack = withStacks();
@@ -24,14 +25,11 @@ let usdc: Address;
 let weth: Address;
 let swap: ExternalActionRoute;
 
-beforeAll(async () => {
-  stack = await startDevStack();
+withQueueStack({ client: false }, async (started) => {
+  ({ stack } = started);
   usdc = stack.manifest.assets.find((a) => a.decimals === 6)?.address as Address;
   weth = stack.manifest.assets.find((a) => a.decimals === 18)?.address as Address;
   swap = stack.manifest.routes.find((r): r is ExternalActionRoute => r.action === "external" && r.id === ACTION_ROUTES.swap) as ExternalActionRoute;
-});
-afterAll(async () => {
-  await stack?.stop();
 });
 
 const deployment = () => ({ chainId: stack.manifest.chainId, poolAddress: stack.manifest.poolAddress, domain: stack.manifest.domain });

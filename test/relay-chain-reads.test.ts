@@ -1,21 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startDevStack, type DevStack } from "../harness/index.ts";
-import { closeProvers, createAccountKeys, createQueueClient, recipientOf, reviewedFrom, type PreparedTransaction } from "../harness/client/index.ts";
-import { poolFixture } from "./support/pool.ts";
+import { describe, expect, it } from "vitest";
+import type { DevStack } from "../harness/index.ts";
+import { createAccountKeys, createQueueClient, recipientOf, reviewedFrom, type PreparedTransaction } from "../harness/client/index.ts";
+import type { poolFixture } from "./support/pool.ts";
+import { withQueueStack } from "./support/queue-stack.ts";
 import { nodeFetchHooks } from "../src/chain/node-fetch.ts";
 
 // What a relay asks the chain, counted on the runtime's own RPC (the stack's runtime runs in this
 // process, its chain clients on nodeFetch): the work the engine must not do twice.
-afterAll(closeProvers);
-
 let stack: DevStack;
 let pool: Awaited<ReturnType<typeof poolFixture>>;
-beforeAll(async () => {
-  // Re-checks before signing only when the admission's are older than a minute: none in this test.
-  stack = await startDevStack({ relay: { resimulateAfterMs: 60_000, stuckAfterMs: 60_000 } });
-  pool = await poolFixture(stack);
-}, 120_000);
-afterAll(() => stack?.stop());
+// Re-checks before signing only when the admission's are older than a minute: none in this test.
+withQueueStack({ options: { relay: { resimulateAfterMs: 60_000, stuckAfterMs: 60_000 } } }, (started) => ({ stack, pool } = started));
 
 /** The runtime's JSON-RPC calls by method while `work` runs. */
 async function callsDuring(work: () => Promise<void>): Promise<Map<string, number>> {

@@ -16,7 +16,7 @@ import { pollUntil, relayerNonce } from "./support/runtime-process.ts";
 // process, so a test can hold an admission between its chain checks and its insert.
 const RESIMULATE_AFTER_MS = 1_000;
 let s: QueueStack;
-withQueueStack({ relay: { stuckAfterMs: 60_000, resimulateAfterMs: RESIMULATE_AFTER_MS } }, (started) => (s = started));
+withQueueStack({ options: { relay: { stuckAfterMs: 60_000, resimulateAfterMs: RESIMULATE_AFTER_MS } } }, (started) => (s = started));
 afterEach(() => void (admissionHooks.afterChecks = undefined));
 
 /** From now on, every admission whose checks pass is held before its insert, until `release()`. */

@@ -1,29 +1,18 @@
 import { request as httpRequest } from "node:http";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import type { Hex } from "viem";
-import { startDevStack, type DevStack } from "../harness/index.ts";
-import { closeProvers, createAccountKeys, poolAbi, recipientOf, toRelayRequest } from "../harness/client/index.ts";
+import type { DevStack } from "../harness/index.ts";
+import { createAccountKeys, poolAbi, recipientOf, toRelayRequest } from "../harness/client/index.ts";
 import type { Operation } from "../src/schemas/operation.ts";
 import type { RelayRequest } from "../src/schemas/request.ts";
-import { poolFixture } from "./support/pool.ts";
+import { provenRequest } from "./support/pool.ts";
+import { withQueueStack, type QueueStack } from "./support/queue-stack.ts";
 import { hex, rpc } from "./support/rpc.ts";
 
 // The engine under pressure, on real stacks: concurrency, stuck transactions, a full queue, reorgs.
-afterAll(closeProvers);
-
-async function fixture(stack: DevStack) {
-  const pool = await poolFixture(stack);
+function fixture({ stack, pool }: QueueStack) {
   /** A valid send, proved, of a freshly deposited note (each call spends a different note). */
-  async function request(from = 2): Promise<RelayRequest> {
-    const keys = createAccountKeys();
-    const { state, input } = await pool.fundedNote(from, keys, pool.usdc("3"));
-    const fee = BigInt(stack.manifest.relayFees.fees[0]?.send ?? "0");
-    const { transaction } = await pool.prove({
-      tree: state.tree, keys, inputs: [input], outputs: [{ amount: pool.usdc("3") - fee, to: recipientOf(createAccountKeys()) }],
-      fee, relayer: stack.relayer.address,
-    });
-    return toRelayRequest(stack.manifest, transaction);
-  }
+  const request = (from = 2) => provenRequest(stack, pool, { from });
   async function send(body: RelayRequest, headers: Record<string, string> = {}) {
     const response = await fetch(`${stack.queueUrl}/api/queue/send-relay`, {
       method: "POST",
@@ -49,13 +38,9 @@ async function fixture(stack: DevStack) {
 }
 
 describe("50 concurrent identical submissions", () => {
-  let stack: DevStack;
-  let f: Awaited<ReturnType<typeof fixture>>;
-  beforeAll(async () => {
-    stack = await startDevStack({ relay: { stuckAfterMs: 60_000 } }); // no fee bump: one attempt exactly
-    f = await fixture(stack);
-  }, 120_000);
-  afterAll(() => stack?.stop());
+  let f: ReturnType<typeof fixture>;
+  // No fee bump: one attempt exactly.
+  withQueueStack({ options: { relay: { stuckAfterMs: 60_000 } } }, (started) => (f = fixture(started)));
 
   it("make exactly one operation and one transaction; the others are told which operation holds the nullifier", async () => {
     const body = await f.request();
@@ -89,14 +74,13 @@ describe("50 concurrent identical submissions", () => {
 
 describe("automine off", () => {
   let stack: DevStack;
-  let f: Awaited<ReturnType<typeof fixture>>;
-  beforeAll(async () => {
-    stack = await startDevStack({ relay: { stuckAfterMs: 1_000, maxLiveOperations: 2 } });
-    f = await fixture(stack);
-  }, 120_000);
+  let f: ReturnType<typeof fixture>;
+  withQueueStack({ options: { relay: { stuckAfterMs: 1_000, maxLiveOperations: 2 } } }, (started) => {
+    ({ stack } = started);
+    f = fixture(started);
+  });
   afterAll(async () => {
     await rpc(stack.rpcUrl, "evm_setAutomine", [true]).catch(() => {});
-    await stack?.stop();
   });
 
   it("a stuck transaction is replaced with a fee bump; the replacement is tracked to confirmed; the queue fills up", async () => {
@@ -138,12 +122,11 @@ describe("automine off", () => {
 
 describe("a reorg", () => {
   let stack: DevStack;
-  let f: Awaited<ReturnType<typeof fixture>>;
-  beforeAll(async () => {
-    stack = await startDevStack({ relay: { requiredConfirmations: 3, stuckAfterMs: 60_000 } });
-    f = await fixture(stack);
-  }, 120_000);
-  afterAll(() => stack?.stop());
+  let f: ReturnType<typeof fixture>;
+  withQueueStack({ options: { relay: { requiredConfirmations: 3, stuckAfterMs: 60_000 } } }, (started) => {
+    ({ stack } = started);
+    f = fixture(started);
+  });
 
   it("moves an included operation back to submitted, and forward again to confirmed", async () => {
     const body = await f.request();
@@ -173,14 +156,13 @@ describe("a reorg", () => {
 
 describe("terminal failures", () => {
   let stack: DevStack;
-  let f: Awaited<ReturnType<typeof fixture>>;
-  beforeAll(async () => {
-    stack = await startDevStack({ relay: { stuckAfterMs: 60_000 } });
-    f = await fixture(stack);
-  }, 120_000);
+  let f: ReturnType<typeof fixture>;
+  withQueueStack({ options: { relay: { stuckAfterMs: 60_000 } } }, (started) => {
+    ({ stack } = started);
+    f = fixture(started);
+  });
   afterAll(async () => {
     await rpc(stack.rpcUrl, "evm_setAutomine", [true]).catch(() => {});
-    await stack?.stop();
   });
 
   it("reverted: mined with status 0 (the note was spent first by another transaction), with the Pool's decoded error", async () => {
@@ -210,13 +192,9 @@ describe("terminal failures", () => {
 });
 
 describe("an operation that cannot be broadcast in time", () => {
-  let stack: DevStack;
-  let f: Awaited<ReturnType<typeof fixture>>;
-  beforeAll(async () => {
-    stack = await startDevStack({ relay: { maxWaitMs: 0 } }); // every operation is already late
-    f = await fixture(stack);
-  }, 120_000);
-  afterAll(() => stack?.stop());
+  let f: ReturnType<typeof fixture>;
+  // Every operation is already late.
+  withQueueStack({ options: { relay: { maxWaitMs: 0 } } }, (started) => (f = fixture(started)));
 
   it("expires with nothing sent, and frees its nullifiers", async () => {
     const body = await f.request();
@@ -233,13 +211,10 @@ describe("an operation that cannot be broadcast in time", () => {
 
 describe("each client's share of the in-flight limit", () => {
   let stack: DevStack;
-  let f: Awaited<ReturnType<typeof fixture>>;
-  beforeAll(async () => {
-    stack = await startDevStack({ relay: { maxLiveOperations: 4, maxLivePerClient: 2 } });
-    f = await fixture(stack);
-  }, 120_000);
-  afterAll(async () => {
-    await stack?.stop();
+  let f: ReturnType<typeof fixture>;
+  withQueueStack({ options: { relay: { maxLiveOperations: 4, maxLivePerClient: 2 } } }, (started) => {
+    ({ stack } = started);
+    f = fixture(started);
   });
 
   /** POST send-relay from a loopback address of its own: a client of its own, to the runtime. */

@@ -1,12 +1,13 @@
 import { readFile } from "node:fs/promises";
 import { Writable } from "node:stream";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { parseEther, type Address } from "viem";
-import { startDevStack, type DevStack } from "../harness/index.ts";
-import { closeProvers, createAccountKeys, hashExtData, MerkleTree, commitmentOf, randomFieldElement, recipientOf, toRelayRequest, type Note } from "../harness/client/index.ts";
+import type { DevStack } from "../harness/index.ts";
+import { createAccountKeys, hashExtData, MerkleTree, commitmentOf, randomFieldElement, recipientOf, toRelayRequest, type Note } from "../harness/client/index.ts";
 import type { RelayRequest } from "../src/schemas/request.ts";
 import { publicAmountOf } from "../src/chain/ext-data.ts";
-import { poolFixture } from "./support/pool.ts";
+import { provenRequest, type poolFixture } from "./support/pool.ts";
+import { withQueueStack } from "./support/queue-stack.ts";
 import { rpc, hex } from "./support/rpc.ts";
 
 // Every admission check has a stable code and status; each is provoked here on a real stack.
@@ -17,29 +18,11 @@ let valid: RelayRequest; // a correct send, never submitted as is until the end
 let spare: RelayRequest; // another, for the recovery after a refund
 const SECRET = "7469726564206f662073656372657473"; // what a confused client might send: must never be logged or stored
 
-beforeAll(async () => {
-  const stream = new Writable({ write: (chunk, _enc, done) => ((logs += chunk.toString()), done()) });
-  stack = await startDevStack({ logger: { level: "info", stream } as never });
-  pool = await poolFixture(stack);
-  const keys = createAccountKeys();
-  const { state, input } = await pool.fundedNote(2, keys, pool.usdc("10"));
-  const fee = BigInt(stack.manifest.relayFees.fees[0]?.send ?? "0");
-  const { transaction } = await pool.prove({
-    tree: state.tree, keys, inputs: [input],
-    outputs: [{ amount: pool.usdc("10") - fee, to: recipientOf(createAccountKeys()) }],
-    fee, relayer: stack.relayer.address,
-  });
-  valid = toRelayRequest(stack.manifest, transaction);
-  const other = await pool.fundedNote(3, keys, pool.usdc("10"));
-  spare = toRelayRequest(
-    stack.manifest,
-    (await pool.prove({ tree: other.state.tree, keys, inputs: [other.input], outputs: [{ amount: pool.usdc("10") - fee, to: recipientOf(keys) }], fee, relayer: stack.relayer.address }))
-      .transaction,
-  );
-}, 120_000);
-afterAll(async () => {
-  await closeProvers();
-  await stack?.stop();
+const stream = new Writable({ write: (chunk, _enc, done) => ((logs += chunk.toString()), done()) });
+withQueueStack({ options: { logger: { level: "info", stream } as never } }, async (started) => {
+  ({ stack, pool } = started);
+  valid = await provenRequest(stack, pool, { amount: "10" });
+  spare = await provenRequest(stack, pool, { from: 3, amount: "10", toSelf: true });
 });
 
 async function post(path: string, body: unknown, headers: Record<string, string> = {}) {

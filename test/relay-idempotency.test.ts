@@ -1,25 +1,21 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startDevStack, type DevStack } from "../harness/index.ts";
-import { closeProvers, createAccountKeys, recipientOf, toRelayRequest, type AccountKeys } from "../harness/client/index.ts";
+import { afterAll, describe, expect, it } from "vitest";
+import type { DevStack } from "../harness/index.ts";
+import { createAccountKeys, recipientOf, toRelayRequest, type AccountKeys } from "../harness/client/index.ts";
 import type { Operation } from "../src/schemas/operation.ts";
 import type { RelayRequest } from "../src/schemas/request.ts";
 import { clients, RELAYER_KEY } from "./support/chain.ts";
-import { poolFixture } from "./support/pool.ts";
+import type { poolFixture } from "./support/pool.ts";
 import { rpc } from "./support/rpc.ts";
+import { withQueueStack } from "./support/queue-stack.ts";
 
 // A client that retries with an Idempotency-Key always learns the id of what it submitted, even when
 // an unkeyed copy of the same request was stored first; a nullifier spent by one of our operations is
 // answered with that operation's id. Real stack, real proofs.
 let stack: DevStack;
 let pool: Awaited<ReturnType<typeof poolFixture>>;
-beforeAll(async () => {
-  stack = await startDevStack({ relay: { stuckAfterMs: 60_000 } });
-  pool = await poolFixture(stack);
-}, 120_000);
+withQueueStack({ options: { relay: { stuckAfterMs: 60_000 } } }, (started) => ({ stack, pool } = started));
 afterAll(async () => {
   await rpc(stack?.rpcUrl, "evm_setAutomine", [true]).catch(() => {});
-  await closeProvers();
-  await stack?.stop();
 });
 
 type Answer = { status: number; body: Operation & { code?: string; operationId?: string; nullifier?: string } };

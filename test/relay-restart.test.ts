@@ -1,12 +1,12 @@
 import path from "node:path";
 import type { ResultPromise } from "execa";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startDevStack, type DevStack } from "../harness/index.ts";
-import { closeProvers, createAccountKeys, recipientOf, toRelayRequest } from "../harness/client/index.ts";
+import { afterEach, describe, expect, it } from "vitest";
+import type { DevStack } from "../harness/index.ts";
 import type { Operation } from "../src/schemas/operation.ts";
-import { poolFixture } from "./support/pool.ts";
+import { provenRequest, type poolFixture } from "./support/pool.ts";
 import { rpc } from "./support/rpc.ts";
 import { withRuntimeProcesses } from "./support/runtime-process.ts";
+import { withQueueStack } from "./support/queue-stack.ts";
 
 // The runtime as its own process with a durable store, killed with SIGKILL mid-flight and started again.
 let stack: DevStack;
@@ -14,32 +14,17 @@ let pool: Awaited<ReturnType<typeof poolFixture>>;
 // Each runtime is SIGKILLed after its test; the stores' folder is removed after the file.
 const runtimes = withRuntimeProcesses("queue-store-");
 
-beforeAll(async () => {
-  stack = await startDevStack();
-  pool = await poolFixture(stack);
-}, 120_000);
+withQueueStack({}, (started) => ({ stack, pool } = started));
 afterEach(async () => {
   await runtimes.kill();
   await rpc(stack.rpcUrl, "evm_setAutomine", [true]);
-});
-afterAll(async () => {
-  await closeProvers();
-  await stack?.stop();
 });
 
 async function startRuntime(store: string): Promise<{ url: string; child: ResultPromise }> {
   return runtimes.start(stack, ["--store", store, "--stuck-after-ms", "60000"]);
 }
 
-async function request() {
-  const keys = createAccountKeys();
-  const { state, input } = await pool.fundedNote(2, keys, pool.usdc("3"));
-  const fee = BigInt(stack.manifest.relayFees.fees[0]?.send ?? "0");
-  const { transaction } = await pool.prove({
-    tree: state.tree, keys, inputs: [input], outputs: [{ amount: pool.usdc("3") - fee, to: recipientOf(keys) }], fee, relayer: stack.relayer.address,
-  });
-  return toRelayRequest(stack.manifest, transaction);
-}
+const request = () => provenRequest(stack, pool, { toSelf: true });
 
 const status = async (url: string, id: string) => (await (await fetch(`${url}/api/queue/send-status?id=${id}`)).json()) as Operation;
 async function until(url: string, id: string, done: (op: Operation) => boolean): Promise<Operation> {

@@ -11,7 +11,7 @@ let stack: DevStack;
 let pool: Awaited<ReturnType<typeof poolFixture>>;
 let queue: QueueClient;
 
-withQueueStack({ relay: { requiredConfirmations: 3 } }, (s) => ({ stack, pool, queue } = s));
+withQueueStack({ options: { relay: { requiredConfirmations: 3 } } }, (s) => ({ stack, pool, queue } = s));
 
 const dev = async (path: string, body: unknown) => {
   const response = await fetch(`${stack.queueUrl}/api/dev/${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });

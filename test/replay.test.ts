@@ -22,7 +22,7 @@ const tempDir = withTempDirs();
 let stack: DevStack;
 let pool: Awaited<ReturnType<typeof poolFixture>>;
 let queue: QueueClient;
-withQueueStack({ relay: { stuckAfterMs: 60_000 } }, (s) => ({ stack, pool, queue } = s));
+withQueueStack({ options: { relay: { stuckAfterMs: 60_000 } } }, (s) => ({ stack, pool, queue } = s));
 
 /** `queue-devstack replay …` as a user runs it, in its own process. */
 const replayCli = (...args: string[]) =>

@@ -12,7 +12,7 @@ let stack: DevStack;
 let pool: Awaited<ReturnType<typeof poolFixture>>;
 let queue: QueueClient;
 
-withQueueStack({ store: ":memory:" }, (s) => ({ stack, pool, queue } = s));
+withQueueStack({ options: { store: ":memory:" } }, (s) => ({ stack, pool, queue } = s));
 
 const nextBlockTime = async () => {
   await rpc(stack.rpcUrl, "evm_mine");

@@ -21,7 +21,7 @@ console.log(`reset property: seed ${SEED}, ${RUNS} sequences (RESET_SEED=${SEED}
 let stack: DevStack;
 let pool: Awaited<ReturnType<typeof poolFixture>>;
 let queue: QueueClient;
-withQueueStack({ store: ":memory:" }, (s) => ({ stack, pool, queue } = s));
+withQueueStack({ options: { store: ":memory:" } }, (s) => ({ stack, pool, queue } = s));
 
 const head = () => headOf(stack);
 const post = (path: string, body?: unknown) => devControl(stack, path, body);

@@ -14,7 +14,7 @@ let stack: DevStack;
 let pool: Awaited<ReturnType<typeof poolFixture>>;
 let queue: QueueClient;
 
-withQueueStack({ store: ":memory:" }, (s) => ({ stack, pool, queue } = s));
+withQueueStack({ options: { store: ":memory:" } }, (s) => ({ stack, pool, queue } = s));
 afterEach(() => {
   admissionHooks.afterChecks = undefined;
   snapshotHooks.afterRevert = undefined;

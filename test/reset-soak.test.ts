@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Hex } from "viem";
-import { startDevStack, type DevStack } from "../harness/index.ts";
+import type { DevStack } from "../harness/index.ts";
+import { withQueueStack } from "./support/queue-stack.ts";
 
 // Issue 30, item 1: on one stack, a mined transaction then a reset, thousands of times in a row. On
 // anvil 1.7.1 a revert racing the block its transaction is being mined in answers true and leaves the
@@ -8,12 +9,7 @@ import { startDevStack, type DevStack } from "../harness/index.ts";
 const RESETS = 3_000;
 let stack: DevStack;
 
-beforeAll(async () => {
-  stack = await startDevStack({ store: ":memory:", logger: { level: process.env.DEVSTACK_LOG ?? "silent" } });
-}, 120_000);
-afterAll(async () => {
-  await stack?.stop();
-});
+withQueueStack({ options: { store: ":memory:", logger: { level: process.env.DEVSTACK_LOG ?? "silent" } }, client: false, timeout: 120_000 }, (started) => ({ stack } = started));
 
 /** Calls in one batch (one round trip); anvil starts them in order, so the head read comes before the send. */
 async function batch(calls: Array<[string, unknown[]]>): Promise<unknown[]> {

@@ -4,17 +4,16 @@ import { pathToFileURL } from "node:url";
 import path from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { execa } from "execa";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { BundleError, StackAlreadyRunningError, startDevStack, type DevStack } from "../harness/index.ts";
 import { commandLineOf } from "../harness/process/index.ts";
 import { readProcessRecord } from "../harness/state-dir/index.ts";
 import { anvilsWith } from "./support/processes.ts";
-import { withStacks } from "./support/stacks.ts";
+import { withQueueStack } from "./support/queue-stack.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
 
 // review-bundle: what a load or a save leaves on disk when it fails half-way.
 const tempDir = withTempDirs();
-const startStack = withStacks();
 const CLI = ["--experimental-strip-types", "--no-warnings", "scripts/cli/dev-stack.ts"];
 type Envelope = Record<string, unknown> & { chain: string; store: string; manifest: string };
 let dir: string;
@@ -23,13 +22,12 @@ let good: Envelope;
 
 beforeAll(async () => {
   dir = await tempDir("devstack-review-bundle-");
-  stack = await startStack({ stateDir: path.join(dir, "running") });
+});
+withQueueStack({ client: false, options: () => ({ stateDir: path.join(dir, "running") }) }, async (started) => {
+  ({ stack } = started);
   const file = path.join(dir, "good.qdbundle");
   await stack.save(file);
   good = JSON.parse(gunzipSync(await readFile(file)).toString("utf8")) as Envelope;
-});
-afterAll(async () => {
-  await stack?.stop();
 });
 
 /** The good bundle with its first asset's symbol, in its chain, holding an escape: it unpacks, then fails once the chain runs. */

@@ -6,7 +6,7 @@ import { withQueueStack } from "./support/queue-stack.ts";
 // delayMs (up to ten minutes) kept waiting after the fault was switched off or a reset cleared it: the
 // runtime's reads stayed that late, and a reset waited on the engine's read for its whole timeout.
 let stack: DevStack;
-withQueueStack({ store: ":memory:" }, (s) => ({ stack } = s));
+withQueueStack({ options: { store: ":memory:" }, client: false }, (s) => ({ stack } = s));
 
 const blockNumber = () =>
   fetch(stack.faults.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] }) }).then(

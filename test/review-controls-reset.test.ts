@@ -8,7 +8,7 @@ import { rpc } from "./support/rpc.ts";
 // later than the one before, the base fee still 1,000 gwei (over the relayer's 500 gwei fee cap: the
 // next test's relays could not be sent), and the fees still went to the coinbase the last test chose.
 let stack: DevStack;
-withQueueStack({ store: ":memory:" }, (s) => ({ stack } = s));
+withQueueStack({ options: { store: ":memory:" }, client: false }, (s) => ({ stack } = s));
 
 const relayer = async (body: Record<string, unknown> = {}) => {
   const response = await fetch(`${stack.queueUrl}/api/dev/relayer`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });

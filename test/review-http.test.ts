@@ -1,20 +1,16 @@
 import { connect, type Socket } from "node:net";
 import { Writable } from "node:stream";
 import type { FastifyInstance } from "fastify";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startDevStack, type DevStack } from "../harness/index.ts";
+import { afterAll, describe, expect, it } from "vitest";
+import type { DevStack } from "../harness/index.ts";
 import { CIRCUIT_BUILD_DIR, manifestBytes } from "../harness/deployment/index.ts";
 import { buildQueueRuntime, codeChanges, type QueueRuntimeOptions } from "../src/server.ts";
 import { RELAYER_KEY } from "./support/chain.ts";
+import { withQueueStack } from "./support/queue-stack.ts";
 
 // A review of the HTTP layer reworked for speed (issue 32, item 3): each case failed before its fix.
 let stack: DevStack;
-beforeAll(async () => {
-  stack = await startDevStack();
-});
-afterAll(async () => {
-  await stack?.stop();
-});
+withQueueStack({ client: false }, (started) => ({ stack } = started));
 
 const apps: FastifyInstance[] = [];
 afterAll(async () => {

@@ -1,25 +1,24 @@
 import { copyFile, mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { keccak256, type Address } from "viem";
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { DevStack } from "../harness/index.ts";
 import { createChainClient } from "../src/chain/client.ts";
 import { VARIANTS_PATH } from "./support/patch-variants.ts";
-import { withStacks } from "./support/stacks.ts";
+import { withQueueStack } from "./support/queue-stack.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
 
 // A patch's source is a path to anyone's file: whatever it holds, the answer is a named refusal (422), the
 // chain's code unchanged; never a 500, and never a 503 blaming the chain for the file's content.
 const tempDir = withTempDirs();
-const startStack = withStacks();
 
 describe("a patch source that is not one", () => {
   let stack: DevStack;
   let dir: string;
   let variants: { contracts: Record<string, Record<string, { evm: { deployedBytecode: { object: string } }; storageLayout: { storage: unknown } }>> };
-  beforeAll(async () => {
+  withQueueStack({ client: false }, async (started) => {
+    ({ stack } = started);
     dir = await tempDir("devstack-review-patch-");
-    stack = await startStack({});
     variants = JSON.parse(await readFile(VARIANTS_PATH, "utf8")) as typeof variants;
   });
   const fixed = (v: typeof variants) => v.contracts["contracts/test/PoolFixed.sol"]?.PoolFixed as (typeof variants.contracts)[string][string];

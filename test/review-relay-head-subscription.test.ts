@@ -15,7 +15,7 @@ import { pollUntil } from "./support/runtime-process.ts";
 // runtime's close must not wait on it (a SIGTERM's exit waits on that close), and the poll relays meanwhile.
 let stack: DevStack;
 let pool: Awaited<ReturnType<typeof poolFixture>>;
-withQueueStack({ proofs: "dev" }, (started) => ({ stack, pool } = started));
+withQueueStack({ options: { proofs: "dev" } }, (started) => ({ stack, pool } = started));
 
 const sockets = new Set<Socket>();
 const stalled = createServer((socket) => {

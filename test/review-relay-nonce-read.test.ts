@@ -18,7 +18,7 @@ import { pollUntil, relayerNonce } from "./support/runtime-process.ts";
 // no transaction of the relayer is ever mined past.
 let stack: DevStack;
 let pool: Awaited<ReturnType<typeof poolFixture>>;
-withQueueStack({ proofs: "dev" }, (started) => ({ stack, pool } = started));
+withQueueStack({ options: { proofs: "dev" } }, (started) => ({ stack, pool } = started));
 
 /** A proxy to anvil that, when armed, holds the answer to the next call reading a pending nonce. */
 let held: { release: () => void } | null = null;

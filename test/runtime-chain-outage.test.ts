@@ -1,18 +1,18 @@
 import { createServer, type Server } from "node:http";
 import { readFile } from "node:fs/promises";
 import { Writable } from "node:stream";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import type { FastifyInstance } from "fastify";
 import { CIRCUIT_BUILD_DIR } from "../harness/deployment/index.ts";
-import { startDevStack, type DevStack } from "../harness/index.ts";
-import { hashExtData } from "../harness/client/index.ts";
-import { publicAmountOf } from "../src/chain/ext-data.ts";
+import type { DevStack } from "../harness/index.ts";
 import { buildQueueRuntime } from "../src/server.ts";
 import { BaseError, RpcRequestError } from "viem";
 import { createChainClient } from "../src/chain/client.ts";
 import { chainUnavailable } from "../src/admission/refusals.ts";
 import { isTransportError } from "../src/chain/transport-error.ts";
 import { RELAYER_KEY } from "./support/chain.ts";
+import { withQueueStack } from "./support/queue-stack.ts";
+import { unprovedSend } from "./support/unproved-send.ts";
 
 // The runtime's chain goes away (through a proxy we can cut): answers are 503 chain_unavailable, never
 // a 500 or a verdict on the request, and the RPC URL's key never reaches the log.
@@ -23,8 +23,8 @@ let down = false;
 let app: FastifyInstance;
 let logs = "";
 
-beforeAll(async () => {
-  stack = await startDevStack();
+withQueueStack({ client: false }, async (started) => {
+  ({ stack } = started);
   proxy = createServer(async (req, res) => {
     if (down) return res.destroy();
     const chunks: Buffer[] = [];
@@ -47,23 +47,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await app?.close();
   proxy?.close();
-  await stack?.stop();
 });
-
-/** A send that passes every check that needs no chain (its proof is never looked at here). */
-function request() {
-  const m = stack.manifest;
-  const asset = m.assets[0]?.address as `0x${string}`;
-  const fee = BigInt(m.relayFees.fees[0]?.send ?? "0");
-  const extData = { recipient: "0x0000000000000000000000000000000000000000", extAmount: "0", relayer: stack.relayer.address, fee: fee.toString(), encryptedOutput1: "0x01", encryptedOutput2: "0x02" } as const;
-  const extDataHash = hashExtData({ chainId: m.chainId, poolAddress: m.poolAddress, domain: BigInt(m.domain) }, asset, { ...extData, extAmount: 0n, fee } as never);
-  return {
-    deployment: { chainId: m.chainId, poolAddress: m.poolAddress, domain: m.domain },
-    proof: { a: ["1", "2"], b: [["3", "4"], ["5", "6"]], c: ["7", "8"] },
-    publicInputs: { root: "1", publicAmount: publicAmountOf(0n, fee).toString(), extDataHash: extDataHash.toString(), asset, domain: BigInt(m.domain).toString(), inputNullifiers: ["11", "12"], outputCommitments: ["13", "14"] },
-    extData,
-  };
-}
 
 describe("a node that answers, refusing the question", () => {
   it("is no outage: a JSON-RPC refusal of the request itself (-32602 invalid params, from anvil) is not chain_unavailable, a cut connection is", async () => {
@@ -79,13 +63,13 @@ describe("a node that answers, refusing the question", () => {
 
 describe("when the chain does not answer", () => {
   it("relay submissions and asset reads are 503 chain_unavailable with Retry-After", async () => {
-    const up = await app.inject({ method: "POST", url: "/api/queue/send-relay", payload: request() });
+    const up = await app.inject({ method: "POST", url: "/api/queue/send-relay", payload: unprovedSend(stack) });
     // With the chain up, the request is judged by it: its made-up root comes first (the Pool checks it before the proof).
     expect(up.json().code).toBe("unknown_root");
     down = true;
     try {
       for (const res of [
-        await app.inject({ method: "POST", url: "/api/queue/send-relay", payload: request() }),
+        await app.inject({ method: "POST", url: "/api/queue/send-relay", payload: unprovedSend(stack) }),
         await app.inject({ method: "GET", url: "/api/queue/assets" }),
       ]) {
         expect(res.statusCode).toBe(503);

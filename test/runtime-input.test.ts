@@ -5,12 +5,11 @@ import { readFile } from "node:fs/promises";
 import { connect, type Socket } from "node:net";
 import type { FastifyInstance } from "fastify";
 import { CIRCUIT_BUILD_DIR } from "../harness/deployment/index.ts";
-import { startDevStack, type DevStack } from "../harness/index.ts";
-import { closeProvers, createAccountKeys, hashExtData, toRelayRequest } from "../harness/client/index.ts";
+import type { DevStack } from "../harness/index.ts";
+import { createAccountKeys, toRelayRequest } from "../harness/client/index.ts";
 import { buildQueueRuntime } from "../src/server.ts";
 import { RELAYER_KEY } from "./support/chain.ts";
 import { poolFixture } from "./support/pool.ts";
-import { publicAmountOf } from "../src/chain/ext-data.ts";
 import { installProblemHandlers } from "../src/errors.ts";
 import { validatorCompiler } from "../src/validation.ts";
 import { HttpRequestError, IntegerOutOfRangeError, InternalRpcError, RpcRequestError, TimeoutError } from "viem";
@@ -21,32 +20,13 @@ import { relaySettings } from "../src/server.ts";
 import { SqliteOperationStore } from "../src/store/store.ts";
 import { privateKeyToAccount } from "viem/accounts";
 import { ProblemError } from "../src/problem.ts";
+import { withQueueStack } from "./support/queue-stack.ts";
+import { unprovedSend } from "./support/unproved-send.ts";
 
 // Malformed input, from outside: whatever a client sends, the answer is a problem with a stable code
 // naming what is wrong, never a 500.
 let stack: DevStack;
-beforeAll(async () => {
-  stack = await startDevStack();
-});
-afterAll(async () => {
-  await closeProvers();
-  await stack?.stop();
-});
-
-/** A send that is well-formed in every field (its proof is never looked at: only the schema is tested). */
-function wellFormed() {
-  const m = stack.manifest;
-  const asset = m.assets[0]?.address as `0x${string}`;
-  const fee = BigInt(m.relayFees.fees[0]?.send ?? "0");
-  const extData = { recipient: "0x0000000000000000000000000000000000000000", extAmount: "0", relayer: stack.relayer.address, fee: fee.toString(), encryptedOutput1: "0x01", encryptedOutput2: "0x02" };
-  const extDataHash = hashExtData({ chainId: m.chainId, poolAddress: m.poolAddress, domain: BigInt(m.domain) }, asset, { ...extData, extAmount: 0n, fee } as never);
-  return {
-    deployment: { chainId: m.chainId, poolAddress: m.poolAddress, domain: m.domain },
-    proof: { a: ["1", "2"], b: [["3", "4"], ["5", "6"]], c: ["7", "8"] },
-    publicInputs: { root: "1", publicAmount: publicAmountOf(0n, fee).toString(), extDataHash: extDataHash.toString(), asset, domain: BigInt(m.domain).toString(), inputNullifiers: ["11", "12"], outputCommitments: ["13", "14"] },
-    extData,
-  };
-}
+withQueueStack({ client: false }, (started) => ({ stack } = started));
 
 /** Every leaf of a JSON value with its path. */
 function leaves(value: unknown, path: (string | number)[] = []): Array<{ path: (string | number)[]; value: unknown }> {
@@ -79,7 +59,7 @@ describe("integer fields: any malformed value is a 400 invalid_request naming th
     fetch(`${stack.queueUrl}/api/queue/send-relay`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
 
   it("every integer field of the relay body, every malformed value", async () => {
-    const base = wellFormed();
+    const base = unprovedSend(stack);
     const stringInts = leaves(base).filter((l) => typeof l.value === "string" && /^-?[0-9]+$/.test(l.value));
     expect(stringInts.map((l) => l.path.join("."))).toHaveLength(18); // proof 8, public inputs 8, extAmount, fee
     const cases: Array<{ path: (string | number)[]; value: unknown }> = [];
@@ -150,7 +130,7 @@ describe("integer fields: any malformed value is a 400 invalid_request naming th
 describe("an action's deadline is a uint64", () => {
   const post = (body: unknown) => fetch(`${stack.queueUrl}/api/queue/withdraw-relay`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
   const withDeadline = (deadline: string) => ({
-    ...wellFormed(),
+    ...unprovedSend(stack),
     action: { quoteId: `qt_${"ab".repeat(32)}`, routeId: `0x${"73".repeat(32)}`, outputAsset: stack.manifest.assets[1]?.address, minOutput: "1", outputPrecommitment: "1", deadline, finalizeFee: "0", finalizer: `0x${"11".repeat(20)}` },
   });
 
@@ -199,7 +179,7 @@ describe("an unexpected error during an admission", () => {
     const relayer = new Relayer({ store, chain, engineChain: chain, account: privateKeyToAccount(RELAYER_KEY), config: stack.manifest, settings: relaySettings(), log: log as never, chainTimeoutMs: 3_000 });
     try {
       // A value past the schema that no check foresaw (as a bug would make one): BigInt() throws a SyntaxError.
-      const request = wellFormed();
+      const request = unprovedSend(stack);
       request.publicInputs.extDataHash = "not a number";
       const refusal = await relayer.submit("send", request as never, "key-1").then(() => null, (error: unknown) => error);
       expect(refusal).toBeInstanceOf(ProblemError);

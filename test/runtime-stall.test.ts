@@ -1,16 +1,16 @@
 import { readFile } from "node:fs/promises";
 import type { FastifyInstance } from "fastify";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { CIRCUIT_BUILD_DIR } from "../harness/deployment/index.ts";
-import { startDevStack, type DevStack } from "../harness/index.ts";
-import { closeProvers, createAccountKeys, hashExtData, recipientOf, toRelayRequest } from "../harness/client/index.ts";
-import { publicAmountOf } from "../src/chain/ext-data.ts";
+import type { DevStack } from "../harness/index.ts";
 import type { Operation } from "../src/schemas/operation.ts";
 import type { RelayRequest } from "../src/schemas/request.ts";
 import { buildQueueRuntime } from "../src/server.ts";
 import { RELAYER_KEY } from "./support/chain.ts";
-import { poolFixture } from "./support/pool.ts";
+import { poolFixture, provenRequest } from "./support/pool.ts";
 import { rpc } from "./support/rpc.ts";
+import { withQueueStack } from "./support/queue-stack.ts";
+import { unprovedSend } from "./support/unproved-send.ts";
 
 // A chain that stops answering (anvil frozen with SIGSTOP, a real process): status reads answer from
 // the store at once, saying how old their head is; what needs the chain fails fast with a 503.
@@ -38,20 +38,15 @@ async function status(id: string, kind: "send" | "withdraw" = "send") {
   return { response, ms: performance.now() - started, op: response.json() as Operation };
 }
 
-beforeAll(async () => {
-  stack = await startDevStack();
+withQueueStack({ client: false, timeout: 120_000 }, async (started) => {
+  ({ stack } = started);
   app = await buildQueueRuntime({
     manifest: await readFile(stack.manifestPath), rpcUrl: stack.rpcUrl, relayerPrivateKey: RELAYER_KEY, artifactsDir: CIRCUIT_BUILD_DIR, store: ":memory:",
     chainTimeoutMs: CHAIN_TIMEOUT_MS,
   });
   await app.ready();
   // One real send, relayed to confirmed.
-  const pool = await poolFixture(stack);
-  const keys = createAccountKeys();
-  const { state, input } = await pool.fundedNote(2, keys, pool.usdc("3"));
-  const fee = BigInt(stack.manifest.relayFees.fees[0]?.send ?? "0");
-  const { transaction } = await pool.prove({ tree: state.tree, keys, inputs: [input], outputs: [{ amount: pool.usdc("3") - fee, to: recipientOf(createAccountKeys()) }], fee, relayer: stack.relayer.address });
-  body = toRelayRequest(stack.manifest, transaction);
+  body = await provenRequest(stack, await poolFixture(stack));
   const accepted = await app.inject({ method: "POST", url: "/api/queue/send-relay", payload: body, headers: { "idempotency-key": KEY } });
   expect(accepted.statusCode).toBe(202);
   for (;;) {
@@ -63,28 +58,11 @@ beforeAll(async () => {
     }
     await pause(50);
   }
-}, 120_000);
+});
 afterAll(async () => {
   thaw();
-  await closeProvers();
   await app?.close();
-  await stack?.stop();
 });
-
-/** A send that passes every check that needs no chain (its proof is garbage: only the chain could tell). */
-function unproved(): RelayRequest {
-  const m = stack.manifest;
-  const asset = m.assets[0]?.address as `0x${string}`;
-  const fee = BigInt(m.relayFees.fees[0]?.send ?? "0");
-  const extData = { recipient: "0x0000000000000000000000000000000000000000", extAmount: "0", relayer: stack.relayer.address, fee: fee.toString(), encryptedOutput1: "0x01", encryptedOutput2: "0x02" } as const;
-  const extDataHash = hashExtData({ chainId: m.chainId, poolAddress: m.poolAddress, domain: BigInt(m.domain) }, asset, { ...extData, extAmount: 0n, fee } as never);
-  return {
-    deployment: { chainId: m.chainId, poolAddress: m.poolAddress, domain: m.domain },
-    proof: { a: ["1", "2"], b: [["3", "4"], ["5", "6"]], c: ["7", "8"] },
-    publicInputs: { root: "1", publicAmount: publicAmountOf(0n, fee).toString(), extDataHash: extDataHash.toString(), asset, domain: BigInt(m.domain).toString(), inputNullifiers: ["21", "22"], outputCommitments: ["23", "24"] },
-    extData,
-  };
-}
 
 describe("with the chain frozen (SIGSTOP)", () => {
   it("status answers come from the store at once, with the observed head and its age", async () => {
@@ -135,7 +113,7 @@ describe("with the chain frozen (SIGSTOP)", () => {
     freeze();
     try {
       for (const request of [
-        { method: "POST" as const, url: "/api/queue/send-relay", payload: unproved() },
+        { method: "POST" as const, url: "/api/queue/send-relay", payload: unprovedSend(stack, { inputNullifiers: ["21", "22"], outputCommitments: ["23", "24"] }) },
         { method: "GET" as const, url: "/api/queue/assets" },
         { method: "GET" as const, url: `/api/queue/assets?blockNumber=${confirmed.block?.number}` },
       ]) {

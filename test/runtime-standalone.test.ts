@@ -3,21 +3,17 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { execa } from "execa";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startDevStack, type DevStack } from "../harness/index.ts";
+import { describe, expect, it } from "vitest";
+import type { DevStack } from "../harness/index.ts";
 import { buildQueueRuntime, prepareQueueRuntime } from "../src/server.ts";
 import { CIRCUIT_BUILD_DIR } from "../harness/deployment/index.ts";
 import { RELAYER_KEY } from "./support/chain.ts";
 import { startRuntimeProcess } from "./support/runtime-process.ts";
+import { withQueueStack } from "./support/queue-stack.ts";
 
 // The runtime as an operator runs it: src/ alone, given a manifest, an RPC URL and a relayer key.
 let stack: DevStack;
-beforeAll(async () => {
-  stack = await startDevStack();
-});
-afterAll(async () => {
-  await stack?.stop();
-});
+withQueueStack({ client: false }, (started) => ({ stack } = started));
 
 
 describe("the queue runtime on its own", () => {

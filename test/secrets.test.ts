@@ -5,11 +5,12 @@ import path from "node:path";
 import { Writable } from "node:stream";
 import { gunzipSync } from "node:zlib";
 import { execa, type ResultPromise } from "execa";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { startDevStack, StackInfo, type DevStack } from "../harness/index.ts";
 import { listProcesses, type ProcessInfo } from "../harness/process/index.ts";
 import { RELAYER_KEY } from "./support/chain.ts";
 import { gone } from "./support/processes.ts";
+import { withQueueStack } from "./support/queue-stack.ts";
 
 // Secrets on disk and in the process list: the relayer's key and a fork URL's credentials must never
 // reach a file of the state dir (during the run or after it), a log line, a response body, or the
@@ -18,8 +19,8 @@ let upstream: DevStack;
 let provider: Server;
 let providerPort: number;
 let refused = 0;
-beforeAll(async () => {
-  upstream = await startDevStack();
+withQueueStack({ client: false }, async (started) => {
+  ({ stack: upstream } = started);
   // A hosted RPC provider in front of the upstream: a key in the path, another in the query, and Basic
   // auth. It refuses any request without all three, so the stack can only fork it with the credentials.
   provider = createServer(async (req, res) => {
@@ -43,7 +44,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   provider?.close();
-  await upstream?.stop();
 });
 
 const SECRETS = ["hunter2pass", "0123456789abcdef0123", "sk_live_0123456789abcdef", RELAYER_KEY.slice(2)];

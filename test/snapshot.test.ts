@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { erc20Abi, parseAbi, type Hex } from "viem";
-import { SnapshotError, startDevStack, type DevStack } from "../harness/index.ts";
+import { SnapshotError, type DevStack } from "../harness/index.ts";
 import { snapshotHooks } from "../harness/snapshot/index.ts";
-import { closeProvers, createAccountKeys, createQueueClient, recipientOf, reviewedFrom, type QueueClient } from "../harness/client/index.ts";
-import { poolFixture } from "./support/pool.ts";
+import { createAccountKeys, recipientOf, type QueueClient } from "../harness/client/index.ts";
+import type { poolFixture } from "./support/pool.ts";
 import { hex, rpc } from "./support/rpc.ts";
+import { withQueueStack } from "./support/queue-stack.ts";
 
 // Snapshots of a whole stack: the chain and the queue's operation store go back together, with no
 // process restarted.
@@ -12,15 +13,7 @@ let stack: DevStack;
 let pool: Awaited<ReturnType<typeof poolFixture>>;
 let client: QueueClient;
 
-beforeAll(async () => {
-  stack = await startDevStack({ logger: { level: process.env.DEVSTACK_LOG ?? "silent" } });
-  pool = await poolFixture(stack);
-  client = createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(stack.manifest) });
-}, 120_000);
-afterAll(async () => {
-  await closeProvers();
-  await stack?.stop();
-});
+withQueueStack({ options: { logger: { level: process.env.DEVSTACK_LOG ?? "silent" } } }, (started) => ({ stack, pool, queue: client } = started));
 
 const head = async () => rpc<{ number: Hex; hash: Hex; timestamp: Hex }>(stack.rpcUrl, "eth_getBlockByNumber", ["latest", false]);
 const nullifierSpent = (n: bigint) =>

@@ -20,7 +20,7 @@ let queue: QueueClient;
 
 // Actions must settle within 60 s of their quote: long enough to deposit, prove and be mined on a busy
 // machine (15 s was not, with two test files at once), short enough to lapse when the clock is moved on.
-withQueueStack({ runtime: { quotes: { settleWithinSeconds: 60 } } }, (s) => ({ stack, pool, queue } = s));
+withQueueStack({ options: { runtime: { quotes: { settleWithinSeconds: 60 } } } }, (s) => ({ stack, pool, queue } = s));
 
 async function action() {
   const keys = createAccountKeys();

@@ -14,6 +14,7 @@ import {
   randomFieldElement,
   reviewedFrom,
   syncPool,
+  toRelayRequest,
   type AccountKeys,
   type Deployment,
   type ExtData,
@@ -23,6 +24,7 @@ import {
   type QueueClient,
 } from "../../harness/client/index.ts";
 import { publicAmountOf } from "../../src/chain/ext-data.ts";
+import type { RelayRequest } from "../../src/schemas/request.ts";
 import { clients } from "./chain.ts";
 import { rpc } from "./rpc.ts";
 
@@ -102,12 +104,34 @@ export async function poolFixture(stack: DevStack) {
   return { config, reviewed, prover, deployment, asset, levels, user, usdc, sync, deposit, depositBurst, fundedNote, prove, proveUnchecked, read, balanceOf, chainTime };
 }
 
-/** A private send of a freshly deposited 5 dUSDC note, proven against the served config, not yet submitted. */
-export async function provenSend(stack: DevStack, pool: Awaited<ReturnType<typeof poolFixture>>, queue: QueueClient, from: number) {
-  const config = await queue.beforePrepare();
+type PoolFixture = Awaited<ReturnType<typeof poolFixture>>;
+
+export interface FreshSend {
+  /** The dev account that deposits the note. @defaultValue 2 */
+  from?: number;
+  /** The note's amount, in dUSDC. @defaultValue "3" */
+  amount?: string;
+  /** Pays the sender's own keys, not fresh ones. @defaultValue false */
+  toSelf?: boolean;
+}
+
+/** A private send of a freshly deposited note, all of it but `fee` paid out, proven; not yet submitted. */
+async function proveFreshSend(stack: Pick<DevStack, "relayer">, pool: PoolFixture, fee: bigint, { from = 2, amount = "3", toSelf = false }: FreshSend) {
   const keys = createAccountKeys();
+  const { state, input } = await pool.fundedNote(from, keys, pool.usdc(amount));
+  const to = recipientOf(toSelf ? keys : createAccountKeys());
+  return (await pool.prove({ tree: state.tree, keys, inputs: [input], outputs: [{ amount: pool.usdc(amount) - fee, to }], fee, relayer: stack.relayer.address })).transaction;
+}
+
+/** A private send of a freshly deposited 5 dUSDC note, proven against the served config, not yet submitted. */
+export async function provenSend(stack: DevStack, pool: PoolFixture, queue: QueueClient, from: number) {
+  const config = await queue.beforePrepare();
   const fee = BigInt(config.relayFees.fees[0]?.send ?? "0");
-  const { state, input } = await pool.fundedNote(from, keys, pool.usdc("5"));
-  const { transaction } = await pool.prove({ tree: state.tree, keys, inputs: [input], outputs: [{ amount: pool.usdc("5") - fee, to: recipientOf(createAccountKeys()) }], fee, relayer: stack.relayer.address });
-  return { config, transaction };
+  return { config, transaction: await proveFreshSend(stack, pool, fee, { from, amount: "5" }) };
+}
+
+/** The body of POST send-relay for a fresh note's send at the stack manifest's fee, proven (a real relay request). */
+export async function provenRequest(stack: Pick<DevStack, "manifest" | "relayer">, pool: PoolFixture, send: FreshSend = {}): Promise<RelayRequest> {
+  const fee = BigInt(stack.manifest.relayFees.fees[0]?.send ?? "0");
+  return toRelayRequest(stack.manifest, await proveFreshSend(stack, pool, fee, send));
 }
