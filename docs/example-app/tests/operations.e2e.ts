@@ -6,6 +6,9 @@ import { dev, openApp, stateOf, track } from "./app.ts";
 // The relayer is paused (the accepted send waits) and mining held (the submitted and included ones).
 const demo = defineStackFixture("demo", (stack) => seed(stack, "demo"));
 test.use({ stackFixture: demo });
+// In order, on one worker: seeded once (3 to 4 s), then restored in milliseconds for each next test. A test
+// of another file in between would reset the stack, and the next of these would seed again.
+test.describe.configure({ mode: "default" });
 
 test("renders the seeded operations, one in every state", async ({ page, stack, fixture }) => {
   const { operations } = fixture as SeedResult;
