@@ -64,7 +64,8 @@ export function snapshotsPart<S>(args: {
             await revert(known.snapshot);
             return known.value as T;
           } catch (error) {
-            // Its snapshot lost (a reorg of its block): built again below, from the clean state.
+            // Its snapshot lost (a reorg of its block, or a reload): built again below, from the clean state.
+            // (A reset in between drops it too, as any revert drops later snapshots: see revert() above.)
             if (!(error instanceof SnapshotError) || snapshots.has(known.snapshot)) throw error;
             loaded.delete(setup);
             log.warn({ detail: error.message }, "a named fixture's snapshot was lost: its setup runs again");
