@@ -322,22 +322,27 @@ describe("npm run dev-stack", () => {
     }
     const holder = await holdPort();
     try {
-      for (const flag of ["--chain-port", "--queue-port"]) {
-        // A new state dir, and one that holds a file of the user's.
-        const parent = await tempStateDir();
-        const fresh = path.join(parent, "new", "state");
-        await writeFile(path.join(parent, "notes.txt"), "mine");
-        for (const stateDir of [fresh, parent]) {
-          const other = flag === "--chain-port" ? "--queue-port" : "--chain-port";
-          const run = await execa(process.execPath, [...CLI, "--state-dir", stateDir, flag, String(holder.port), other, "0"], { reject: false });
-          expect(run.exitCode).toBe(1);
-          expect(run.stderr).toContain(`queue-devstack: port ${holder.port} (${flag}) is in use: stop what holds it (another stack?), or pass ${flag} 0 for any free port`);
-          expect(run.stdout).not.toContain("start anvil");
-          expect(await anvilsWith(stateDir)).toEqual([]);
-        }
-        // The state dir as it was found: the new one not made, the other with the user's file only.
-        expect(await readdir(parent)).toEqual(["notes.txt"]);
-      }
+      // The four refusals side by side (each its own state dir; they share only the port held).
+      await Promise.all(
+        ["--chain-port", "--queue-port"].map(async (flag) => {
+          // A new state dir, and one that holds a file of the user's.
+          const parent = await tempStateDir();
+          const fresh = path.join(parent, "new", "state");
+          await writeFile(path.join(parent, "notes.txt"), "mine");
+          await Promise.all(
+            [fresh, parent].map(async (stateDir) => {
+              const other = flag === "--chain-port" ? "--queue-port" : "--chain-port";
+              const run = await execa(process.execPath, [...CLI, "--state-dir", stateDir, flag, String(holder.port), other, "0"], { reject: false });
+              expect(run.exitCode).toBe(1);
+              expect(run.stderr).toContain(`queue-devstack: port ${holder.port} (${flag}) is in use: stop what holds it (another stack?), or pass ${flag} 0 for any free port`);
+              expect(run.stdout).not.toContain("start anvil");
+              expect(await anvilsWith(stateDir)).toEqual([]);
+            }),
+          );
+          // The state dir as it was found: the new one not made, the other with the user's file only.
+          expect(await readdir(parent)).toEqual(["notes.txt"]);
+        }),
+      );
     } finally {
       await holder.release();
     }
@@ -345,27 +350,27 @@ describe("npm run dev-stack", () => {
 
   it("--help and a mistake in the command line answer before the harness is loaded (viem, fastify: over a second of a launch)", async () => {
     const { preload, out, read } = await loadedModulesPreload(await tempDir("devstack-loaded-"));
-    for (const args of [["--help"], ["--frok-url", "x"], ["--chain-port", "nope"], ["exec", "--runs", "0", "--", "true"], ["exec", "--"]]) {
-      await rm(out, { force: true });
-      const run = await execa(process.execPath, ["--import", preload, ...CLI, ...args], { reject: false, env: { LOADED_MODULES_OUT: out } });
-      expect(run.exitCode, args.join(" ")).toBe(args[0] === "--help" ? 0 : 2);
-      const loaded = await read();
-      expect(loaded, args.join(" ")).toContain(pathToFileURL(path.resolve("scripts/cli/dev-stack.ts")).href);
-      expect(loaded.filter((url) => /\/(harness|node_modules)\//.test(url)), args.join(" ")).toEqual([]);
-    }
+    // Side by side, each launch writing what it loaded to a file of its own.
+    const launches = [["--help"], ["--frok-url", "x"], ["--chain-port", "nope"], ["exec", "--runs", "0", "--", "true"], ["exec", "--"]];
+    await Promise.all(
+      launches.map(async (args, i) => {
+        const written = `${out}.${i}`;
+        const run = await execa(process.execPath, ["--import", preload, ...CLI, ...args], { reject: false, env: { LOADED_MODULES_OUT: written } });
+        expect(run.exitCode, args.join(" ")).toBe(args[0] === "--help" ? 0 : 2);
+        const loaded = await read(written);
+        expect(loaded, args.join(" ")).toContain(pathToFileURL(path.resolve("scripts/cli/dev-stack.ts")).href);
+        expect(loaded.filter((url) => /\/(harness|node_modules)\//.test(url)), args.join(" ")).toEqual([]);
+      }),
+    );
   });
 
   it("fails clearly: exit 1 on an unreachable fork URL, exit 2 on a bad command line", async () => {
     const stateDir = await tempStateDir();
     // Free ports, as every test: on the default ones, a stack already there (a developer's) would fail it otherwise.
-    const fork = await execa(process.execPath, [...CLI, "--chain-port", "0", "--queue-port", "0", "--state-dir", stateDir, "--fork-url", "http://u:topsecret@127.0.0.1:9"], { reject: false });
-    expect(fork.exitCode).toBe(1);
-    expect(fork.stderr).toContain("ForkUpstreamError");
-    expect(fork.stderr + fork.stdout).not.toContain("topsecret");
-    expect(await anvilsWith(stateDir)).toEqual([]);
+    const forkRun = execa(process.execPath, [...CLI, "--chain-port", "0", "--queue-port", "0", "--state-dir", stateDir, "--fork-url", "http://u:topsecret@127.0.0.1:9"], { reject: false });
 
-    // A mistake in the command line: one line and the hint, exit code 2, nothing started.
-    for (const [args, says] of [
+    // A mistake in the command line: one line and the hint, exit code 2, nothing started (the launches side by side).
+    const mistakes = [
       // One message per option, naming its range, whatever is wrong with the value (issue 30, item 11).
       [["--chain-port", "nope"], 'queue-devstack: --chain-port must be an integer from 0 to 65535, got "nope"'],
       [["--chain-port", "70000"], 'queue-devstack: --chain-port must be an integer from 0 to 65535, got "70000"'],
@@ -380,10 +385,19 @@ describe("npm run dev-stack", () => {
       [["--fork-block-number", "-5"], 'queue-devstack: --fork-block-number must be an integer of at least 0, got "-5"'],
       [["--cors-origin", "app.example"], 'queue-devstack: --cors-origin: CORS origin "app.example" is not an origin: give scheme://host[:port], like https://app.example, or "loopback"'],
       [["--allowed-host", "http://devbox.test"], 'queue-devstack: --allowed-host: allowed host "http://devbox.test" is not a host name: give a name (devbox.local), an IP address, or .name for a name and its subdomains; no scheme or port'],
-    ] as const) {
-      const bad = await execa(process.execPath, [...CLI, ...args], { reject: false });
-      expect(bad.exitCode, args.join(" ")).toBe(2);
-      expect(bad.stderr).toBe(`${says}\nRun with --help for the options.`);
-    }
+    ] as const;
+    await Promise.all(
+      mistakes.map(async ([args, says]) => {
+        const bad = await execa(process.execPath, [...CLI, ...args], { reject: false });
+        expect(bad.exitCode, args.join(" ")).toBe(2);
+        expect(bad.stderr).toBe(`${says}\nRun with --help for the options.`);
+      }),
+    );
+
+    const fork = await forkRun;
+    expect(fork.exitCode).toBe(1);
+    expect(fork.stderr).toContain("ForkUpstreamError");
+    expect(fork.stderr + fork.stdout).not.toContain("topsecret");
+    expect(await anvilsWith(stateDir)).toEqual([]);
   });
 });

@@ -6,7 +6,7 @@ import { pathToFileURL } from "node:url";
  * A preload (`node --import`) that lists every module the process resolves (node:module's in-thread
  * hooks), one URL a line, in the file LOADED_MODULES_OUT. Returns its URL, and a reader of that list.
  */
-export async function loadedModulesPreload(dir: string): Promise<{ preload: string; out: string; read: () => Promise<string[]> }> {
+export async function loadedModulesPreload(dir: string): Promise<{ preload: string; out: string; read: (written?: string) => Promise<string[]> }> {
   const file = path.join(dir, "loaded-modules.mjs");
   const out = path.join(dir, "loaded-modules.txt");
   await writeFile(
@@ -22,6 +22,7 @@ registerHooks({
 });
 `,
   );
-  const read = async () => [...new Set((await readFile(out, "utf8")).split("\n").filter(Boolean))];
+  // Each launch may write a file of its own (LOADED_MODULES_OUT), so that launches can run side by side.
+  const read = async (written = out) => [...new Set((await readFile(written, "utf8")).split("\n").filter(Boolean))];
   return { preload: pathToFileURL(file).href, out, read };
 }
