@@ -7,7 +7,7 @@ import { gunzipSync, gzipSync } from "node:zlib";
 import { DatabaseSync } from "node:sqlite";
 import { encodeFunctionData, keccak256, parseEther, parseTransaction, type Hex } from "viem";
 import { execa } from "execa";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, it, type ExpectStatic } from "vitest";
 import { BundleError, startDevStack } from "../harness/index.ts";
 import { closeProvers, createQueueClient, fetchProofFiles, ForeignOriginError, poolAbi, reviewedFrom } from "../harness/client/index.ts";
 import { anvilsWith } from "./support/processes.ts";
@@ -63,8 +63,11 @@ function zerosGzip(mib: number): Buffer {
 }
 let zerosMember: Buffer | undefined;
 
-/** A state dir holding one file of its own, and a check that a refused load left it just so. */
-async function stateDirWithNotes(): Promise<{ stateDir: string; asFound: () => Promise<void> }> {
+/**
+ * A state dir holding one file of its own, and a check that a refused load left it just so: with the
+ * test's own expect (a concurrent test's context gives it one).
+ */
+async function stateDirWithNotes(expect: ExpectStatic): Promise<{ stateDir: string; asFound: () => Promise<void> }> {
   const stateDir = await tempDir("devstack-untrusted-state-");
   await writeFile(path.join(stateDir, "notes.txt"), "mine");
   return {
@@ -89,13 +92,26 @@ async function loadRefused(file: string, stateDir: string, options: { store?: st
 }
 
 /**
+ * The preload that writes a CLI's peak RSS at exit: written once (the launches run side by side, and one
+ * rewriting it could hand another a half-written file).
+ */
+const maxRssPreload = (() => {
+  let written: Promise<string> | undefined;
+  return () =>
+    (written ??= (async () => {
+      const preload = path.join(dir, "max-rss.mjs");
+      await writeFile(preload, `import { writeFileSync } from "node:fs";\nprocess.on("exit", () => writeFileSync(process.env.MAX_RSS_OUT, String(process.resourceUsage().maxRSS)));\n`);
+      return preload;
+    })());
+})();
+
+/**
  * Loads a bundle through the real CLI (`dev-stack --load`): its exit code, its stderr's lines, and the
  * process's peak RSS, written at exit by a preloaded module (stderr stays the CLI's own).
  */
 async function loadThroughCli(file: string, stateDir: string): Promise<{ exitCode: number | undefined; lines: string[]; maxRssMiB: number }> {
-  const preload = path.join(dir, "max-rss.mjs");
+  const preload = await maxRssPreload();
   const out = path.join(dir, `${path.basename(stateDir)}.rss`);
-  await writeFile(preload, `import { writeFileSync } from "node:fs";\nprocess.on("exit", () => writeFileSync(process.env.MAX_RSS_OUT, String(process.resourceUsage().maxRSS)));\n`);
   const cli = await execa(process.execPath, ["--import", pathToFileURL(preload).href, ...CLI, "--load", file, "--state-dir", stateDir, "--chain-port", "0", "--queue-port", "0"], {
     reject: false,
     env: { MAX_RSS_OUT: out },
@@ -107,12 +123,14 @@ async function loadThroughCli(file: string, stateDir: string): Promise<{ exitCod
   return { exitCode: cli.exitCode, lines: cli.stderr.trim().split("\n"), maxRssMiB };
 }
 
-describe("decompression limits (issue 24, item 1)", () => {
-  it("a small bundle whose chain part expands to several GiB is refused at the chain's cap, in bounded memory", async () => {
+// Every test runs side by side with the others (issue 42, item 7), the CLI launches overlapping the stacks:
+// each test has a state dir of its own and free ports, and takes its expect from its context.
+describe.concurrent("decompression limits (issue 24, item 1)", () => {
+  it("a small bundle whose chain part expands to several GiB is refused at the chain's cap, in bounded memory", async ({ expect }) => {
     const bomb = zerosGzip(3 * 1024);
     const file = await craft({ chain: bomb.toString("base64") });
     expect((await readFile(file)).length).toBeLessThan(8 * 1024 * 1024);
-    const { stateDir, asFound } = await stateDirWithNotes();
+    const { stateDir, asFound } = await stateDirWithNotes(expect);
     const loaded = await loadThroughCli(file, stateDir);
     expect(loaded.exitCode).toBe(1);
     expect(loaded.lines).toHaveLength(1);
@@ -122,10 +140,10 @@ describe("decompression limits (issue 24, item 1)", () => {
     await asFound();
   });
 
-  it("a 2 MB gzip of zeros given as the whole file is refused, in bounded memory", async () => {
+  it("a 2 MB gzip of zeros given as the whole file is refused, in bounded memory", async ({ expect }) => {
     const file = path.join(dir, "zeros.qdbundle");
     await writeFile(file, zerosGzip(2 * 1024));
-    const { stateDir, asFound } = await stateDirWithNotes();
+    const { stateDir, asFound } = await stateDirWithNotes(expect);
     const loaded = await loadThroughCli(file, stateDir);
     expect(loaded.exitCode).toBe(1);
     expect(loaded.lines).toHaveLength(1);
@@ -135,9 +153,9 @@ describe("decompression limits (issue 24, item 1)", () => {
     await asFound();
   });
 
-  it("Ctrl-C while a bomb unpacks: the CLI ends at once, exit 0, nothing started, the state dir as found", async () => {
+  it("Ctrl-C while a bomb unpacks: the CLI ends at once, exit 0, nothing started, the state dir as found", async ({ expect }) => {
     const file = await craft({ chain: zerosGzip(3 * 1024).toString("base64") });
-    const { stateDir, asFound } = await stateDirWithNotes();
+    const { stateDir, asFound } = await stateDirWithNotes(expect);
     // The CLI signals itself as the chain part's gunzip (the file's is the first) gives its first bytes
     // out: its refusal needs 48 MiB more of them, thousands of event loop turns; the signal needs one.
     const ended = await execa(process.execPath, ["--import", await interruptPreload(dir), ...CLI, "--load", file, "--state-dir", stateDir, "--chain-port", "0", "--queue-port", "0"], {
@@ -186,9 +204,9 @@ describe("decompression limits (issue 24, item 1)", () => {
       /its store part is refused: it holds more than 500,000 values$/,
     ],
   ];
-  it.each(valueBombs)("%s: millions of tiny values under its byte cap are refused before they are parsed or read, in bounded memory", async (_name, make, why) => {
+  it.for(valueBombs)("%s: millions of tiny values under its byte cap are refused before they are parsed or read, in bounded memory", async ([_name, make, why], { expect }) => {
     const file = await make();
-    const { stateDir, asFound } = await stateDirWithNotes();
+    const { stateDir, asFound } = await stateDirWithNotes(expect);
     const loaded = await loadThroughCli(file, stateDir);
     console.log(`${_name}, millions of values: refused, peak RSS ${loaded.maxRssMiB.toFixed(0)} MiB`);
     expect(loaded.maxRssMiB).toBeLessThan(512);
@@ -200,7 +218,7 @@ describe("decompression limits (issue 24, item 1)", () => {
   });
 });
 
-describe("parts are checked before they are written (issue 24, item 5)", () => {
+describe.concurrent("parts are checked before they are written (issue 24, item 5)", () => {
   // anvil's parser would refuse it only once anvil was started (a ChainStartError): found by the property test.
   const withBadCode = () => {
     const chain = JSON.parse(gunzipSync(Buffer.from(good.chain, "base64")).toString("utf8")) as { accounts: Record<string, { code: string }> };
@@ -219,9 +237,9 @@ describe("parts are checked before they are written (issue 24, item 5)", () => {
     ["version 1 store not a database", () => ({ version: 1 as never, store: gzipSync(Buffer.alloc(8192, 7)).toString("base64") }), /its store part is refused: .*(not a database|not an intact)/],
   ];
 
-  it.each(damaged)("%s: startDevStack({ load }) refuses it with a BundleError, nothing started, the state dir as found", async (_name, change, why) => {
+  it.for(damaged)("%s: startDevStack({ load }) refuses it with a BundleError, nothing started, the state dir as found", async ([_name, change, why], { expect }) => {
     const file = await craft(change());
-    const { stateDir, asFound } = await stateDirWithNotes();
+    const { stateDir, asFound } = await stateDirWithNotes(expect);
     const { error, steps } = await loadRefused(file, stateDir);
     expect(error).toBeInstanceOf(BundleError);
     expect((error as Error).message).toContain(file);
@@ -231,9 +249,9 @@ describe("parts are checked before they are written (issue 24, item 5)", () => {
     await asFound();
   });
 
-  it.each(damaged)("%s: the CLI refuses it in one line, exit 1, no anvil started, the state dir as found", async (_name, change, why) => {
+  it.for(damaged)("%s: the CLI refuses it in one line, exit 1, no anvil started, the state dir as found", async ([_name, change, why], { expect }) => {
     const file = await craft(change());
-    const { stateDir, asFound } = await stateDirWithNotes();
+    const { stateDir, asFound } = await stateDirWithNotes(expect);
     const cli = await execa(process.execPath, [...CLI, "--load", file, "--state-dir", stateDir, "--chain-port", "0", "--queue-port", "0"], { reject: false });
     expect(cli.exitCode).toBe(1);
     const lines = cli.stderr.trim().split("\n");
@@ -245,17 +263,17 @@ describe("parts are checked before they are written (issue 24, item 5)", () => {
   });
 });
 
-describe("a damaged file or JSON is refused by the CLI like a damaged part (issue 24, item 5)", () => {
+describe.concurrent("a damaged file or JSON is refused by the CLI like a damaged part (issue 24, item 5)", () => {
   const damagedFile: Array<[string, () => Promise<Buffer>, RegExp]> = [
     ["the file truncated", async () => (await readFile(await craft({}))).subarray(0, 4096), /not a readable bundle \(damaged or truncated\): unexpected end of file$/],
     ["the file not gzip", async () => Buffer.from("{\"format\":\"queue-devstack-bundle\"}"), /not a readable bundle \(damaged or truncated\): incorrect header check$/],
     ["its JSON without a chain", async () => gzipSync(JSON.stringify({ ...good, chain: undefined })), /not a readable bundle \(damaged or truncated\): it is not a bundle's JSON \(chain: Invalid input: expected string, received undefined\)$/],
   ];
-  it("a FIFO given as the bundle (read for ever, its size 0) is refused at once: one line, the state dir as found", async () => {
+  it("a FIFO given as the bundle (read for ever, its size 0) is refused at once: one line, the state dir as found", async ({ expect }) => {
     const fifo = path.join(dir, "bundle.fifo");
     await execa("mkfifo", [fifo]);
     try {
-      const { stateDir, asFound } = await stateDirWithNotes();
+      const { stateDir, asFound } = await stateDirWithNotes(expect);
       const loaded = await loadThroughCli(fifo, stateDir);
       expect(loaded.exitCode).toBe(1);
       expect(loaded.lines).toEqual([`queue-devstack: BundleError: ${fifo} is not a regular file: a bundle is one`]);
@@ -265,10 +283,10 @@ describe("a damaged file or JSON is refused by the CLI like a damaged part (issu
     }
   });
 
-  it.each(damagedFile)("%s: one line, exit 1, no anvil started, the state dir as found", async (_name, bytes, why) => {
+  it.for(damagedFile)("%s: one line, exit 1, no anvil started, the state dir as found", async ([_name, bytes, why], { expect }) => {
     const file = path.join(dir, `damaged-${++crafted}.qdbundle`);
     await writeFile(file, await bytes());
-    const { stateDir, asFound } = await stateDirWithNotes();
+    const { stateDir, asFound } = await stateDirWithNotes(expect);
     const loaded = await loadThroughCli(file, stateDir);
     expect(loaded.exitCode).toBe(1);
     expect(loaded.lines).toHaveLength(1);
@@ -278,13 +296,13 @@ describe("a damaged file or JSON is refused by the CLI like a damaged part (issu
   });
 });
 
-describe("escape sequences never reach the terminal (issue 24, item 6)", () => {
+describe.concurrent("escape sequences never reach the terminal (issue 24, item 6)", () => {
   const ESC = "\u001b";
   const attack = `${ESC}[2J${ESC}]0;pwned\u0007${ESC}]52;c;cHduZWQ=\u0007${ESC}[32mready`;
 
-  it("a bundle's version with escape sequences is printed escaped", async () => {
+  it("a bundle's version with escape sequences is printed escaped", async ({ expect }) => {
     const file = await craft({ version: attack as never });
-    const { stateDir, asFound } = await stateDirWithNotes();
+    const { stateDir, asFound } = await stateDirWithNotes(expect);
     const cli = await execa(process.execPath, [...CLI, "--load", file, "--state-dir", stateDir, "--chain-port", "0", "--queue-port", "0"], { reject: false });
     expect(cli.exitCode).toBe(1);
     expect(cli.stderr).toMatch(/format version "\\u001b\[2J/);
@@ -293,11 +311,11 @@ describe("escape sequences never reach the terminal (issue 24, item 6)", () => {
     await asFound();
   });
 
-  it("asset symbols and names with escape sequences are refused by the manifest's schema, and printed escaped", async () => {
+  it("asset symbols and names with escape sequences are refused by the manifest's schema, and printed escaped", async ({ expect }) => {
     const manifest = JSON.parse(good.manifest) as { assets: Array<{ symbol: string; name: string }> };
     for (const asset of manifest.assets) [asset.symbol, asset.name] = [attack, attack];
     const file = await craft({ manifest: JSON.stringify(manifest, null, 2) });
-    const { stateDir, asFound } = await stateDirWithNotes();
+    const { stateDir, asFound } = await stateDirWithNotes(expect);
     const cli = await execa(process.execPath, [...CLI, "--load", file, "--state-dir", stateDir, "--chain-port", "0", "--queue-port", "0"], { reject: false });
     // Refused before the ready summary could print them.
     expect(cli.exitCode).toBe(1);
@@ -308,8 +326,8 @@ describe("escape sequences never reach the terminal (issue 24, item 6)", () => {
   });
 });
 
-describe("escape sequences in the bundle's chain never reach the terminal (issue 24, item 6)", () => {
-  it("a token whose symbol in the bundle's chain holds escape sequences: refused in one BundleError line, printing none of them, the state dir as found", async () => {
+describe.concurrent("escape sequences in the bundle's chain never reach the terminal (issue 24, item 6)", () => {
+  it("a token whose symbol in the bundle's chain holds escape sequences: refused in one BundleError line, printing none of them, the state dir as found", async ({ expect }) => {
     // ERC20's symbol is slot 4; a short string sits left-aligned with its length × 2 in the last byte.
     const symbol = Buffer.from("\u001b[2J\u001b]0;pwned\u0007\u001b[32mok", "latin1");
     const slot = `0x${Buffer.concat([symbol, Buffer.alloc(31 - symbol.length), Buffer.from([symbol.length * 2])]).toString("hex")}`;
@@ -320,7 +338,7 @@ describe("escape sequences in the bundle's chain never reach the terminal (issue
     expect(Buffer.from((account?.storage[symbolSlot] ?? "0x").slice(2), "hex").toString("latin1")).toMatch(/^dUSDC\0/);
     (account as { storage: Record<string, string> }).storage[symbolSlot] = slot;
     const file = await craft({ chain: gzipSync(JSON.stringify(chain)).toString("base64") });
-    const { stateDir, asFound } = await stateDirWithNotes();
+    const { stateDir, asFound } = await stateDirWithNotes(expect);
     const cli = await execa(process.execPath, [...CLI, "--load", file, "--state-dir", stateDir, "--chain-port", "0", "--queue-port", "0"], { reject: false });
     expect(cli.exitCode, cli.stderr).toBe(1);
     expect(cli.stderr.trim().split("\n"), cli.stderr).toHaveLength(1);
@@ -333,7 +351,7 @@ describe("escape sequences in the bundle's chain never reach the terminal (issue
 /** A send's request for the good bundle's Pool. */
 const sendRequest = (root: string) => craftedRequest(good.manifest, root);
 
-describe("a load never replaces an operation store (issue 24)", () => {
+describe.concurrent("a load never replaces an operation store (issue 24)", () => {
   /** A store of our schema holding one operation: what a load must leave byte for byte. */
   async function storeWithOperation(file: string): Promise<Buffer> {
     const { SqliteOperationStore } = await import("../src/store/store.ts");
@@ -349,8 +367,8 @@ describe("a load never replaces an operation store (issue 24)", () => {
     return readFile(file);
   }
 
-  it("a state dir holding queue.sqlite is refused like one holding a stack: one BundleError, nothing started, the state dir and its store as found", async () => {
-    const { stateDir, asFound } = await stateDirWithNotes();
+  it("a state dir holding queue.sqlite is refused like one holding a stack: one BundleError, nothing started, the state dir and its store as found", async ({ expect }) => {
+    const { stateDir, asFound } = await stateDirWithNotes(expect);
     const store = path.join(stateDir, "queue.sqlite");
     const bytes = await storeWithOperation(store);
     const { error, steps } = await loadRefused(await craft({}), stateDir);
@@ -362,11 +380,11 @@ describe("a load never replaces an operation store (issue 24)", () => {
     await asFound();
   });
 
-  it("a store path (the store option) that holds a store is refused, and so is \":memory:\" (nowhere to load the operations into): the store and the state dir as found", async () => {
+  it("a store path (the store option) that holds a store is refused, and so is \":memory:\" (nowhere to load the operations into): the store and the state dir as found", async ({ expect }) => {
     const store = path.join(await tempDir("devstack-untrusted-store-"), "elsewhere.sqlite");
     const bytes = await storeWithOperation(store);
     for (const [given, why] of [[store, `${store} already holds an operation store: load a bundle with a store path where none is`], [":memory:", `a bundle's operations are loaded into a store file: load it without store ":memory:"`]] as const) {
-      const { stateDir, asFound } = await stateDirWithNotes();
+      const { stateDir, asFound } = await stateDirWithNotes(expect);
       const { error, steps } = await loadRefused(await craft({}), stateDir, { store: given });
       expect(error).toBeInstanceOf(BundleError);
       expect((error as Error).message).toBe(why);
@@ -378,13 +396,13 @@ describe("a load never replaces an operation store (issue 24)", () => {
   });
 });
 
-describe("the store is rows, checked and rebuilt in a fresh store (issue 24, item 2)", () => {
-  it("a version 2 bundle with an invalid row is one BundleError naming the row; nothing started, the state dir as found", async () => {
+describe.concurrent("the store is rows, checked and rebuilt in a fresh store (issue 24, item 2)", () => {
+  it("a version 2 bundle with an invalid row is one BundleError naming the row; nothing started, the state dir as found", async ({ expect }) => {
     const rows = rowsOf(good);
     const { operation } = operationRow("op_bad_state", "accepted", new Date().toISOString(), sendRequest("1"));
     rows.operations = [...(rows.operations ?? []), { ...operation, state: "hijacked" }];
     const file = await craft({ store: storeOf(rows) });
-    const { stateDir, asFound } = await stateDirWithNotes();
+    const { stateDir, asFound } = await stateDirWithNotes(expect);
     const { error, steps } = await loadRefused(file, stateDir);
     expect(error).toBeInstanceOf(BundleError);
     expect((error as Error).message).toMatch(/its store part is refused: operations row \d+ \(op_bad_state\) is invalid: state: /);
@@ -406,7 +424,7 @@ describe("the store is rows, checked and rebuilt in a fresh store (issue 24, ite
     return craft({ version: 1 as never, store: gzipSync(await readFile(file)).toString("base64") });
   }
 
-  it("a version 1 bundle's trigger never runs, and a view in place of the quotes table never hangs the start: refused in one line", async () => {
+  it("a version 1 bundle's trigger never runs, and a view in place of the quotes table never hangs the start: refused in one line", async ({ expect }) => {
     const withTrigger = await v1Bundle((db) => {
       db.exec("CREATE TABLE spy (state TEXT); CREATE TRIGGER watch AFTER UPDATE ON operations BEGIN INSERT INTO spy VALUES (new.state); END;");
     });
@@ -414,7 +432,7 @@ describe("the store is rows, checked and rebuilt in a fresh store (issue 24, ite
       db.exec("DROP TABLE quotes; CREATE VIEW quotes AS WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT i AS id, '{}' AS quote, 0 AS expires_at, '' AS created_at FROM n;");
     });
     for (const [file, why] of [[withTrigger, /its store part is refused: it holds a trigger \(watch\)/], [endlessView, /its store part is refused: it holds a view \(quotes\)/]] as const) {
-      const { stateDir, asFound } = await stateDirWithNotes();
+      const { stateDir, asFound } = await stateDirWithNotes(expect);
       const { error, steps } = await loadRefused(file, stateDir);
       expect(error).toBeInstanceOf(BundleError);
       expect((error as Error).message).toMatch(why);
@@ -423,7 +441,7 @@ describe("the store is rows, checked and rebuilt in a fresh store (issue 24, ite
     }
   });
 
-  it("a version 1 bundle's store is read as rows into a fresh store of our schema: a table, column or default of its own is not kept", async () => {
+  it("a version 1 bundle's store is read as rows into a fresh store of our schema: a table, column or default of its own is not kept", async ({ expect }) => {
     const { SqliteOperationStore } = await import("../src/store/store.ts");
     const fresh = path.join(await tempDir("devstack-untrusted-fresh-"), "queue.sqlite");
     new SqliteOperationStore(fresh).close();
@@ -455,8 +473,8 @@ describe("the store is rows, checked and rebuilt in a fresh store (issue 24, ite
   });
 });
 
-describe("text from a loaded bundle is printed escaped by trace and ctl (issue 24, item 6)", () => {
-  it("an operation's failure detail with escape sequences: trace's message shows it escaped", async () => {
+describe.concurrent("text from a loaded bundle is printed escaped by trace and ctl (issue 24, item 6)", () => {
+  it("an operation's failure detail with escape sequences: trace's message shows it escaped", async ({ expect }) => {
     const ESC = "\u001b";
     const at = new Date(Date.now() - 60_000).toISOString();
     const rows = rowsOf(good);
@@ -476,8 +494,8 @@ describe("text from a loaded bundle is printed escaped by trace and ctl (issue 2
   });
 });
 
-describe("text from a loaded bundle is printed escaped by ctl (issue 24, item 6)", () => {
-  it("an operation id with control characters, quoted back in a dev route's problem: ctl's message shows it escaped", async () => {
+describe.concurrent("text from a loaded bundle is printed escaped by ctl (issue 24, item 6)", () => {
+  it("an operation id with control characters, quoted back in a dev route's problem: ctl's message shows it escaped", async ({ expect }) => {
     // JSON escapes C0 (ESC shows as \u001b) but not DEL or C1 (\u009b is a CSI of its own): those reach ctl raw.
     const id = "op_\u001b[2J\u009b32m\u007fready";
     const at = new Date(Date.now() - 60_000).toISOString();
@@ -487,11 +505,12 @@ describe("text from a loaded bundle is printed escaped by ctl (issue 24, item 6)
     const stateDir = await tempDir("devstack-untrusted-state-");
     const stack = await startStack({ load: await craft({ store: storeOf(rows) }), stateDir });
     try {
-      const ctl = await execa(process.execPath, [...CLI, "ctl", "drop", id, "--state-dir", stateDir], { reject: false });
+      // Both asks at once: a refused drop changes nothing for the other.
+      const drop = (...extra: string[]) => execa(process.execPath, [...CLI, "ctl", "drop", id, ...extra, "--state-dir", stateDir], { reject: false });
+      const [ctl, json] = await Promise.all([drop(), drop("--json")]);
       expect(ctl.exitCode).toBe(1);
       // In words (its code and detail), the detail's controls escaped; under --json, the problem's JSON, escaped the same.
       expect(ctl.stderr).toMatch(/^queue-devstack ctl: 422 \S+: operation op_\\x1b\[2J\\x9b32m\\x7fready has no transaction waiting in the mempool \(rejected\)/);
-      const json = await execa(process.execPath, [...CLI, "ctl", "drop", id, "--json", "--state-dir", stateDir], { reject: false });
       expect(json.stderr).toMatch(/^queue-devstack ctl: 422: .*operation op_\\u001b\[2J\\x9b32m\\x7fready has no transaction waiting in the mempool \(rejected\)/);
       for (const control of ["\u001b", "\u007f", "\u009b"]) expect(json.stdout + json.stderr).not.toContain(control);
       for (const control of ["\u001b", "\u007f", "\u009b"]) expect(ctl.stdout + ctl.stderr).not.toContain(control);
@@ -501,7 +520,7 @@ describe("text from a loaded bundle is printed escaped by ctl (issue 24, item 6)
   });
 });
 
-describe("resumed operations are checked before anything is re-broadcast (issue 24, item 3)", () => {
+describe.concurrent("resumed operations are checked before anything is re-broadcast (issue 24, item 3)", () => {
   const transfer = (from: number) =>
     dev(from).signTransaction({ type: "eip1559", chainId: 11155111, nonce: 0, to: "0x000000000000000000000000000000000000dEaD", value: parseEther("1234"), gas: 21000n, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 1n });
   /** The relayer's nonce in the good bundle's chain: the one nonce a lone live attempt may have. */
@@ -530,7 +549,7 @@ describe("resumed operations are checked before anything is re-broadcast (issue 
     ["the relayer's call of the Pool whose row names other fees", async (request) => ({ raw: await poolCall(request), row: { max_fee_per_gas: "20000000000" } }), /its attempt 0x[0-9a-f]{64} offers fees 10000000000\/1 wei \(max\/priority\), its row says 20000000000\/1$/],
     ["the relayer's call of the Pool at nonce 10^9", async (request) => ({ raw: await poolCall(request, { nonce: 1e9 }) }), /its attempt 0x[0-9a-f]{64} is at nonce 1000000000, not one the relayer could have pending: the relayer's nonce in the bundle's chain is \d+, and nonce \d+ before it is no live attempt's, so it could never be mined$/],
   ];
-  it.each(forged)("%s: that operation fails (bundle_attempt_invalid) and keeps no attempt, the others load; nothing is broadcast", async (_name, sign, why) => {
+  it.for(forged)("%s: that operation fails (bundle_attempt_invalid) and keeps no attempt, the others load; nothing is broadcast", async ([_name, sign, why], { expect }) => {
     const at = new Date().toISOString();
     const rows = rowsOf(good);
     const request = sendRequest("1");
@@ -559,7 +578,7 @@ describe("resumed operations are checked before anything is re-broadcast (issue 
     }
   });
 
-  it("attempts' nonces, against the relayer's nonce N in the bundle's chain: live ones from N up each at their own nonce with no gap, and any below N (the chain's past), load; any other fails its operation alone", async () => {
+  it("attempts' nonces, against the relayer's nonce N in the bundle's chain: live ones from N up each at their own nonce with no gap, and any below N (the chain's past), load; any other fails its operation alone", async ({ expect }) => {
     const at = new Date(Date.now() - 60_000).toISOString();
     const rows = rowsOf(good);
     rows.operations = [...(rows.operations ?? [])];
@@ -593,7 +612,7 @@ describe("resumed operations are checked before anything is re-broadcast (issue 
     expect(settled.rows.operations.filter((op) => op.id in failed).every((op) => op.state === "rejected" && JSON.parse(op.reason as string).code === "bundle_attempt_invalid")).toBe(true);
   });
 
-  it("an attempt at nonce 10^9 (anyone can sign one: the relayer's key is anvil's dev key) does not hold up later relays: its operation fails, and a send relayed after the load is confirmed", async () => {
+  it("an attempt at nonce 10^9 (anyone can sign one: the relayer's key is anvil's dev key) does not hold up later relays: its operation fails, and a send relayed after the load is confirmed", async ({ expect }) => {
     const at = new Date().toISOString();
     const rows = rowsOf(good);
     const request = sendRequest("1");
@@ -618,7 +637,7 @@ describe("resumed operations are checked before anything is re-broadcast (issue 
     }
   });
 
-  it("a resumed operation's stored attempt, stuck, is checked again before a fee bump signs: one whose call now reverts is not bumped (nor failed) and its broadcast transaction, once mined, settles it", async () => {
+  it("a resumed operation's stored attempt, stuck, is checked again before a fee bump signs: one whose call now reverts is not bumped (nor failed) and its broadcast transaction, once mined, settles it", async ({ expect }) => {
     // Old enough that the re-broadcast bytes count as stuck at once.
     const at = new Date(Date.now() - 60_000).toISOString();
     const rows = rowsOf(good);
@@ -658,11 +677,11 @@ describe("resumed operations are checked before anything is re-broadcast (issue 
     }
   });
 
-  it("an operation dated 2099 is refused, naming it; nothing started, the state dir as found", async () => {
+  it("an operation dated 2099 is refused, naming it; nothing started, the state dir as found", async ({ expect }) => {
     const rows = rowsOf(good);
     rows.operations = [...(rows.operations ?? []), operationRow("op_2099", "submitted", "2099-01-01T00:00:00.000Z", sendRequest("1")).operation];
     const file = await craft({ store: storeOf(rows) });
-    const { stateDir, asFound } = await stateDirWithNotes();
+    const { stateDir, asFound } = await stateDirWithNotes(expect);
     const { error, steps } = await loadRefused(file, stateDir);
     expect(error).toBeInstanceOf(BundleError);
     expect((error as Error).message).toMatch(/its store part is refused: operations row \d+ \(op_2099\) is invalid: [\w.]+: dated in the future/);
@@ -670,7 +689,7 @@ describe("resumed operations are checked before anything is re-broadcast (issue 
     await asFound();
   });
 
-  it("a resumed live operation is checked again on the loaded chain before the relayer signs: one whose call now reverts is rejected, nothing broadcast", async () => {
+  it("a resumed live operation is checked again on the loaded chain before the relayer signs: one whose call now reverts is rejected, nothing broadcast", async ({ expect }) => {
     const at = new Date().toISOString();
     const rows = rowsOf(good);
     // The Pool's own root at the save: the operation passes the root and nullifier reads, and the Pool's simulation refuses its proof.
@@ -696,7 +715,7 @@ describe("resumed operations are checked before anything is re-broadcast (issue 
   });
 });
 
-describe("a bundle's manifest names only this runtime's paths, and a fork bundle's is checked against its chain (issue 24, item 4)", () => {
+describe.concurrent("a bundle's manifest names only this runtime's paths, and a fork bundle's is checked against its chain (issue 24, item 4)", () => {
   type Manifest = { queue: { endpoints: Record<string, string>; proof: { artifacts: Array<{ path: string; role: string; sha256: string }> } }; assets: Array<{ symbol: string }> };
   const manifestWith = (change: (m: Manifest) => void) => {
     const manifest = JSON.parse(good.manifest) as Manifest;
@@ -708,9 +727,9 @@ describe("a bundle's manifest names only this runtime's paths, and a fork bundle
     ["an artifact path through a backslash (/\\attacker.example/…)", (m) => void ((m.queue.proof.artifacts[0] as { path: string }).path = "/\\attacker.example/joinsplit.wasm"), /queue\.proof\.artifacts\.0\.path: expected a path on \{base_url\}'s origin/],
     ["an endpoint this runtime does not serve", (m) => void (m.queue.endpoints.sendRelay = "/elsewhere/send-relay"), /queue\.endpoints\.sendRelay is "\/elsewhere\/send-relay": this runtime serves it at \/api\/queue\/send-relay/],
   ];
-  it.each(foreign)("%s: refused as the manifest part, nothing started, the state dir as found", async (_name, change, why) => {
+  it.for(foreign)("%s: refused as the manifest part, nothing started, the state dir as found", async ([_name, change, why], { expect }) => {
     const file = await craft({ manifest: manifestWith(change) });
-    const { stateDir, asFound } = await stateDirWithNotes();
+    const { stateDir, asFound } = await stateDirWithNotes(expect);
     const { error, steps } = await loadRefused(file, stateDir);
     expect(error).toBeInstanceOf(BundleError);
     expect((error as Error).message).toMatch(/its manifest part is refused: /);
@@ -725,10 +744,10 @@ describe("a bundle's manifest names only this runtime's paths, and a fork bundle
     ["a registry address that is no contract in the chain", (m) => void ((m as unknown as { accountRegistry: { address: string } }).accountRegistry.address = dev(5).address), /accountRegistry \(0x[0-9a-fA-F]{40}\) has no code in the bundle's chain/],
     ["an ABI that is not the fixture's", (m) => void ((m as unknown as { receiveDirectory: { abi: unknown[] } }).receiveDirectory.abi = [{ type: "function", name: "drain" }]), /receiveDirectory\.abi is not the ReceiveDirectory's/],
   ];
-  it.each(undescribed)("%s: refused as the manifest part before anything starts, local or fork, the state dir as found", async (_name, change, why) => {
+  it.for(undescribed)("%s: refused as the manifest part before anything starts, local or fork, the state dir as found", async ([_name, change, why], { expect }) => {
     for (const mode of ["local", "fork"] as const) {
       const file = await craft({ mode, manifest: manifestWith(change) });
-      const { stateDir, asFound } = await stateDirWithNotes();
+      const { stateDir, asFound } = await stateDirWithNotes(expect);
       const { error, steps } = await loadRefused(file, stateDir);
       expect(error).toBeInstanceOf(BundleError);
       expect((error as Error).message).toMatch(/its manifest part is refused: it does not describe this runtime and the bundle's chain: /);
@@ -738,9 +757,9 @@ describe("a bundle's manifest names only this runtime's paths, and a fork bundle
     }
   });
 
-  it("a bundle saying mode fork: its manifest is what its chain describes (a symbol of its own is refused), the state dir as found; as saved, it loads", async () => {
+  it("a bundle saying mode fork: its manifest is what its chain describes (a symbol of its own is refused), the state dir as found; as saved, it loads", async ({ expect }) => {
     const forged = await craft({ mode: "fork", manifest: manifestWith((m) => void ((m.assets[0] as { symbol: string }).symbol = "FAKE")) });
-    const { stateDir, asFound } = await stateDirWithNotes();
+    const { stateDir, asFound } = await stateDirWithNotes(expect);
     const { error } = await loadRefused(forged, stateDir);
     expect(String(error)).toMatch(/the saved chain does not describe the saved manifest/);
     await asFound();
@@ -752,7 +771,7 @@ describe("a bundle's manifest names only this runtime's paths, and a fork bundle
     }
   });
 
-  it("the client fetches no proof file from another origin than the queue's, whatever the config says", async () => {
+  it("the client fetches no proof file from another origin than the queue's, whatever the config says", async ({ expect }) => {
     const hits: string[] = [];
     const elsewhere = createServer((request, response) => {
       hits.push(String(request.url));

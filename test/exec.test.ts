@@ -2,7 +2,7 @@ import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { execa, type ResultPromise } from "execa";
 import { privateKeyToAccount } from "viem/accounts";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, it, type TestContext } from "vitest";
 import { ENV_PREFIX, runCommand, shellCommandLine } from "../harness/exec/index.ts";
 import { UNPRINTABLE } from "../src/printable.ts";
 import { STACK_URLS, StackInfo } from "../harness/state-dir/index.ts";
@@ -12,23 +12,6 @@ import { withTempDirs } from "./support/temp-dirs.ts";
 
 const tempDir = withTempDirs();
 const CLI = ["--experimental-strip-types", "--no-warnings", "scripts/cli/dev-stack.ts", "exec"];
-const running: ResultPromise[] = [];
-const pids: number[] = [];
-afterEach(async () => {
-  // The wrapper first (it stops its stack and its command), then anything of a failed test, by PID.
-  for (const child of running.splice(0)) {
-    child.kill("SIGTERM");
-    await child.catch(() => {});
-  }
-  for (const pid of pids.splice(0)) if (alive(pid)) process.kill(pid, "SIGKILL");
-});
-
-/** `queue-devstack exec [options] -- <command>` through the CLI, stdout and stderr collected. */
-function exec(options: string[], command: string[], env: Record<string, string> = {}) {
-  const child = execa(process.execPath, [...CLI, ...options, "--", ...command], { reject: false, env });
-  running.push(child);
-  return child;
-}
 
 /** A Node script as the command (ESM, so it may await at the top). */
 const node = (script: string) => [process.execPath, "--input-type=module", "-e", script];
@@ -41,23 +24,49 @@ const SAY_AND_WAIT_SCRIPT = `
 `;
 const SAY_AND_WAIT = node(SAY_AND_WAIT_SCRIPT);
 
-/** The first line the command prints, parsed; its processes are tracked for the clean-up. */
-async function firstLine(child: ResultPromise): Promise<{ pid: number; anvil: number; rpcUrl: string; queueUrl: string }> {
-  let out = "";
-  const line = await new Promise<string>((resolve, reject) => {
-    child.stdout?.on("data", (d: Buffer) => ((out += d.toString()), out.includes("\n") && resolve(out.split("\n")[0] as string)));
-    void child.then((r) => reject(new Error(`exec ended (${r.exitCode}) before its command spoke:\n${String(r.stderr)}`)));
+/**
+ * One test's launches, tracked for its clean-up when it ends (pass or fail): the wrapper first (it stops
+ * its stack and its command), then anything of a failed test, by PID. Per test, as the tests run side by
+ * side: one's clean-up must not end another's launches.
+ */
+function launches(onTestFinished: TestContext["onTestFinished"]) {
+  const running: ResultPromise[] = [];
+  const pids: number[] = [];
+  onTestFinished(async () => {
+    for (const child of running.splice(0)) {
+      child.kill("SIGTERM");
+      await child.catch(() => {});
+    }
+    for (const pid of pids.splice(0)) if (alive(pid)) process.kill(pid, "SIGKILL");
   });
-  const said = JSON.parse(line) as { pid: number; anvil: number; rpcUrl: string; queueUrl: string };
-  pids.push(said.pid, said.anvil);
-  return said;
+  const track = <T extends ResultPromise>(child: T): T => (running.push(child), child);
+  return {
+    track,
+    pids,
+    /** `queue-devstack exec [options] -- <command>` through the CLI, stdout and stderr collected. */
+    exec: (options: string[], command: string[], env: Record<string, string> = {}) => track(execa(process.execPath, [...CLI, ...options, "--", ...command], { reject: false, env })),
+    /** The first line the command prints, parsed; its processes are tracked for the clean-up. */
+    async firstLine(child: ResultPromise): Promise<{ pid: number; anvil: number; rpcUrl: string; queueUrl: string }> {
+      let out = "";
+      const line = await new Promise<string>((resolve, reject) => {
+        child.stdout?.on("data", (d: Buffer) => ((out += d.toString()), out.includes("\n") && resolve(out.split("\n")[0] as string)));
+        void child.then((r) => reject(new Error(`exec ended (${r.exitCode}) before its command spoke:\n${String(r.stderr)}`)));
+      });
+      const said = JSON.parse(line) as { pid: number; anvil: number; rpcUrl: string; queueUrl: string };
+      pids.push(said.pid, said.anvil);
+      return said;
+    },
+  };
 }
 
 /** The lines exec marks its runs with (--runs), on stderr. */
 const marks = (stderr: string) => stderr.split("\n").filter((line) => line.startsWith("---- "));
 
-describe("queue-devstack exec", () => {
-  it("gives the command the stack in its environment: the values are the stack's, read from the chain and the queue", async () => {
+// The tests run side by side (issue 42, item 7): each launch has free ports and a state dir of its own,
+// each test its own clean-up (launches) and its context's expect.
+describe.concurrent("queue-devstack exec", () => {
+  it("gives the command the stack in its environment: the values are the stack's, read from the chain and the queue", async ({ expect, onTestFinished }) => {
+    const { exec } = launches(onTestFinished);
     const result = await exec([], node(`
       import { readFileSync } from "node:fs";
       const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith("QUEUE_DEVSTACK_")));
@@ -116,19 +125,22 @@ describe("queue-devstack exec", () => {
     expect(await gone(info.processes.anvil.pid)).toBe(true);
   });
 
-  it("exits with the command's exit code, or 128+n when signal n killed it", async () => {
+  it("exits with the command's exit code, or 128+n when signal n killed it", async ({ expect, onTestFinished }) => {
+    const { exec } = launches(onTestFinished);
     // Through the CLI once each way (an exit code, a signal); the other codes where exec gets them, in
     // process (runCommand: the CLI exits with what it says), each without a stack launch of its own.
     const ended = (command: string[]) => runCommand(command, {}).done.then((r) => r.exitCode);
-    expect((await exec([], ["sh", "-c", "exit 3"])).exitCode).toBe(3);
+    // The two launches side by side (each its own stack).
+    const [exited, killed] = await Promise.all([exec([], ["sh", "-c", "exit 3"]), exec([], node(`process.kill(process.pid, "SIGUSR2")`))]);
+    expect(exited.exitCode).toBe(3);
     for (const code of [0, 255]) expect(await ended(["sh", "-c", `exit ${code}`])).toBe(code);
-    const killed = await exec([], node(`process.kill(process.pid, "SIGUSR2")`));
     expect(killed.exitCode).toBe(128 + 12);
     expect(await ended(["sh", "-c", "kill -KILL $$"])).toBe(128 + 9);
   });
 
   for (const [signal, number] of [["SIGINT", 2], ["SIGTERM", 15]] as const) {
-    it(`${signal} to exec goes to the command (once); the stack stops; exit 128+${number}`, async () => {
+    it(`${signal} to exec goes to the command (once); the stack stops; exit 128+${number}`, async ({ expect, onTestFinished }) => {
+      const { exec, firstLine } = launches(onTestFinished);
       // The command says which signal it got, then lets it kill it.
       const run = exec([], node(`
         for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) process.once(signal, () => { console.log("got " + signal); process.kill(process.pid, signal); });
@@ -147,7 +159,8 @@ describe("queue-devstack exec", () => {
     });
   }
 
-  it("a command that handles the signal decides the exit code", async () => {
+  it("a command that handles the signal decides the exit code", async ({ expect, onTestFinished }) => {
+    const { exec, firstLine } = launches(onTestFinished);
     const run = exec([], node(`
       process.on("SIGINT", () => { console.log("stopping cleanly"); process.exit(0); });
       ${SAY_AND_WAIT_SCRIPT}
@@ -160,7 +173,8 @@ describe("queue-devstack exec", () => {
     expect(await gone(said.anvil)).toBe(true);
   });
 
-  it("what the command left running in its process group gets SIGTERM when it ends", async () => {
+  it("what the command left running in its process group gets SIGTERM when it ends", async ({ expect, onTestFinished }) => {
+    const { exec, pids } = launches(onTestFinished);
     const result = await exec([], ["sh", "-c", "sleep 600 >/dev/null 2>&1 & echo $!"]);
     expect(result.exitCode).toBe(0);
     const sleep = Number(result.stdout);
@@ -168,7 +182,8 @@ describe("queue-devstack exec", () => {
     expect(await gone(sleep)).toBe(true);
   });
 
-  it("SIGKILLed, exec leaves nothing: its command and its anvil die with it", async () => {
+  it("SIGKILLed, exec leaves nothing: its command and its anvil die with it", async ({ expect, onTestFinished }) => {
+    const { exec, firstLine } = launches(onTestFinished);
     const stateDir = await tempDir("exec-killed-"); // a temp state dir of its own would be left behind
     const run = exec(["--state-dir", stateDir], SAY_AND_WAIT);
     const said = await firstLine(run);
@@ -180,11 +195,12 @@ describe("queue-devstack exec", () => {
     expect(await portOpen(said.rpcUrl)).toBe(false);
   });
 
-  it("a signal during the stack's start-up: the start undone (its temp state dir too), nothing run, exit 128+n", async () => {
+  it("a signal during the stack's start-up: the start undone (its temp state dir too), nothing run, exit 128+n", async ({ expect, onTestFinished }) => {
+    const { track, pids } = launches(onTestFinished);
     const parent = await tempDir("exec-early-");
     const marker = path.join(parent, "ran");
     const run = execa(process.execPath, [...CLI, "--", "touch", marker], { reject: false, env: { TMPDIR: parent } });
-    running.push(run);
+    track(run);
     await new Promise<void>((resolve) => {
       let stderr = "";
       run.stderr?.on("data", (d: Buffer) => ((stderr += d.toString()), stderr.includes("start anvil") && resolve()));
@@ -200,7 +216,8 @@ describe("queue-devstack exec", () => {
     expect(await readdir(parent)).toEqual([]);
   });
 
-  it("a stack that fails to start runs nothing: exit 1 and the CLI's one-line reason", async () => {
+  it("a stack that fails to start runs nothing: exit 1 and the CLI's one-line reason", async ({ expect, onTestFinished }) => {
+    const { exec } = launches(onTestFinished);
     const stateDir = await tempDir("exec-fork-");
     const marker = path.join(stateDir, "ran");
     const result = await exec(["--state-dir", stateDir, "--fork-url", "http://u:topsecret@127.0.0.1:9"], ["touch", marker]);
@@ -213,20 +230,10 @@ describe("queue-devstack exec", () => {
     expect(await anvilsWith(stateDir)).toEqual([]);
   });
 
-  it("a command not found is 127 (126 not executable), before any stack starts; a mistake in the call is 2", async () => {
-    const missing = await exec([], ["queue-devstack-no-such-command", "x"]);
-    expect(missing.exitCode).toBe(127);
-    expect(missing.stderr).toBe("queue-devstack exec: queue-devstack-no-such-command: command not found");
-    const notExecutable = await exec([], ["./package.json"]);
-    expect(notExecutable.exitCode).toBe(126);
-    expect(notExecutable.stderr).toBe("queue-devstack exec: ./package.json: permission denied");
-    for (const args of [[...CLI], [...CLI, "--"], [...CLI, "--chain-port", "0"]]) {
-      const bad = await execa(process.execPath, args, { reject: false });
-      expect(bad.exitCode).toBe(2);
-      expect(bad.stderr).toContain("queue-devstack: exec needs a command after --");
-    }
+  it("a command not found is 127 (126 not executable), before any stack starts; a mistake in the call is 2", async ({ expect, onTestFinished }) => {
+    const { exec } = launches(onTestFinished);
     const SOURCE = CLI.slice(0, -1);
-    for (const [args, says] of [
+    const mistakes = [
       // One message whatever is wrong with the number (issue 30, item 11).
       [[...CLI, "--runs", "0", "--", "true"], 'queue-devstack: --runs must be an integer of at least 1, got "0"'],
       [[...CLI, "--runs", "abc", "--", "true"], 'queue-devstack: --runs must be an integer of at least 1, got "abc"'],
@@ -234,16 +241,34 @@ describe("queue-devstack exec", () => {
       [[...CLI, "--runs", "-1", "--", "true"], 'queue-devstack: --runs must be an integer of at least 1, got "-1"'],
       [[...CLI, "--json", "--", "true"], "queue-devstack: --json is not an exec option: the command gets the stack in its environment"],
       [[...SOURCE, "--runs", "2"], "queue-devstack: --runs is an exec option: queue-devstack exec --runs <n> -- <command>"],
-    ] as const) {
-      const bad = await execa(process.execPath, args, { reject: false });
-      expect(bad.exitCode, args.join(" ")).toBe(2);
-      expect(bad.stderr).toBe(`${says}\nRun with --help for the options.`);
+    ] as const;
+    // Every call side by side: each ends before a stack starts.
+    const call = (args: readonly string[]) => execa(process.execPath, args, { reject: false });
+    const [missing, notExecutable, noCommand, mistaken, help] = await Promise.all([
+      exec([], ["queue-devstack-no-such-command", "x"]),
+      exec([], ["./package.json"]),
+      Promise.all([[...CLI], [...CLI, "--"], [...CLI, "--chain-port", "0"]].map(call)),
+      Promise.all(mistakes.map(([args]) => call(args))),
+      execa(process.execPath, [...SOURCE, "--help"]),
+    ]);
+    expect(missing.exitCode).toBe(127);
+    expect(missing.stderr).toBe("queue-devstack exec: queue-devstack-no-such-command: command not found");
+    expect(notExecutable.exitCode).toBe(126);
+    expect(notExecutable.stderr).toBe("queue-devstack exec: ./package.json: permission denied");
+    for (const bad of noCommand) {
+      expect(bad.exitCode).toBe(2);
+      expect(bad.stderr).toContain("queue-devstack: exec needs a command after --");
     }
-    const help = await execa(process.execPath, [...SOURCE, "--help"]);
+    mistakes.forEach(([args, says], i) => {
+      const bad = mistaken[i];
+      expect(bad?.exitCode, args.join(" ")).toBe(2);
+      expect(bad?.stderr).toBe(`${says}\nRun with --help for the options.`);
+    });
     expect(help.stdout).toContain("queue-devstack exec [options] [--runs <n>] -- <command> [args…]");
   });
 
-  it("the ready line shows the command quoted as a shell would read it back (issue 30, item 11)", async () => {
+  it("the ready line shows the command quoted as a shell would read it back (issue 30, item 11)", async ({ expect, onTestFinished }) => {
+    const { exec } = launches(onTestFinished);
     const script = `console.log(process.argv.slice(1).length)`;
     const result = await exec([], [process.execPath, "-e", script, "it's", "a b", "$HOME", ""]);
     expect(result.exitCode, result.stderr).toBe(0);
@@ -254,7 +279,8 @@ describe("queue-devstack exec", () => {
     expect(marks(result.stderr)).toEqual([]);
   });
 
-  it("--runs n: each run gets the stack as it started (a reset, not a restart); the first failing run ends it", async () => {
+  it("--runs n: each run gets the stack as it started (a reset, not a restart); the first failing run ends it", async ({ expect, onTestFinished }) => {
+    const { exec } = launches(onTestFinished);
     // Each run mines 5 blocks, says what it found first, and the second run of the last call fails.
     const script = node(`
       const rpc = async (method, params) => (await (await fetch(process.env.QUEUE_DEVSTACK_RPC_URL, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }) })).json()).result;
@@ -263,7 +289,8 @@ describe("queue-devstack exec", () => {
       console.log(JSON.stringify({ run: process.env.QUEUE_DEVSTACK_RUN, of: process.env.QUEUE_DEVSTACK_RUNS, block, anvil: JSON.parse((await import("node:fs")).readFileSync(process.env.QUEUE_DEVSTACK_STACK_INFO, "utf8")).processes.anvil.pid }));
       if (process.env.FAIL_RUN === process.env.QUEUE_DEVSTACK_RUN) process.exit(5);
     `);
-    const result = await exec(["--runs", "3"], script);
+    // The two calls side by side (each its own stack).
+    const [result, failing] = await Promise.all([exec(["--runs", "3"], script), exec(["--runs", "3"], script, { FAIL_RUN: "2" })]);
     expect(result.exitCode, result.stderr).toBe(0);
     const runs = result.stdout.split("\n").map((line) => JSON.parse(line) as { run: string; of: string; block: number; anvil: number });
     expect(runs.map((r) => `${r.run}/${r.of}`)).toEqual(["1/3", "2/3", "3/3"]);
@@ -278,7 +305,6 @@ describe("queue-devstack exec", () => {
       "---- queue-devstack exec: all 3 runs exited 0 ----",
     ]);
 
-    const failing = await exec(["--runs", "3"], script, { FAIL_RUN: "2" });
     expect(failing.exitCode).toBe(5);
     expect(failing.stdout.split("\n")).toHaveLength(2);
     expect(failing.stderr).toContain("queue-devstack exec: run 2 of 3 exited 5; no further run");
@@ -287,7 +313,7 @@ describe("queue-devstack exec", () => {
 });
 
 describe("shellCommandLine (exec's ready line)", () => {
-  it("is read back by bash into the same words, and prints no control or invisible character raw", async () => {
+  it("is read back by bash into the same words, and prints no control or invisible character raw", async ({ expect }) => {
     const words = ["plain", "a b", "it's", "", "$HOME `x` \"q\" \\", "tab\there", "new\nline", "esc\u001b[2J", "c1\u009b", "rtl\u202eevil", "back\\slash'quote\u0007", "naïve ✓"];
     const line = shellCommandLine(words);
     expect(line).not.toMatch(new RegExp(UNPRINTABLE.source));
