@@ -7,7 +7,7 @@ import { gunzipSync, gzipSync } from "node:zlib";
 import { DatabaseSync } from "node:sqlite";
 import { encodeFunctionData, keccak256, parseEther, parseTransaction, type Hex } from "viem";
 import { execa } from "execa";
-import { afterAll, beforeAll, describe, it, type ExpectStatic } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, type ExpectStatic } from "vitest";
 import { BundleError, startDevStack } from "../harness/index.ts";
 import { closeProvers, createQueueClient, fetchProofFiles, ForeignOriginError, poolAbi, reviewedFrom } from "../harness/client/index.ts";
 import { anvilsWith } from "./support/processes.ts";
@@ -123,8 +123,8 @@ async function loadThroughCli(file: string, stateDir: string): Promise<{ exitCod
   return { exitCode: cli.exitCode, lines: cli.stderr.trim().split("\n"), maxRssMiB };
 }
 
-// Every test runs side by side with the others (issue 42, item 7), the CLI launches overlapping the stacks:
-// each test has a state dir of its own and free ports, and takes its expect from its context.
+// The CLI launches, and the loads refused in process, run side by side (issue 42, item 7): each test has a
+// state dir of its own and free ports, and takes its expect from its context.
 describe.concurrent("decompression limits (issue 24, item 1)", () => {
   it("a small bundle whose chain part expands to several GiB is refused at the chain's cap, in bounded memory", async ({ expect }) => {
     const bomb = zerosGzip(3 * 1024);
@@ -351,7 +351,7 @@ describe.concurrent("escape sequences in the bundle's chain never reach the term
 /** A send's request for the good bundle's Pool. */
 const sendRequest = (root: string) => craftedRequest(good.manifest, root);
 
-describe.concurrent("a load never replaces an operation store (issue 24)", () => {
+describe("a load never replaces an operation store (issue 24)", () => {
   /** A store of our schema holding one operation: what a load must leave byte for byte. */
   async function storeWithOperation(file: string): Promise<Buffer> {
     const { SqliteOperationStore } = await import("../src/store/store.ts");
@@ -367,7 +367,7 @@ describe.concurrent("a load never replaces an operation store (issue 24)", () =>
     return readFile(file);
   }
 
-  it("a state dir holding queue.sqlite is refused like one holding a stack: one BundleError, nothing started, the state dir and its store as found", async ({ expect }) => {
+  it("a state dir holding queue.sqlite is refused like one holding a stack: one BundleError, nothing started, the state dir and its store as found", async () => {
     const { stateDir, asFound } = await stateDirWithNotes(expect);
     const store = path.join(stateDir, "queue.sqlite");
     const bytes = await storeWithOperation(store);
@@ -380,7 +380,7 @@ describe.concurrent("a load never replaces an operation store (issue 24)", () =>
     await asFound();
   });
 
-  it("a store path (the store option) that holds a store is refused, and so is \":memory:\" (nowhere to load the operations into): the store and the state dir as found", async ({ expect }) => {
+  it("a store path (the store option) that holds a store is refused, and so is \":memory:\" (nowhere to load the operations into): the store and the state dir as found", async () => {
     const store = path.join(await tempDir("devstack-untrusted-store-"), "elsewhere.sqlite");
     const bytes = await storeWithOperation(store);
     for (const [given, why] of [[store, `${store} already holds an operation store: load a bundle with a store path where none is`], [":memory:", `a bundle's operations are loaded into a store file: load it without store ":memory:"`]] as const) {
@@ -396,8 +396,8 @@ describe.concurrent("a load never replaces an operation store (issue 24)", () =>
   });
 });
 
-describe.concurrent("the store is rows, checked and rebuilt in a fresh store (issue 24, item 2)", () => {
-  it("a version 2 bundle with an invalid row is one BundleError naming the row; nothing started, the state dir as found", async ({ expect }) => {
+describe("the store is rows, checked and rebuilt in a fresh store (issue 24, item 2)", () => {
+  it("a version 2 bundle with an invalid row is one BundleError naming the row; nothing started, the state dir as found", async () => {
     const rows = rowsOf(good);
     const { operation } = operationRow("op_bad_state", "accepted", new Date().toISOString(), sendRequest("1"));
     rows.operations = [...(rows.operations ?? []), { ...operation, state: "hijacked" }];
@@ -424,7 +424,7 @@ describe.concurrent("the store is rows, checked and rebuilt in a fresh store (is
     return craft({ version: 1 as never, store: gzipSync(await readFile(file)).toString("base64") });
   }
 
-  it("a version 1 bundle's trigger never runs, and a view in place of the quotes table never hangs the start: refused in one line", async ({ expect }) => {
+  it("a version 1 bundle's trigger never runs, and a view in place of the quotes table never hangs the start: refused in one line", async () => {
     const withTrigger = await v1Bundle((db) => {
       db.exec("CREATE TABLE spy (state TEXT); CREATE TRIGGER watch AFTER UPDATE ON operations BEGIN INSERT INTO spy VALUES (new.state); END;");
     });
@@ -441,7 +441,7 @@ describe.concurrent("the store is rows, checked and rebuilt in a fresh store (is
     }
   });
 
-  it("a version 1 bundle's store is read as rows into a fresh store of our schema: a table, column or default of its own is not kept", async ({ expect }) => {
+  it("a version 1 bundle's store is read as rows into a fresh store of our schema: a table, column or default of its own is not kept", async () => {
     const { SqliteOperationStore } = await import("../src/store/store.ts");
     const fresh = path.join(await tempDir("devstack-untrusted-fresh-"), "queue.sqlite");
     new SqliteOperationStore(fresh).close();
@@ -473,8 +473,8 @@ describe.concurrent("the store is rows, checked and rebuilt in a fresh store (is
   });
 });
 
-describe.concurrent("text from a loaded bundle is printed escaped by trace and ctl (issue 24, item 6)", () => {
-  it("an operation's failure detail with escape sequences: trace's message shows it escaped", async ({ expect }) => {
+describe("text from a loaded bundle is printed escaped by trace and ctl (issue 24, item 6)", () => {
+  it("an operation's failure detail with escape sequences: trace's message shows it escaped", async () => {
     const ESC = "\u001b";
     const at = new Date(Date.now() - 60_000).toISOString();
     const rows = rowsOf(good);
@@ -494,8 +494,8 @@ describe.concurrent("text from a loaded bundle is printed escaped by trace and c
   });
 });
 
-describe.concurrent("text from a loaded bundle is printed escaped by ctl (issue 24, item 6)", () => {
-  it("an operation id with control characters, quoted back in a dev route's problem: ctl's message shows it escaped", async ({ expect }) => {
+describe("text from a loaded bundle is printed escaped by ctl (issue 24, item 6)", () => {
+  it("an operation id with control characters, quoted back in a dev route's problem: ctl's message shows it escaped", async () => {
     // JSON escapes C0 (ESC shows as \u001b) but not DEL or C1 (\u009b is a CSI of its own): those reach ctl raw.
     const id = "op_\u001b[2J\u009b32m\u007fready";
     const at = new Date(Date.now() - 60_000).toISOString();
@@ -520,7 +520,7 @@ describe.concurrent("text from a loaded bundle is printed escaped by ctl (issue 
   });
 });
 
-describe.concurrent("resumed operations are checked before anything is re-broadcast (issue 24, item 3)", () => {
+describe("resumed operations are checked before anything is re-broadcast (issue 24, item 3)", () => {
   const transfer = (from: number) =>
     dev(from).signTransaction({ type: "eip1559", chainId: 11155111, nonce: 0, to: "0x000000000000000000000000000000000000dEaD", value: parseEther("1234"), gas: 21000n, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 1n });
   /** The relayer's nonce in the good bundle's chain: the one nonce a lone live attempt may have. */
@@ -549,7 +549,7 @@ describe.concurrent("resumed operations are checked before anything is re-broadc
     ["the relayer's call of the Pool whose row names other fees", async (request) => ({ raw: await poolCall(request), row: { max_fee_per_gas: "20000000000" } }), /its attempt 0x[0-9a-f]{64} offers fees 10000000000\/1 wei \(max\/priority\), its row says 20000000000\/1$/],
     ["the relayer's call of the Pool at nonce 10^9", async (request) => ({ raw: await poolCall(request, { nonce: 1e9 }) }), /its attempt 0x[0-9a-f]{64} is at nonce 1000000000, not one the relayer could have pending: the relayer's nonce in the bundle's chain is \d+, and nonce \d+ before it is no live attempt's, so it could never be mined$/],
   ];
-  it.for(forged)("%s: that operation fails (bundle_attempt_invalid) and keeps no attempt, the others load; nothing is broadcast", async ([_name, sign, why], { expect }) => {
+  it.each(forged)("%s: that operation fails (bundle_attempt_invalid) and keeps no attempt, the others load; nothing is broadcast", async (_name, sign, why) => {
     const at = new Date().toISOString();
     const rows = rowsOf(good);
     const request = sendRequest("1");
@@ -578,7 +578,7 @@ describe.concurrent("resumed operations are checked before anything is re-broadc
     }
   });
 
-  it("attempts' nonces, against the relayer's nonce N in the bundle's chain: live ones from N up each at their own nonce with no gap, and any below N (the chain's past), load; any other fails its operation alone", async ({ expect }) => {
+  it("attempts' nonces, against the relayer's nonce N in the bundle's chain: live ones from N up each at their own nonce with no gap, and any below N (the chain's past), load; any other fails its operation alone", async () => {
     const at = new Date(Date.now() - 60_000).toISOString();
     const rows = rowsOf(good);
     rows.operations = [...(rows.operations ?? [])];
@@ -612,7 +612,7 @@ describe.concurrent("resumed operations are checked before anything is re-broadc
     expect(settled.rows.operations.filter((op) => op.id in failed).every((op) => op.state === "rejected" && JSON.parse(op.reason as string).code === "bundle_attempt_invalid")).toBe(true);
   });
 
-  it("an attempt at nonce 10^9 (anyone can sign one: the relayer's key is anvil's dev key) does not hold up later relays: its operation fails, and a send relayed after the load is confirmed", async ({ expect }) => {
+  it("an attempt at nonce 10^9 (anyone can sign one: the relayer's key is anvil's dev key) does not hold up later relays: its operation fails, and a send relayed after the load is confirmed", async () => {
     const at = new Date().toISOString();
     const rows = rowsOf(good);
     const request = sendRequest("1");
@@ -637,7 +637,7 @@ describe.concurrent("resumed operations are checked before anything is re-broadc
     }
   });
 
-  it("a resumed operation's stored attempt, stuck, is checked again before a fee bump signs: one whose call now reverts is not bumped (nor failed) and its broadcast transaction, once mined, settles it", async ({ expect }) => {
+  it("a resumed operation's stored attempt, stuck, is checked again before a fee bump signs: one whose call now reverts is not bumped (nor failed) and its broadcast transaction, once mined, settles it", async () => {
     // Old enough that the re-broadcast bytes count as stuck at once.
     const at = new Date(Date.now() - 60_000).toISOString();
     const rows = rowsOf(good);
@@ -677,7 +677,7 @@ describe.concurrent("resumed operations are checked before anything is re-broadc
     }
   });
 
-  it("an operation dated 2099 is refused, naming it; nothing started, the state dir as found", async ({ expect }) => {
+  it("an operation dated 2099 is refused, naming it; nothing started, the state dir as found", async () => {
     const rows = rowsOf(good);
     rows.operations = [...(rows.operations ?? []), operationRow("op_2099", "submitted", "2099-01-01T00:00:00.000Z", sendRequest("1")).operation];
     const file = await craft({ store: storeOf(rows) });
@@ -689,7 +689,7 @@ describe.concurrent("resumed operations are checked before anything is re-broadc
     await asFound();
   });
 
-  it("a resumed live operation is checked again on the loaded chain before the relayer signs: one whose call now reverts is rejected, nothing broadcast", async ({ expect }) => {
+  it("a resumed live operation is checked again on the loaded chain before the relayer signs: one whose call now reverts is rejected, nothing broadcast", async () => {
     const at = new Date().toISOString();
     const rows = rowsOf(good);
     // The Pool's own root at the save: the operation passes the root and nullifier reads, and the Pool's simulation refuses its proof.
@@ -715,7 +715,7 @@ describe.concurrent("resumed operations are checked before anything is re-broadc
   });
 });
 
-describe.concurrent("a bundle's manifest names only this runtime's paths, and a fork bundle's is checked against its chain (issue 24, item 4)", () => {
+describe("a bundle's manifest names only this runtime's paths, and a fork bundle's is checked against its chain (issue 24, item 4)", () => {
   type Manifest = { queue: { endpoints: Record<string, string>; proof: { artifacts: Array<{ path: string; role: string; sha256: string }> } }; assets: Array<{ symbol: string }> };
   const manifestWith = (change: (m: Manifest) => void) => {
     const manifest = JSON.parse(good.manifest) as Manifest;
@@ -727,7 +727,7 @@ describe.concurrent("a bundle's manifest names only this runtime's paths, and a 
     ["an artifact path through a backslash (/\\attacker.example/…)", (m) => void ((m.queue.proof.artifacts[0] as { path: string }).path = "/\\attacker.example/joinsplit.wasm"), /queue\.proof\.artifacts\.0\.path: expected a path on \{base_url\}'s origin/],
     ["an endpoint this runtime does not serve", (m) => void (m.queue.endpoints.sendRelay = "/elsewhere/send-relay"), /queue\.endpoints\.sendRelay is "\/elsewhere\/send-relay": this runtime serves it at \/api\/queue\/send-relay/],
   ];
-  it.for(foreign)("%s: refused as the manifest part, nothing started, the state dir as found", async ([_name, change, why], { expect }) => {
+  it.each(foreign)("%s: refused as the manifest part, nothing started, the state dir as found", async (_name, change, why) => {
     const file = await craft({ manifest: manifestWith(change) });
     const { stateDir, asFound } = await stateDirWithNotes(expect);
     const { error, steps } = await loadRefused(file, stateDir);
@@ -744,7 +744,7 @@ describe.concurrent("a bundle's manifest names only this runtime's paths, and a 
     ["a registry address that is no contract in the chain", (m) => void ((m as unknown as { accountRegistry: { address: string } }).accountRegistry.address = dev(5).address), /accountRegistry \(0x[0-9a-fA-F]{40}\) has no code in the bundle's chain/],
     ["an ABI that is not the fixture's", (m) => void ((m as unknown as { receiveDirectory: { abi: unknown[] } }).receiveDirectory.abi = [{ type: "function", name: "drain" }]), /receiveDirectory\.abi is not the ReceiveDirectory's/],
   ];
-  it.for(undescribed)("%s: refused as the manifest part before anything starts, local or fork, the state dir as found", async ([_name, change, why], { expect }) => {
+  it.each(undescribed)("%s: refused as the manifest part before anything starts, local or fork, the state dir as found", async (_name, change, why) => {
     for (const mode of ["local", "fork"] as const) {
       const file = await craft({ mode, manifest: manifestWith(change) });
       const { stateDir, asFound } = await stateDirWithNotes(expect);
@@ -757,7 +757,7 @@ describe.concurrent("a bundle's manifest names only this runtime's paths, and a 
     }
   });
 
-  it("a bundle saying mode fork: its manifest is what its chain describes (a symbol of its own is refused), the state dir as found; as saved, it loads", async ({ expect }) => {
+  it("a bundle saying mode fork: its manifest is what its chain describes (a symbol of its own is refused), the state dir as found; as saved, it loads", async () => {
     const forged = await craft({ mode: "fork", manifest: manifestWith((m) => void ((m.assets[0] as { symbol: string }).symbol = "FAKE")) });
     const { stateDir, asFound } = await stateDirWithNotes(expect);
     const { error } = await loadRefused(forged, stateDir);
@@ -771,7 +771,7 @@ describe.concurrent("a bundle's manifest names only this runtime's paths, and a 
     }
   });
 
-  it("the client fetches no proof file from another origin than the queue's, whatever the config says", async ({ expect }) => {
+  it("the client fetches no proof file from another origin than the queue's, whatever the config says", async () => {
     const hits: string[] = [];
     const elsewhere = createServer((request, response) => {
       hits.push(String(request.url));
