@@ -7,7 +7,7 @@ import { STACK_URLS, StackInfo } from "../harness/state-dir/index.ts";
 import { requestWithHost } from "./support/forged-host.ts";
 import { loadedModulesPreload } from "./support/loaded-modules.ts";
 import { freePort, holdPort, portOpen } from "./support/ports.ts";
-import { alive, anvilsWith, gone } from "./support/processes.ts";
+import { alive, anvilsWith, endLaunches, gone } from "./support/processes.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
 
 const tempDir = withTempDirs();
@@ -17,15 +17,7 @@ type Launches = { running: ResultPromise[]; anvils: number[] };
 const perTest: Launches = { running: [], anvils: [] };
 const perFile: Launches = { running: [], anvils: [] };
 /** Graceful first, so each dev-stack stops its own anvil; then any anvil still alive, by its PID. */
-async function stopLaunches({ running, anvils }: Launches) {
-  for (const child of running.splice(0)) {
-    child.kill("SIGTERM");
-    await child.catch(() => {});
-  }
-  for (const pid of anvils.splice(0)) {
-    if (alive(pid)) process.kill(pid, "SIGKILL");
-  }
-}
+const stopLaunches = ({ running, anvils }: Launches) => endLaunches(running, "SIGTERM", anvils);
 afterEach(() => stopLaunches(perTest));
 afterAll(() => stopLaunches(perFile));
 const { running, anvils } = perTest;

@@ -7,7 +7,7 @@ import { ENV_PREFIX, runCommand, shellCommandLine } from "../harness/exec/index.
 import { UNPRINTABLE } from "../src/printable.ts";
 import { STACK_URLS, StackInfo } from "../harness/state-dir/index.ts";
 import { portOpen } from "./support/ports.ts";
-import { alive, anvilsWith, gone } from "./support/processes.ts";
+import { alive, anvilsWith, endLaunches, gone } from "./support/processes.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
 
 const tempDir = withTempDirs();
@@ -32,13 +32,7 @@ const SAY_AND_WAIT = node(SAY_AND_WAIT_SCRIPT);
 function launches(onTestFinished: TestContext["onTestFinished"]) {
   const running: ResultPromise[] = [];
   const pids: number[] = [];
-  onTestFinished(async () => {
-    for (const child of running.splice(0)) {
-      child.kill("SIGTERM");
-      await child.catch(() => {});
-    }
-    for (const pid of pids.splice(0)) if (alive(pid)) process.kill(pid, "SIGKILL");
-  });
+  onTestFinished(() => endLaunches(running, "SIGTERM", pids));
   const track = <T extends ResultPromise>(child: T): T => (running.push(child), child);
   return {
     track,

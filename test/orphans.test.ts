@@ -3,7 +3,7 @@ import path from "node:path";
 import { execa, type ResultPromise } from "execa";
 import { afterEach, describe, expect, it } from "vitest";
 import { startDevStack } from "../harness/index.ts";
-import { alive, gone } from "./support/processes.ts";
+import { alive, endLaunches, gone } from "./support/processes.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
 
 // anvil must not outlive the process that started it, however that process dies: killed outright, or
@@ -19,11 +19,7 @@ const pids: number[] = [];
 /** State dirs of stacks whose owner was killed: nobody stops them, so the test removes them. */
 const abandoned: string[] = [];
 afterEach(async () => {
-  for (const child of children.splice(0)) {
-    child.kill("SIGKILL");
-    await child.catch(() => {});
-  }
-  for (const pid of pids.splice(0)) if (alive(pid)) process.kill(pid, "SIGKILL");
+  await endLaunches(children, "SIGKILL", pids);
   await Promise.all(abandoned.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
 });
 

@@ -9,7 +9,7 @@ import { closeProvers } from "../harness/client/index.ts";
 import { DeploymentConfig } from "../src/config/deployment-config.ts";
 import type { Operation } from "../src/schemas/operation.ts";
 import { poolFixture, provenRequest } from "./support/pool.ts";
-import { anvilsWith, gone } from "./support/processes.ts";
+import { anvilsWith, endLaunches, gone } from "./support/processes.ts";
 import { hex, rpc } from "./support/rpc.ts";
 
 // A persisted stack must never lose accepted operations or change its Pool because of a crash: of its
@@ -18,10 +18,7 @@ const CLI = ["--experimental-strip-types", "--no-warnings", "scripts/cli/dev-sta
 const children: ResultPromise[] = [];
 const stacks: DevStack[] = [];
 afterEach(async () => {
-  for (const child of children.splice(0)) {
-    child.kill("SIGKILL");
-    await child.catch(() => {});
-  }
+  await endLaunches(children, "SIGKILL");
   await Promise.all(stacks.splice(0).map((s) => s.stop()));
 });
 const tempDirs: string[] = [];

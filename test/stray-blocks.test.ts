@@ -1,10 +1,9 @@
 import { mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { gunzipSync, gzipSync } from "node:zlib";
 import type { Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { dropStrayBlocksInDump, withoutStrayBlocks, startChain, type Chain, type DumpedChain } from "../harness/chain/index.ts";
+import { decodeDump, dropStrayBlocksInDump, encodeDump, withoutStrayBlocks, startChain, type Chain, type DumpedChain } from "../harness/chain/index.ts";
 import { GENESIS_STATE_PATH } from "../harness/deployment/index.ts";
 import { rpc } from "./support/rpc.ts";
 
@@ -19,8 +18,6 @@ let dir: string;
 let original: { block0: Hex; block0Timestamp: Hex; head: Hex };
 let dump: Hex;
 
-const decode = (hex: Hex) => JSON.parse(gunzipSync(Buffer.from(hex.slice(2), "hex")).toString("utf8")) as DumpedChain;
-const encode = (state: DumpedChain): Hex => `0x${gzipSync(JSON.stringify(state)).toString("hex")}`;
 const hashAt = async (n: number) => (await rpc<{ hash: Hex }>(chain.rpcUrl, "eth_getBlockByNumber", [`0x${n.toString(16)}`, false])).hash;
 /** The dump with its blocks 0 in the order that loses: the chain's first (known by its timestamp), the stray one last. */
 const strayLast = (state: DumpedChain): DumpedChain => {
@@ -47,16 +44,16 @@ afterAll(async () => {
 
 describe("a dump of a chain started from a state file", () => {
   it("holds a stray block 0 beside the chain's, which a load can take for block 0", async () => {
-    const state = decode(dump);
+    const state = decodeDump(dump);
     expect(state.blocks.filter((b) => BigInt(b.header.number as string) === 0n)).toHaveLength(2);
-    await reload(encode(strayLast(state)));
+    await reload(encodeDump(strayLast(state)));
     expect(await hashAt(0)).not.toBe(original.block0);
     await expect(rpc(chain.rpcUrl, "eth_getBalance", ["0x0000000000000000000000000000000000000000", "0x0"])).rejects.toThrow(/BlockOutOfRange/);
   });
 
   it("without the stray block, reloads with block 0 as it was, its state, and a reorg down to it", async () => {
-    const cleaned = dropStrayBlocksInDump(encode(strayLast(decode(dump))), original.head);
-    expect(decode(cleaned).blocks.filter((b) => BigInt(b.header.number as string) === 0n)).toHaveLength(1);
+    const cleaned = dropStrayBlocksInDump(encodeDump(strayLast(decodeDump(dump))), original.head);
+    expect(decodeDump(cleaned).blocks.filter((b) => BigInt(b.header.number as string) === 0n)).toHaveLength(1);
     await reload(cleaned);
     expect(await hashAt(0)).toBe(original.block0);
     expect(await rpc(chain.rpcUrl, "eth_getBalance", ["0x0000000000000000000000000000000000000000", "0x0"])).toMatch(/^0x/);
@@ -67,14 +64,14 @@ describe("a dump of a chain started from a state file", () => {
 
   it("a state file anvil is about to load (a resumed or loaded stack's) is loaded without it, and left as it is", async () => {
     const file = path.join(dir, "chain-state.json");
-    const saved = JSON.stringify(strayLast(decode(dump)));
+    const saved = JSON.stringify(strayLast(decodeDump(dump)));
     await writeFile(file, saved);
     const loaded = await withoutStrayBlocks(file, dir);
     const state = JSON.parse(await readFile(loaded.file, "utf8")) as DumpedChain;
     expect(state.blocks.filter((b) => BigInt(b.header.number as string) === 0n)).toHaveLength(1);
     // Its head's line is whole (the head from best_block_number), and its transactions kept.
-    expect(state.blocks).toHaveLength(decode(dump).blocks.length - 1);
-    expect(state.transactions).toEqual(decode(dump).transactions);
+    expect(state.blocks).toHaveLength(decodeDump(dump).blocks.length - 1);
+    expect(state.transactions).toEqual(decodeDump(dump).transactions);
     // The saved file is as it was (a start refused later changes nothing), and the copy goes.
     expect(await readFile(file, "utf8")).toBe(saved);
     await loaded.remove();

@@ -2,13 +2,13 @@ import { createReadStream } from "node:fs";
 import { copyFile, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { gunzipSync, gzipSync } from "node:zlib";
+import { gzipSync } from "node:zlib";
 import { z } from "zod";
 import type { RelayControl } from "../../src/relay/control.ts";
 import { parseStoreRows, type StoreRows } from "../../src/store/rows.ts";
 import { TERMINAL_STATES } from "../../src/schemas/operation.ts";
 import { printable } from "../../src/printable.ts";
-import { jsonRpc, jsonRpcBatch } from "../chain/index.ts";
+import { decodeDump, encodeDump, jsonRpc, jsonRpcBatch } from "../chain/index.ts";
 import { PATCHES_FILE, PatchRecords } from "../patch/index.ts";
 import { writeFileAtomic } from "../deployment/index.ts";
 import type { ForkReads } from "../chain/index.ts";
@@ -91,7 +91,7 @@ export async function bundleBytes(args: BundleSource): Promise<Uint8Array> {
         // The manifest's contracts too, read or not (a loaded bundle's manifest is checked against their code).
         const named = manifestContracts(JSON.parse(await readFile(args.manifestPath, "utf8")) as DeploymentConfig);
         const reads = { ...args.fork.reads, accounts: new Set([...args.fork.reads.accounts, ...named]) };
-        chain = `0x${gzipSync(JSON.stringify(await withForkedState(args.rpcUrl, JSON.parse(gunzipSync(Buffer.from(chain.slice(2), "hex")).toString("utf8")) as AnvilState, reads))).toString("hex")}`;
+        chain = encodeDump(await withForkedState(args.rpcUrl, decodeDump<AnvilState>(chain), reads));
       }
       args.control.backupStore(storeCopy);
     } finally {

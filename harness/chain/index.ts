@@ -5,7 +5,7 @@
 export { forkUpstreamPart, chainPart, saverPart, faultsPart, connectFaults, anvilIndexOf, type ForkUpstream, type ForkCapture, type StackChain } from "./parts.ts";
 export { startChain, ChainStartError, AnvilExitedError, CHAIN_ID, ANVIL_RUN_DIR_PREFIX, type Chain, type DevAccount } from "./chain.ts";
 export { anvilBinaryPath } from "./anvil-binary.ts";
-export { dropStrayBlocks, dropStrayBlocksInDump, withoutStrayBlocks, type DumpedChain } from "./stray-blocks.ts";
+export { decodeDump, encodeDump, dropStrayBlocks, dropStrayBlocksInDump, withoutStrayBlocks, type DumpedChain } from "./stray-blocks.ts";
 export { ForkUpstreamError, resolveForkPoint, type ForkPoint } from "./fork.ts";
 export type { ForkReads } from "./rpc-forwarder.ts";
 export { openRpcCache, DEFAULT_FORK_CACHE_DIR, type RpcCache } from "./rpc-cache.ts";

@@ -77,11 +77,21 @@ export function dropStrayBlocks<T extends DumpedChain>(state: T, head?: Hex): T 
   };
 }
 
-/** dropStrayBlocks() of a dump as anvil_dumpState answers it (hex of gzipped JSON), in the same form. */
+/** A dump as anvil_dumpState answers it (hex of gzipped JSON), read. */
+export function decodeDump<T = DumpedChain>(dump: Hex | string): T {
+  return JSON.parse(gunzipSync(Buffer.from(dump.slice(2), "hex")).toString("utf8")) as T;
+}
+
+/** A state in the form anvil_dumpState answers and anvil_loadState takes. */
+export function encodeDump(state: unknown): Hex {
+  return `0x${gzipSync(JSON.stringify(state)).toString("hex")}`;
+}
+
+/** dropStrayBlocks() of a dump as anvil_dumpState answers it, in the same form. */
 export function dropStrayBlocksInDump(dump: Hex, head: Hex): Hex {
-  const state = JSON.parse(gunzipSync(Buffer.from(dump.slice(2), "hex")).toString("utf8")) as DumpedChain;
+  const state = decodeDump(dump);
   const line = dropStrayBlocks(state, head);
-  return line === state ? dump : `0x${gzipSync(JSON.stringify(line)).toString("hex")}`;
+  return line === state ? dump : encodeDump(line);
 }
 
 /**

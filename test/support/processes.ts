@@ -24,3 +24,15 @@ export async function gone(pid: number, timeoutMs = 10_000): Promise<boolean> {
 export async function anvilsWith(marker: string): Promise<number[]> {
   return (await listProcesses()).filter((p) => p.args.includes("anvil") && p.args.includes(marker)).map((p) => p.pid);
 }
+
+/**
+ * Ends what a test launched, emptying both lists: each child by `signal`, one after the other, each
+ * awaited (a graceful signal lets a dev-stack stop its own anvil); then any PID still alive, by SIGKILL.
+ */
+export async function endLaunches(children: Array<{ kill(signal: NodeJS.Signals): unknown } & PromiseLike<unknown>>, signal: NodeJS.Signals, pids: number[] = []): Promise<void> {
+  for (const child of children.splice(0)) {
+    child.kill(signal);
+    await Promise.resolve(child).catch(() => {});
+  }
+  for (const pid of pids.splice(0)) if (alive(pid)) process.kill(pid, "SIGKILL");
+}

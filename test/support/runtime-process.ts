@@ -7,6 +7,7 @@ import { CIRCUIT_BUILD_DIR } from "../../harness/deployment/index.ts";
 import type { DevStack } from "../../harness/index.ts";
 import type { Operation } from "../../src/schemas/operation.ts";
 import { RELAYER_KEY } from "./chain.ts";
+import { endLaunches } from "./processes.ts";
 import { rpc } from "./rpc.ts";
 
 type RuntimeProcessOptions = { rpcUrl?: string; wsRpcUrl?: string; prefix?: string[] };
@@ -32,12 +33,7 @@ export function withRuntimeProcesses(prefix: string): RuntimeProcesses {
       started.push(running.child);
       return running;
     },
-    async kill() {
-      for (const child of started.splice(0)) {
-        child.kill("SIGKILL");
-        await child.catch(() => {});
-      }
-    },
+    kill: () => endLaunches(started, "SIGKILL"),
   };
   beforeAll(async () => {
     dir = await mkdtemp(path.join(tmpdir(), prefix));
