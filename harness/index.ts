@@ -16,7 +16,7 @@ export type { ReplayAnswer, ReplayOptions, FrameChange, TraceDiff, DiffFrame } f
 export type { ActionControls } from "./dev/index.ts";
 export { ACTION_ROUTES, DEFAULT_SWAP_PRICES } from "./deployment/index.ts";
 export { StackAlreadyRunningError } from "./state-dir/index.ts";
-export { StackInfo } from "./state-dir/index.ts";
+export { StackInfo } from "./stack-info/index.ts";
 export { loadFixtures, inspectFixtures, buildFixtures, type CompiledFixtures } from "./deployment/index.ts";
 export { DEV_ASSETS, DEV_TOKEN_GRANT } from "./deployment/index.ts";
 export type { StepEvent, ProgressListener } from "./part/index.ts";

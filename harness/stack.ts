@@ -13,7 +13,8 @@ import { actionControls, allowedHostsFor, allowedOriginsFor, devRoutesPart, regi
 import { controlLock, snapshotsPart, type SnapshotControls } from "./snapshot/index.ts";
 import { BundleError, saveBundle } from "./bundle/index.ts";
 import { patchPart, patchRoutes } from "./patch/index.ts";
-import { manifestBytes, writeFileAtomic } from "./deployment/index.ts";
+import { manifestBytes } from "./deployment/index.ts";
+import { writeFileAtomic } from "./files/index.ts";
 import { codeChanges } from "../src/code-change.ts";
 import type { PatchedContract } from "../src/config/patched-contract.ts";
 import type { DevStackOptions } from "./stack-options.ts";

@@ -1,7 +1,7 @@
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import type { RelayControl } from "../src/relay/control.ts";
-import { OPERATION_STATES } from "../src/schemas/operation.ts";
+import { OPERATION_STATES } from "../src/schemas/operation-states.ts";
 import { SqliteOperationStore } from "../src/store/store.ts";
 import type { OperationRecord } from "../src/store/types.ts";
 import { dashboardAssets, dashboardControlsHtml, dashboardCountsHtml, dashboardPageHtml as pageHtml, opsPageHtml, operationHtml, DASHBOARD_PAGE_SIZE as PAGE_SIZE, dashboardPushEvent } from "../harness/dashboard/index.ts";

@@ -7,7 +7,7 @@ import { encodeFunctionData, formatUnits, parseAbi, type Address, type Hex } fro
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ACTION_ROUTES, type DevStack } from "../harness/index.ts";
 import { operationHtml } from "../harness/dashboard/index.ts";
-import { OPERATION_STATES } from "../src/schemas/operation.ts";
+import { OPERATION_STATES } from "../src/schemas/operation-states.ts";
 import type { OperationRecord } from "../src/store/types.ts";
 import { createAccountKeys, prepareAction, type QueueClient } from "../harness/client/index.ts";
 import { jsonRpc } from "../harness/chain/index.ts";

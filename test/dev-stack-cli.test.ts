@@ -3,7 +3,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { execa, type ResultPromise } from "execa";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { STACK_URLS, StackInfo } from "../harness/state-dir/index.ts";
+import { STACK_URLS, StackInfo } from "../harness/stack-info/index.ts";
 import { requestWithHost } from "./support/forged-host.ts";
 import { loadedModulesPreload } from "./support/loaded-modules.ts";
 import { freePort, holdPort, portOpen } from "./support/ports.ts";

@@ -5,7 +5,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { describe, it, type TestContext } from "vitest";
 import { ENV_PREFIX, runCommand, shellCommandLine } from "../harness/exec/index.ts";
 import { UNPRINTABLE } from "../src/printable.ts";
-import { STACK_URLS, StackInfo } from "../harness/state-dir/index.ts";
+import { STACK_URLS, StackInfo } from "../harness/stack-info/index.ts";
 import { portOpen } from "./support/ports.ts";
 import { alive, anvilsWith, endLaunches, gone } from "./support/processes.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";

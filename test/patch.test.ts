@@ -5,7 +5,7 @@ import { keccak256, type Address } from "viem";
 import { afterAll, describe, expect, it } from "vitest";
 import { PatchError, type DevStack } from "../harness/index.ts";
 import { closeProvers, createQueueClient, reviewedFrom } from "../harness/client/index.ts";
-import { StackInfo } from "../harness/state-dir/index.ts";
+import { StackInfo } from "../harness/stack-info/index.ts";
 import { createChainClient } from "../src/chain/client.ts";
 import { buildQueueRuntime, codeChanges } from "../src/server.ts";
 import { CIRCUIT_BUILD_DIR, manifestBytes } from "../harness/deployment/index.ts";

@@ -4,7 +4,7 @@ import { execa, type ResultPromise } from "execa";
 import { afterAll, describe, expect, it } from "vitest";
 import type { DevStack } from "../harness/index.ts";
 import { closeProvers, createQueueClient, reviewedFrom } from "../harness/client/index.ts";
-import type { StackInfo } from "../harness/state-dir/index.ts";
+import type { StackInfo } from "../harness/stack-info/index.ts";
 import { parseManifest } from "../src/server.ts";
 import { poolFixture, provenSend } from "./support/pool.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";

@@ -1,6 +1,6 @@
 import { execa } from "execa";
 import { afterAll, expect, it } from "vitest";
-import { StackInfo } from "../harness/state-dir/index.ts";
+import { StackInfo } from "../harness/stack-info/index.ts";
 import { alive } from "./support/processes.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
 

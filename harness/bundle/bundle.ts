@@ -10,7 +10,7 @@ import { TERMINAL_STATES } from "../../src/schemas/operation.ts";
 import { printable } from "../../src/printable.ts";
 import { decodeDump, encodeDump, jsonRpc, jsonRpcBatch } from "../chain/index.ts";
 import { PATCHES_FILE, PatchRecords } from "../patch/index.ts";
-import { writeFileAtomic } from "../deployment/index.ts";
+import { writeFileAtomic } from "../files/index.ts";
 import type { ForkReads } from "../chain/index.ts";
 import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
 import { relayerAddress, settleAttempts } from "./store-check.ts";

@@ -1,6 +1,6 @@
 import type { RelayControl } from "../../src/relay/control.ts";
 import type { OperationPage } from "../../src/store/types.ts";
-import { OPERATION_STATES } from "../../src/schemas/operation.ts";
+import { OPERATION_STATES } from "../../src/schemas/operation-states.ts";
 import { badge, esc, operationHtml, type AssetBook } from "./view.ts";
 
 // The operations list, a page at a time: newest first, filtered by the store (kind, state and age, in

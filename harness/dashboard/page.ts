@@ -1,4 +1,4 @@
-import { OPERATION_STATES } from "../../src/schemas/operation.ts";
+import { OPERATION_STATES } from "../../src/schemas/operation-states.ts";
 import { controlsHtml } from "./controls.ts";
 import { badge, esc } from "./view.ts";
 

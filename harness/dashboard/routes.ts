@@ -5,7 +5,7 @@ import type { ServerResponse } from "node:http";
 import { z } from "zod";
 import { ProblemError } from "../../src/problem.ts";
 import type { RelayControl } from "../../src/relay/control.ts";
-import { OPERATION_STATES } from "../../src/schemas/operation.ts";
+import { OPERATION_STATES } from "../../src/schemas/operation-states.ts";
 import { HEALTH_PATH } from "../../src/paths.ts";
 import { jsonRpc } from "../chain/index.ts";
 import { isGenesisBlock } from "../deployment/index.ts";

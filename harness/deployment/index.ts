@@ -8,7 +8,6 @@ export { isGenesisBlock } from "./genesis-blocks.ts";
 export { deployFixtures, ACTION_ROUTES, ROUTE_KIND, DEFAULT_SWAP_PRICES, DEV_ASSETS, DEV_TOKEN_GRANT } from "./deploy.ts";
 export { PinError } from "./pin.ts";
 export { describeDeployment, manifestBytes, proofSection } from "./manifest.ts";
-export { writeFileAtomic } from "./write-file-atomic.ts";
 export { contractLayout, storageType, type ContractLayout, type SolcOutput, type StorageVariable } from "./contract-layout.ts";
 export { FIXTURE_CONTRACTS, type CompiledContract, type FixtureName } from "./fixtures.ts";
 export { FROM_SOURCE, PACKAGE_ROOT } from "./package-root.ts";

@@ -12,7 +12,7 @@ import { loadFixtures, type CompiledFixtures } from "./fixtures.ts";
 import { genesisFiles, loadGenesis, type Genesis } from "./genesis.ts";
 import { describeProofSystem, type ProofSystemName } from "../../src/chain/dev-proof.ts";
 import { describeDeployment, manifestBytes, proofSection } from "./manifest.ts";
-import { writeFileAtomic } from "./write-file-atomic.ts";
+import { writeFileAtomic } from "../files/index.ts";
 import { pinPool } from "./pin.ts";
 import { QueueDevstackError } from "../../src/errors/index.ts";
 

@@ -1,5 +1,5 @@
 import type { DevStack } from "../dev-stack.ts";
-import { STACK_URLS } from "../state-dir/index.ts";
+import { STACK_URLS } from "../stack-info/index.ts";
 
 /** Every variable `queue-devstack exec` sets starts with this: the interface a command in any language reads. */
 export const ENV_PREFIX = "QUEUE_DEVSTACK_";

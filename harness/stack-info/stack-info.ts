@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { PatchedContract } from "../../src/config/patched-contract.ts";
-import { STACK_URLS, type StackUrlKey } from "./stack-urls.ts";
+import { STACK_URLS, type StackUrlKey } from "./urls.ts";
 
 const Hex = z.string().regex(/^0x[0-9a-fA-F]*$/);
 

@@ -3,6 +3,4 @@
 // stack.json. Parts: state dir, stack info.
 export { stateDirPart, stackInfoPart, type StateDir } from "./parts.ts";
 export { StackAlreadyRunningError, sweepAbandonedTempStacks, readProcessRecord, TEMP_STATE_DIR_PREFIX, type LeftoverReport } from "./leftovers.ts";
-export { StackInfo } from "./stack-info.ts";
-export { STACK_URLS } from "./stack-urls.ts";
 export { readProofHashes, writeProofHashes } from "./proof-hashes.ts";

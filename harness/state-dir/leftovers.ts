@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { z } from "zod";
 import { ANVIL_RUN_DIR_PREFIX } from "../chain/index.ts";
-import { writeFileAtomic } from "../deployment/index.ts";
+import { writeFileAtomic } from "../files/index.ts";
 import { commandLineOf, isAlive, listProcesses, stopPid } from "../process/index.ts";
 import { QueueDevstackError } from "../../src/errors/index.ts";
 

@@ -3,7 +3,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import type { DeploymentConfig } from "../../src/config/deployment-config.ts";
 import { checkPortsFree, type ForkPoint, type StackChain } from "../chain/index.ts";
-import { PersistedStateError, writeFileAtomic } from "../deployment/index.ts";
+import { PersistedStateError } from "../deployment/index.ts";
+import { writeFileAtomic } from "../files/index.ts";
 import { BundleError, unpackBundle } from "../bundle/index.ts";
 import { definePart, timed, type StackPart } from "../part/index.ts";
 import type { DevStackOptions } from "../stack-options.ts";
@@ -19,7 +20,7 @@ import {
   type LeftoverReport,
   type ProcessRecord,
 } from "./leftovers.ts";
-import type { StackInfo } from "./stack-info.ts";
+import type { StackInfo } from "../stack-info/index.ts";
 import { stackUrls } from "./stack-urls.ts";
 import { stateDirUndo } from "./state-dir-undo.ts";
 

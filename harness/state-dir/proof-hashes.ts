@@ -1,7 +1,7 @@
 import { open } from "node:fs/promises";
 import path from "node:path";
 import { knownProofHashes, rememberProofHashes } from "../../src/proof-artifacts.ts";
-import { writeFileAtomic } from "../deployment/index.ts";
+import { writeFileAtomic } from "../files/index.ts";
 
 /**
  * The proof files' sha256 kept in the state dir across launches (12 MB hashed at every start otherwise),

@@ -1,21 +1,7 @@
 import { QUEUE_PATHS } from "../../src/paths.ts";
 import { OPENAPI_PATHS } from "../../src/openapi.ts";
 import { DEV_PREFIX } from "../dev/index.ts";
-
-/**
- * Every URL of a stack that the CLI's summary prints, named once: its key in stack.json (and the CLI's
- * --json line), its variable under `exec` (QUEUE_DEVSTACK_<env>), its label in the summary. All three
- * are made from this list, so none names a URL the others lack.
- */
-export const STACK_URLS = [
-  { key: "rpcUrl", env: "RPC_URL", label: "RPC URL", note: "anvil" },
-  { key: "queueUrl", env: "QUEUE_URL", label: "queue", note: "the {base_url}" },
-  { key: "configUrl", env: "CONFIG_URL", label: "config", note: "the manifest, as the queue serves it" },
-  { key: "docsUrl", env: "DOCS_URL", label: "API docs", note: "Swagger UI" },
-  { key: "dashboardUrl", env: "DASHBOARD_URL", label: "dashboard", note: "" },
-] as const;
-
-export type StackUrlKey = (typeof STACK_URLS)[number]["key"];
+import type { StackUrlKey } from "../stack-info/index.ts";
 
 /** A stack's URLs, from anvil's and the queue's. */
 export function stackUrls(rpcUrl: string, queueUrl: string): Record<StackUrlKey, string> {

@@ -81,4 +81,4 @@ if (!response) fail(`the stack at ${info.queueUrl} does not answer`, 1);
 const text = await response.text();
 if (!response.ok) fail(args.json ? `${response.status}: ${text}` : problemWords(response.status, text), 1);
 // JSON escapes C0 controls, not DEL or C1: printable escapes those.
-process.stdout.write(`${args.json ? printable(text) : controlWords(request[0], (request[1] ?? {}) as Record<string, unknown>, JSON.parse(text))}\n`);
+process.stdout.write(`${args.json ? printable(text) : await controlWords(request[0], (request[1] ?? {}) as Record<string, unknown>, JSON.parse(text))}\n`);

@@ -1,4 +1,4 @@
-import { formatEther } from "viem";
+import type { formatEther as FormatEther } from "viem";
 import { printable } from "../../src/printable.ts";
 
 // What `ctl` prints by default: a dev route's answer as a sentence, in the dashboard's words for the
@@ -19,7 +19,7 @@ interface FaultState {
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 const chainTime = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString().replace(".000Z", "Z");
 /** Ether as a person reads it: at most 4 decimals ("about" when cut), the exact wei under --json. */
-function ether(wei: bigint): string {
+function ether(wei: bigint, formatEther: typeof FormatEther): string {
   const [whole, fraction = ""] = formatEther(wei).split(".");
   return fraction.length <= 4 ? formatEther(wei) : `about ${whole}.${fraction.slice(0, 4)}`;
 }
@@ -46,10 +46,20 @@ function faultWords(state: FaultState): string {
   return `${rpc}${only}${until}; the next relay ${state.revertNextRelay ? "reverts on chain (armed)" : "goes through"}`;
 }
 
-/** A control's answer (its route's 200 body) in words, escaped for the terminal: one line, or a few. */
-export function controlWords(route: string, body: Record<string, unknown>, answer: unknown): string {
+/**
+ * A control's answer (its route's 200 body) in words, escaped for the terminal: one line, or a few. viem
+ * (a third of a short command's start) is loaded for the relayer's balance alone.
+ */
+export async function controlWords(route: string, body: Record<string, unknown>, answer: unknown): Promise<string> {
   const a = answer as Record<string, unknown>;
-  return wordsOf(route, body, a).split("\n").map(printable).join("\n");
+  const words = route === "relayer" ? relayerWords(a, (await import("viem")).formatEther) : wordsOf(route, body, a);
+  return words.split("\n").map(printable).join("\n");
+}
+
+function relayerWords(a: Record<string, unknown>, formatEther: typeof FormatEther): string {
+  const balance = BigInt(a.balanceWei as string);
+  const engine = a.engine === "paused" ? "relayer paused: accepted operations wait" : "relayer running";
+  return `${engine}; its balance is ${ether(balance, formatEther)} ETH${balance === 0n ? " (submissions answer 503 relayer_unfunded)" : ""}`;
 }
 
 function wordsOf(route: string, body: Record<string, unknown>, a: Record<string, unknown>): string {
@@ -62,11 +72,6 @@ function wordsOf(route: string, body: Record<string, unknown>, a: Record<string,
       return a.mode === "hold"
         ? `mining held: every transaction waits in the mempool until mining is released (${at(a.head as Head)})`
         : `mining released: transactions are mined at once (${at(a.head as Head)})`;
-    case "relayer": {
-      const balance = BigInt(a.balanceWei as string);
-      const engine = a.engine === "paused" ? "relayer paused: accepted operations wait" : "relayer running";
-      return `${engine}; its balance is ${ether(balance)} ETH${balance === 0n ? " (submissions answer 503 relayer_unfunded)" : ""}`;
-    }
     case "drop":
       return `dropped transaction ${a.dropped} of ${body.operationId} from the mempool: the relayer broadcasts it again`;
     case "reorg": {

@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
 import { runningStack } from "./running-stack.ts";
-import { OPERATION_STATES } from "../../src/schemas/operation.ts";
+import { OPERATION_STATES } from "../../src/schemas/operation-states.ts";
 import { joinNegativeValues } from "../../src/negative-values.ts";
 import { printable } from "../../src/printable.ts";
 

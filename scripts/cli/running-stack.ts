@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { StackInfo } from "../../harness/state-dir/index.ts";
+import { StackInfo } from "../../harness/stack-info/index.ts";
 import { printable } from "../../src/printable.ts";
 
 /** A sub-command's one-line failure: with the usage and exit 2 for a mistake in the call, exit 1 otherwise. */

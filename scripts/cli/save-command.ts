@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { writeFileAtomic } from "../../harness/deployment/index.ts";
+import { writeFileAtomic } from "../../harness/files/index.ts";
 import { failer, runningStack } from "./running-stack.ts";
 
 // `queue-devstack save <file> [--state-dir dir]`: a repro bundle of the stack running from that state

@@ -1,14 +1,8 @@
 import { z } from "zod";
 import { Bytes32 } from "../config/primitives.ts";
+import { OPERATION_STATES } from "./operation-states.ts";
 import { DeploymentRef } from "./request.ts";
 
-/**
- * accepted → processing → submitted → included → confirmed; terminal failures: rejected (a re-check
- * failed; nothing was broadcast; or, kept by a dev stack, a submission refused at admission), reverted (mined with status 0), expired (not broadcast in time, or its
- * nonce taken by another transaction of the relayer key; nothing of it was mined). A reorg that drops the
- * block sends included back to submitted.
- */
-export const OPERATION_STATES = ["accepted", "processing", "submitted", "included", "confirmed", "rejected", "reverted", "expired"] as const;
 export const OperationState = z.enum(OPERATION_STATES);
 export type OperationState = z.output<typeof OperationState>;
 export const TERMINAL_STATES: ReadonlySet<OperationState> = new Set(["confirmed", "rejected", "reverted", "expired"]);
