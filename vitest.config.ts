@@ -21,6 +21,15 @@ const REAL_PROOFS = [
   "test/fork.test.ts",
 ];
 
+/**
+ * Files that check the whole process: the modules it loaded, the files it holds open. Each runs in a
+ * process of its own. Every other file shares its worker's process with the files before it (isolate:
+ * false), as a user's suite may: vitest, viem, Fastify and the harness are loaded and compiled once a
+ * worker, not once a file (issue 42, item 7: about a quarter of the suite's CPU). So a worker's stack
+ * (queue-devstack/vitest) lives on into its later files, as in a user's run.
+ */
+const OWN_PROCESS = ["test/runtime-compilers.test.ts", "test/review-start-failed-start.test.ts"];
+
 export default defineConfig({
   test: {
     // Each project names its files (a root include would be merged into both).
@@ -28,6 +37,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    isolate: false,
     // Two files at a time on a 2-core machine: with most relays costing a witness, not a 2 s proof on
     // every core, two workers no longer starve each other (issue 31; undo this line alone if they do).
     maxWorkers: 2,
@@ -39,7 +49,8 @@ export default defineConfig({
     globalSetup: ["test/support/run-tmpdir.ts", "test/support/default-ports.ts", "harness/vitest/global-setup/index.ts"],
     projects: [
       { extends: true, test: { name: "real-proofs", include: REAL_PROOFS, env: { QUEUE_DEVSTACK_PROOFS: "groth16" } } },
-      { extends: true, test: { name: "dev-proofs", include: ["test/**/*.test.ts"], exclude: REAL_PROOFS, env: { QUEUE_DEVSTACK_PROOFS: "dev" } } },
+      { extends: true, test: { name: "dev-proofs", include: ["test/**/*.test.ts"], exclude: [...REAL_PROOFS, ...OWN_PROCESS], env: { QUEUE_DEVSTACK_PROOFS: "dev" } } },
+      { extends: true, test: { name: "own-process", include: OWN_PROCESS, isolate: true, env: { QUEUE_DEVSTACK_PROOFS: "dev" } } },
     ],
   },
 });
