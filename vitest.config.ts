@@ -22,13 +22,19 @@ const REAL_PROOFS = [
 ];
 
 /**
- * Files that check the whole process: the modules it loaded, the files it holds open. Each runs in a
- * process of its own. Every other file shares its worker's process with the files before it (isolate:
- * false), as a user's suite may: vitest, viem, Fastify and the harness are loaded and compiled once a
- * worker, not once a file (issue 42, item 7: about a quarter of the suite's CPU). So a worker's stack
- * (queue-devstack/vitest) lives on into its later files, as in a user's run.
+ * Files that check the whole process (the modules it loaded, the files it holds open) or set what holds
+ * for a whole worker: each runs in a process of its own. Every other file shares its worker's process
+ * with the files before it (isolate: false), as a user's suite may: vitest, viem, Fastify and the harness
+ * are loaded and compiled once a worker, not once a file (issue 42, item 7: about a quarter of the
+ * suite's CPU). So a worker's stack (queue-devstack/vitest) lives on into its later files.
  */
-const OWN_PROCESS = ["test/runtime-compilers.test.ts", "test/review-start-failed-start.test.ts"];
+const OWN_PROCESS = [
+  "test/runtime-compilers.test.ts",
+  "test/review-start-failed-start.test.ts",
+  // Its worker's stack options and fixture, named at the file's top level: with isolate false they would
+  // hold for the worker's later files (docs/vitest.md, Named starting states).
+  "test/seed.test.ts",
+];
 
 export default defineConfig({
   test: {
