@@ -17,7 +17,9 @@ import { cpuMs, median } from "./stats.ts";
 //    is measured beside it. Also the CLI run from source (npm run dev-stack);
 // 2. startDevStack() → ready in this process (its modules loaded) against prool's Instance.anvil().start()
 //    of the same anvil binary;
-// 3. the resident memory of an idle stack: the CLI's node process and its anvil, some seconds after ready.
+// 3. the resident memory of an idle stack: the CLI's node process and its anvil, some seconds after ready;
+// 4. a short command against a running stack (`ctl faults`: stack.json read, one request, its answer in
+//    words), launch to exit, compiled and from source, against a bare `node -e 0`.
 // It builds the package first (npm run build).
 const RUNS = Number(process.env.BENCH_RUNS ?? 9);
 const MEMORY_RUNS = Number(process.env.BENCH_MEMORY_RUNS ?? 3);
@@ -104,6 +106,19 @@ async function startDevStackOnce(): Promise<number> {
   return elapsed;
 }
 
+/** `queue-devstack ctl faults` against a running stack, from launch to exit. */
+async function shortCommandOnce(entry: string[], stateDir: string): Promise<number> {
+  const started = performance.now();
+  await execa(process.execPath, [...entry, "ctl", "faults", "--state-dir", stateDir]);
+  return performance.now() - started;
+}
+
+async function bareNodeOnce(): Promise<number> {
+  const started = performance.now();
+  await execa(process.execPath, ["-e", "0"]);
+  return performance.now() - started;
+}
+
 /** VmRSS of a process, in MB. */
 async function residentMb(pid: number): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, "utf8");
@@ -158,6 +173,21 @@ try {
 } finally {
   await rm(keptStateDir, { recursive: true, force: true });
 }
+const shortCompiled: number[] = [];
+const shortSource: number[] = [];
+const bareNode: number[] = [];
+const running = await startDevStack();
+try {
+  await shortCommandOnce(CLI.compiled, running.stateDir);
+  await shortCommandOnce(CLI.source, running.stateDir);
+  for (let i = 0; i < RUNS; i++) {
+    bareNode.push(await bareNodeOnce());
+    shortCompiled.push(await shortCommandOnce(CLI.compiled, running.stateDir));
+    shortSource.push(await shortCommandOnce(CLI.source, running.stateDir));
+  }
+} finally {
+  await running.stop();
+}
 const memory: Array<{ node: number; anvil: number }> = [];
 for (let i = 0; i < MEMORY_RUNS; i++) memory.push(await idleMemoryOnce());
 
@@ -195,3 +225,7 @@ console.log(`ratio startDevStack / prool anvil: ${(median(devStack) / median(pro
 
 const mb = (xs: number[]) => `${median(xs).toFixed(0)} MB (min ${Math.min(...xs).toFixed(0)}, max ${Math.max(...xs).toFixed(0)})`;
 console.log(`idle stack, ${IDLE_S} s after ready (${MEMORY_RUNS} runs): node resident ${mb(memory.map((m) => m.node))}, anvil ${mb(memory.map((m) => m.anvil))}`);
+line("short command (ctl faults), installed CLI", shortCompiled);
+line("short command (ctl faults), from source", shortSource);
+line("bare node (node -e 0)", bareNode);
+console.log(`ratio installed short command / bare node: ${(median(shortCompiled) / median(bareNode)).toFixed(1)}x`);
