@@ -45,7 +45,12 @@ async function until(id: string, done: (op: Operation) => boolean): Promise<Oper
  * A send whose relay is mined and reverts NullifierSpent: mining held, someone spends the same note
  * directly with a higher tip, and both are mined in one block (as in the engine's tests).
  */
-async function revertedByARace(): Promise<{ op: Operation; nullifier: bigint }> {
+/**
+ * A send the queue relayed that reverted NullifierSpent: a direct spend of the same note, tipped higher,
+ * mined first. `spentAt` is the direct spend's block: the relay's own may be a later one (a fee bump sent
+ * after the block was mined, on a loaded machine), so "before the race" is the block before `spentAt`.
+ */
+async function revertedByARace(): Promise<{ op: Operation; nullifier: bigint; spentAt: number }> {
   const keys = createAccountKeys();
   const { state, input } = await pool.fundedNote(2, keys, pool.usdc("3"));
   const fee = BigInt(stack.manifest.relayFees.fees[0]?.send ?? "0");
@@ -53,12 +58,13 @@ async function revertedByARace(): Promise<{ op: Operation; nullifier: bigint }> 
   const direct = await pool.prove({ tree: state.tree, keys, inputs: [input], outputs: [{ amount: pool.usdc("3"), to: recipientOf(keys) }] });
   await rpc(stack.rpcUrl, "evm_setAutomine", [false]);
   let id: string;
+  let spend: Hex;
   try {
     id = (await queue.submit("send", await queue.beforePrepare(), viaQueue.transaction)).id;
     const submitted = await until(id, (o) => o.state === "submitted");
     const attempt = submitted.transactions[0] as Operation["transactions"][number];
     const tip = BigInt(attempt.maxPriorityFeePerGas) * 10n;
-    await pool.user(5).wallet.writeContract({
+    spend = await pool.user(5).wallet.writeContract({
       address: stack.manifest.poolAddress as Address, abi: poolAbi, functionName: "transact", args: [direct.transaction.proof, direct.transaction.publicInputs, direct.transaction.extData],
       gas: 3_000_000n, maxPriorityFeePerGas: tip, maxFeePerGas: tip * 4n + BigInt(attempt.maxFeePerGas),
     });
@@ -67,7 +73,8 @@ async function revertedByARace(): Promise<{ op: Operation; nullifier: bigint }> 
     await rpc(stack.rpcUrl, "evm_setAutomine", [true]);
   }
   const op = await until(id, (o) => o.terminal);
-  return { op, nullifier: BigInt(op.nullifiers[0] as string) };
+  const spentAt = Number((await pool.user(5).public.waitForTransactionReceipt({ hash: spend })).blockNumber);
+  return { op, nullifier: BigInt(op.nullifiers[0] as string), spentAt };
 }
 
 /** Pool.nullifierSpent[n]'s storage key: the mapping's slot found by probing (the fixtures' build keeps no storage layout). */
@@ -80,7 +87,7 @@ async function nullifierKey(nullifier: bigint): Promise<Hex> {
 }
 
 describe("replaying an operation that reverted on chain", () => {
-  let reverted: { op: Operation; nullifier: bigint };
+  let reverted: { op: Operation; nullifier: bigint; spentAt: number };
 
   it("before any change: refused as nullifier_spent, the traces identical, exit 1 from the CLI; at the block before it, it would have gone through", async () => {
     reverted = await revertedByARace();
@@ -98,13 +105,13 @@ describe("replaying an operation that reverted on chain", () => {
     expect((await stack.replay(op.id, { expect: "rejected" })).verdict).toEqual({ expected: "rejected", matched: true, exitCode: 0 });
 
     // From the CLI, side by side (reads only): at the head, and on the block before the race, when the note was not spent yet.
-    const [cli, earlier] = await Promise.all([replayCli(op.id), replayCli(op.id, "--at", String((op.block?.number as number) - 1), "--json")]);
+    const [cli, earlier] = await Promise.all([replayCli(op.id), replayCli(op.id, "--at", String(reverted.spentAt - 1), "--json")]);
     expect(cli.exitCode, cli.stderr).toBe(1);
     expect(cli.stdout).toContain("traces: identical (gas aside)");
     expect(cli.stdout).toContain("verdict: rejected, expected accepted: not as expected (exit 1)");
     expect(earlier.exitCode, earlier.stderr).toBe(0);
     const atEarlier = JSON.parse(earlier.stdout) as ReplayAnswer;
-    expect(atEarlier).toMatchObject({ block: { number: (op.block?.number as number) - 1, head: false }, after: { state: "accepted", admitted: true } });
+    expect(atEarlier).toMatchObject({ block: { number: reverted.spentAt - 1, head: false }, after: { state: "accepted", admitted: true } });
     expect(atEarlier.diff?.first?.path).toEqual(["Pool.transact", "DevVerifier.verifyProof"]);
   });
 
