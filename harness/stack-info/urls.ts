@@ -12,4 +12,3 @@ export const STACK_URLS = [
 ] as const;
 
 export type StackUrlKey = (typeof STACK_URLS)[number]["key"];
-
