@@ -265,7 +265,11 @@ try {
   });
 
   if (wanted("core")) {
-    await step("tsc -p . (strict, nodenext) in the consumer", () => inProject("npx", ["tsc", "-p", "."]));
+    // tsc -p .'s program, checking the project's files and our declarations (not other packages').
+    await step("tsc -p . (strict, nodenext) in the consumer: its files and the package's declarations", async () => {
+      const errors = ownDiagnostics(project, ["-p", "."], { projectFiles: true });
+      if (errors.length > 0) throw new Error(`tsc -p . in the consumer:\n${errors.join("\n")}`);
+    });
     await step("node plain.mjs (plain Node, compiled package)", () => inProject(process.execPath, ["plain.mjs"]));
     await step("node client.mjs (queue-devstack/client: proof files and a real proof)", () => inProject(process.execPath, ["client.mjs"]));
     await step("node actions.mjs (quote, action and finalize with the client library)", () => inProject(process.execPath, ["actions.mjs"]));
