@@ -1,4 +1,3 @@
-import { setPriority } from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { execa } from "execa";
@@ -10,15 +9,10 @@ import { execa } from "execa";
 // and checks only its own processes. Its lines are prefixed; the exit code is 1 if either failed.
 const repo = path.resolve(import.meta.dirname, "..");
 const strip = ["--experimental-strip-types", "--no-warnings=ExperimentalWarning"];
-const CONSUMER_NICE = 5;
 
 const vitest = execa("npx", ["vitest", "run"], { cwd: repo, stdio: "inherit", reject: false });
 const pkg = execa(process.execPath, [...strip, "scripts/consumer/test-package.ts"], { cwd: repo, stdin: "ignore", all: true, buffer: false, reject: false });
 createInterface({ input: pkg.all }).on("line", (line) => process.stdout.write(`[package] ${line}\n`));
-// The consumer test at a lower priority (nice 5, inherited by all it starts): vitest's files wait between
-// steps (process launches, polls), and the consumer test takes the cores they leave, rather than sharing
-// them evenly and ending first, which left vitest's last third alone at 1.6 of 2 cores (issue 42, item 7).
-if (pkg.pid !== undefined) setPriority(pkg.pid, CONSUMER_NICE);
 
 const [tests, consumer] = await Promise.all([vitest, pkg]);
 const failed = [tests.exitCode !== 0 && "vitest", consumer.exitCode !== 0 && "the consumer test (npm run test:package)"].filter(Boolean);
