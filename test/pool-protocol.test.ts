@@ -70,9 +70,12 @@ describe("a private payment, end to end", () => {
   const relayerIndex = 3;
   let relayer: Address;
   let spentSend: PreparedTransaction;
+  // Here, not in the first test: a refusal test run alone (-t) pays the same relayer.
+  beforeAll(() => {
+    relayer = user(relayerIndex).account.address;
+  });
 
   it("registers keys, deposits, sends privately, and the recipient finds and withdraws", async () => {
-    relayer = user(relayerIndex).account.address;
     // Publish both accounts' public keys in the AccountRegistry.
     for (const [i, keys] of [[1, alice], [2, bob]] as const) {
       const { wallet, public: client } = user(i);
