@@ -43,12 +43,9 @@ async function until(id: string, done: (op: Operation) => boolean): Promise<Oper
 
 /**
  * A send whose relay is mined and reverts NullifierSpent: mining held, someone spends the same note
- * directly with a higher tip, and both are mined in one block (as in the engine's tests).
- */
-/**
- * A send the queue relayed that reverted NullifierSpent: a direct spend of the same note, tipped higher,
- * mined first. `spentAt` is the direct spend's block: the relay's own may be a later one (a fee bump sent
- * after the block was mined, on a loaded machine), so "before the race" is the block before `spentAt`.
+ * directly with a higher tip, mined first (as in the engine's tests). `spentAt` is the direct spend's
+ * block: the relay's own may be a later one (a fee bump sent after the block was mined, on a loaded
+ * machine), so "before the race" is the block before `spentAt`.
  */
 async function revertedByARace(): Promise<{ op: Operation; nullifier: bigint; spentAt: number }> {
   const keys = createAccountKeys();

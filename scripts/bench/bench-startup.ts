@@ -106,18 +106,14 @@ async function startDevStackOnce(): Promise<number> {
   return elapsed;
 }
 
-/** `queue-devstack ctl faults` against a running stack, from launch to exit. */
-async function shortCommandOnce(entry: string[], stateDir: string): Promise<number> {
+/** `node <args>` from launch to exit: a short command, or the bare `node -e 0` it is measured against. */
+async function nodeToExit(args: string[]): Promise<number> {
   const started = performance.now();
-  await execa(process.execPath, [...entry, "ctl", "faults", "--state-dir", stateDir]);
+  await execa(process.execPath, args);
   return performance.now() - started;
 }
-
-async function bareNodeOnce(): Promise<number> {
-  const started = performance.now();
-  await execa(process.execPath, ["-e", "0"]);
-  return performance.now() - started;
-}
+/** `queue-devstack ctl faults` against a running stack. */
+const shortCommand = (entry: string[], stateDir: string) => [...entry, "ctl", "faults", "--state-dir", stateDir];
 
 /** VmRSS of a process, in MB. */
 async function residentMb(pid: number): Promise<number> {
@@ -178,12 +174,12 @@ const shortSource: number[] = [];
 const bareNode: number[] = [];
 const running = await startDevStack();
 try {
-  await shortCommandOnce(CLI.compiled, running.stateDir);
-  await shortCommandOnce(CLI.source, running.stateDir);
+  await nodeToExit(shortCommand(CLI.compiled, running.stateDir));
+  await nodeToExit(shortCommand(CLI.source, running.stateDir));
   for (let i = 0; i < RUNS; i++) {
-    bareNode.push(await bareNodeOnce());
-    shortCompiled.push(await shortCommandOnce(CLI.compiled, running.stateDir));
-    shortSource.push(await shortCommandOnce(CLI.source, running.stateDir));
+    bareNode.push(await nodeToExit(["-e", "0"]));
+    shortCompiled.push(await nodeToExit(shortCommand(CLI.compiled, running.stateDir)));
+    shortSource.push(await nodeToExit(shortCommand(CLI.source, running.stateDir)));
   }
 } finally {
   await running.stop();
