@@ -50,9 +50,10 @@ export default defineConfig({
     // The longest files first, across both projects, so that the two workers end together (issue 42, item 7).
     sequence: { sequencer: SlowestFirst },
     // First, the run's own TMPDIR, which must be empty at the end (every test removes what it made), and
-    // default ports refused in every process of the run (tests use free ports); then queue-devstack's own
-    // globalSetup (as a user's config names it: "queue-devstack/vitest/global-setup").
-    globalSetup: ["test/support/run-tmpdir.ts", "test/support/default-ports.ts", "harness/vitest/global-setup/index.ts"],
+    // default ports refused in every process of the run (tests use free ports); the CLI built once, as
+    // installed, for the tests that launch it; then queue-devstack's own globalSetup (as a user's config
+    // names it: "queue-devstack/vitest/global-setup").
+    globalSetup: ["test/support/run-tmpdir.ts", "test/support/default-ports.ts", "test/support/cli-build.ts", "harness/vitest/global-setup/index.ts"],
     projects: [
       { extends: true, test: { name: "real-proofs", include: REAL_PROOFS, env: { QUEUE_DEVSTACK_PROOFS: "groth16" } } },
       { extends: true, test: { name: "dev-proofs", include: ["test/**/*.test.ts"], exclude: [...REAL_PROOFS, ...OWN_PROCESS], env: { QUEUE_DEVSTACK_PROOFS: "dev" } } },

@@ -21,13 +21,14 @@ import { settleAttempts } from "../harness/bundle/index.ts";
 import { dev, operationRow, rowsOf, sendRequest as craftedRequest, storeOf } from "./support/bundle-rows.ts";
 import { resumeRelayer, withStacks } from "./support/stacks.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
+import { builtCli } from "./support/cli.ts";
 
 // Issue 24: a bundle is an untrusted file. Crafted ones, made from a real bundle, are refused in one
 // BundleError line naming the part, before anything starts, the state dir left as it was found.
 const tempDir = withTempDirs();
 const startStack = withStacks();
 afterAll(closeProvers);
-const CLI = ["--experimental-strip-types", "--no-warnings", "scripts/cli/dev-stack.ts"];
+const CLI = builtCli();
 type Envelope = Record<string, unknown> & { chain: string; store: string; manifest: string };
 let dir: string;
 let good: Envelope;

@@ -9,9 +9,10 @@ import { STACK_URLS, StackInfo } from "../harness/stack-info/index.ts";
 import { portOpen } from "./support/ports.ts";
 import { alive, anvilsWith, endLaunches, gone } from "./support/processes.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
+import { builtCli, SOURCE_CLI } from "./support/cli.ts";
 
 const tempDir = withTempDirs();
-const CLI = ["--experimental-strip-types", "--no-warnings", "scripts/cli/dev-stack.ts", "exec"];
+const CLI = [...builtCli(), "exec"];
 
 /** A Node script as the command (ESM, so it may await at the top). */
 const node = (script: string) => [process.execPath, "--input-type=module", "-e", script];
@@ -193,7 +194,9 @@ describe.concurrent("queue-devstack exec", () => {
     const { track, pids } = launches(onTestFinished);
     const parent = await tempDir("exec-early-");
     const marker = path.join(parent, "ran");
-    const run = execa(process.execPath, [...CLI, "--", "touch", marker], { reject: false, env: { TMPDIR: parent } });
+    // From source: the installed bin keeps Node's compile cache in TMPDIR (a cache, not the start's), and
+    // this test counts what the start left there.
+    const run = execa(process.execPath, [...SOURCE_CLI, "exec", "--", "touch", marker], { reject: false, env: { TMPDIR: parent } });
     track(run);
     await new Promise<void>((resolve) => {
       let stderr = "";
@@ -226,7 +229,7 @@ describe.concurrent("queue-devstack exec", () => {
 
   it("a command not found is 127 (126 not executable), before any stack starts; a mistake in the call is 2", async ({ expect, onTestFinished }) => {
     const { exec } = launches(onTestFinished);
-    const SOURCE = CLI.slice(0, -1);
+    const NOT_EXEC = CLI.slice(0, -1);
     const mistakes = [
       // One message whatever is wrong with the number (issue 30, item 11).
       [[...CLI, "--runs", "0", "--", "true"], 'queue-devstack: --runs must be an integer of at least 1, got "0"'],
@@ -234,7 +237,7 @@ describe.concurrent("queue-devstack exec", () => {
       // A negative number is the option's value, not another option (issue 40, item 10: it said "needs a value").
       [[...CLI, "--runs", "-1", "--", "true"], 'queue-devstack: --runs must be an integer of at least 1, got "-1"'],
       [[...CLI, "--json", "--", "true"], "queue-devstack: --json is not an exec option: the command gets the stack in its environment"],
-      [[...SOURCE, "--runs", "2"], "queue-devstack: --runs is an exec option: queue-devstack exec --runs <n> -- <command>"],
+      [[...NOT_EXEC, "--runs", "2"], "queue-devstack: --runs is an exec option: queue-devstack exec --runs <n> -- <command>"],
     ] as const;
     // Every call side by side: each ends before a stack starts.
     const call = (args: readonly string[]) => execa(process.execPath, args, { reject: false });
@@ -243,7 +246,7 @@ describe.concurrent("queue-devstack exec", () => {
       exec([], ["./package.json"]),
       Promise.all([[...CLI], [...CLI, "--"], [...CLI, "--chain-port", "0"]].map(call)),
       Promise.all(mistakes.map(([args]) => call(args))),
-      execa(process.execPath, [...SOURCE, "--help"]),
+      execa(process.execPath, [...NOT_EXEC, "--help"]),
     ]);
     expect(missing.exitCode).toBe(127);
     expect(missing.stderr).toBe("queue-devstack exec: queue-devstack-no-such-command: command not found");

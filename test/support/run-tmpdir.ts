@@ -14,12 +14,14 @@ import { isAlive } from "../../harness/process/index.ts";
 export const RUN_TMPDIR_PREFIX = "queue-devstack-test-run-";
 
 /**
- * The run's own caches, not a test's folders: Node's compile cache (npm enables it for itself), and the
+ * The run's own caches, not a test's folders: Node's compile cache (npm and the installed CLI enable it), the
  * XDG cache the run points the fork RPC cache's default folder at, so that no test writes into the
  * user's ~/.cache (a fork stack without forkCacheDir keeps a file there per upstream).
  */
 const RUN_CACHE = "xdg-cache";
-const NOT_A_LEFTOVER = new Set(["node-compile-cache", RUN_CACHE]);
+/** The run's build of the CLI (test/support/cli-build.ts). */
+export const RUN_CLI = "cli";
+const NOT_A_LEFTOVER = new Set(["node-compile-cache", RUN_CACHE, RUN_CLI]);
 
 /** How long the end of the run waits for workers still stopping their stacks. */
 const STOPPING_GRACE_MS = 60_000;
