@@ -11,13 +11,14 @@ import { alive, anvilsWith } from "./support/processes.ts";
 import { withStacks } from "./support/stacks.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
 import { interruptPreload } from "./support/interrupt-at.ts";
+import { builtCli } from "./support/cli.ts";
 
 // A signal during a good bundle's load gives the start up wherever it is: what started is stopped and
 // the state dir is left byte for byte as it was found (before, the start ran to its end, then stopped,
 // the bundle's files left behind).
 const tempDir = withTempDirs();
 const startStack = withStacks();
-const CLI = ["--experimental-strip-types", "--no-warnings", "scripts/cli/dev-stack.ts"];
+const CLI = builtCli();
 /** The steps of a bundle's load, each reported as it ends (the last one's end leaves parts still to start). */
 const LOAD_STEPS = ["check state dir", "unpack bundle", "load contracts", "start anvil", "resume saved chain", "check manifest", "start queue runtime"];
 let dir: string;

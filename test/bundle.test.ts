@@ -10,6 +10,7 @@ import { poolFixture, provenSend } from "./support/pool.ts";
 import { rpc } from "./support/rpc.ts";
 import { engineState, resumeRelayer, withStacks } from "./support/stacks.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
+import { builtCli } from "./support/cli.ts";
 
 // Repro bundles: a local stack saved to one file and brought back elsewhere, operations included.
 const tempDir = withTempDirs();
@@ -82,14 +83,14 @@ describe("repro bundles", () => {
     const file = path.join(dir, "cli.qdbundle");
     const manifest = await readFile(stack.manifestPath, "utf8");
     try {
-      const saved = await execa(process.execPath, ["--experimental-strip-types", "--no-warnings", "scripts/cli/dev-stack.ts", "save", file, "--state-dir", stack.stateDir], { reject: false });
+      const saved = await execa(process.execPath, [...builtCli(), "save", file, "--state-dir", stack.stateDir], { reject: false });
       expect(saved.exitCode, saved.stderr).toBe(0);
       expect(saved.stdout).toContain(`saved ${file}`);
     } finally {
       await stack.stop();
     }
     const stateDir = await tempDir("devstack-cli-load-");
-    const cli = execa(process.execPath, ["--experimental-strip-types", "--no-warnings", "scripts/cli/dev-stack.ts", "--load", file, "--state-dir", stateDir, "--json", "--chain-port", "0", "--queue-port", "0"], { reject: false });
+    const cli = execa(process.execPath, [...builtCli(), "--load", file, "--state-dir", stateDir, "--json", "--chain-port", "0", "--queue-port", "0"], { reject: false });
     try {
       const info = await new Promise<{ queueUrl: string }>((resolve, reject) => {
         let out = "";

@@ -9,9 +9,10 @@ import { loadedModulesPreload } from "./support/loaded-modules.ts";
 import { freePort, holdPort, portOpen } from "./support/ports.ts";
 import { alive, anvilsWith, endLaunches, gone } from "./support/processes.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
+import { builtCli, SOURCE_CLI } from "./support/cli.ts";
 
 const tempDir = withTempDirs();
-const CLI = ["--experimental-strip-types", "scripts/cli/dev-stack.ts"];
+const CLI = builtCli();
 /** What a test started (stopped after it), or a describe's shared launch (stopped after the file's tests). */
 type Launches = { running: ResultPromise[]; anvils: number[] };
 const perTest: Launches = { running: [], anvils: [] };
@@ -347,7 +348,8 @@ describe("npm run dev-stack", () => {
     await Promise.all(
       launches.map(async (args, i) => {
         const written = `${out}.${i}`;
-        const run = await execa(process.execPath, ["--import", preload, ...CLI, ...args], { reject: false, env: { LOADED_MODULES_OUT: written } });
+        // From source: the modules loaded are this repository's files (the build is one bundle).
+        const run = await execa(process.execPath, ["--import", preload, ...SOURCE_CLI, ...args], { reject: false, env: { LOADED_MODULES_OUT: written } });
         expect(run.exitCode, args.join(" ")).toBe(args[0] === "--help" ? 0 : 2);
         const loaded = await read(written);
         expect(loaded, args.join(" ")).toContain(pathToFileURL(path.resolve("scripts/cli/dev-stack.ts")).href);

@@ -14,6 +14,7 @@ import { VARIANTS_PATH, variantsHash } from "./support/patch-variants.ts";
 import { poolFixture, provenSend } from "./support/pool.ts";
 import { withStacks } from "./support/stacks.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
+import { builtCli } from "./support/cli.ts";
 
 // Issue 33, item 1: a real bug (PoolFeeOffByOne: a send that pays a fee reverts FeeTooHigh), patched into
 // a stack, reproduced, saved, and fixed by patching the Pool's own source back; every refusal leaves the
@@ -33,7 +34,7 @@ const FIXED = path.join(CONTRACTS, "Pool.sol");
 const variant = (contract: string) => `${VARIANTS_PATH}:${contract}`;
 /** The fixed Pool: Pool.sol as compiled into the variants' output. */
 const POOL = variant("PoolFixed");
-const CLI = ["--experimental-strip-types", "--no-warnings", "scripts/cli/dev-stack.ts"];
+const CLI = builtCli();
 
 const codeHash = async (stack: DevStack, address: string) => keccak256((await createChainClient(stack.rpcUrl).getCode({ address: address as Address })) ?? "0x");
 

@@ -11,10 +11,11 @@ import type { Operation } from "../src/schemas/operation.ts";
 import { poolFixture, provenRequest } from "./support/pool.ts";
 import { anvilsWith, endLaunches, gone } from "./support/processes.ts";
 import { hex, rpc } from "./support/rpc.ts";
+import { builtCli } from "./support/cli.ts";
 
 // A persisted stack must never lose accepted operations or change its Pool because of a crash: of its
 // owner (SIGKILL of dev-stack) or of anvil itself.
-const CLI = ["--experimental-strip-types", "--no-warnings", "scripts/cli/dev-stack.ts"];
+const CLI = builtCli();
 const children: ResultPromise[] = [];
 const stacks: DevStack[] = [];
 afterEach(async () => {

@@ -18,6 +18,7 @@ import { withQueueStack } from "./support/queue-stack.ts";
 import { rpc } from "./support/rpc.ts";
 import { withStacks } from "./support/stacks.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
+import { builtCli } from "./support/cli.ts";
 
 // Issue 40, item 2: the natural repro of a Pool bug. The buggy Pool (PoolFeeOffByOne) patched in, a
 // fee-paying send is refused at admission (422 simulation_failed, FeeTooHigh): a dev stack keeps it as a
@@ -33,7 +34,7 @@ withQueueStack({}, (s) => ({ stack, pool } = s));
 const queueNow = () => createQueueClient({ baseUrl: stack.queueUrl, reviewed: reviewedFrom(stack.manifest) });
 
 const variant = (contract: string) => `${VARIANTS_PATH}:${contract}`;
-const CLI = ["--experimental-strip-types", "--no-warnings", "scripts/cli/dev-stack.ts"];
+const CLI = builtCli();
 const cli = (...args: string[]) => execa(process.execPath, [...CLI, ...args], { reject: false });
 
 async function sendRelay(on: DevStack, request: RelayRequest, key?: string) {

@@ -4,6 +4,7 @@ import type { DevStack } from "../harness/index.ts";
 import type { QueueClient } from "../harness/client/index.ts";
 import { poolFixture, provenSend } from "./support/pool.ts";
 import { withQueueStack } from "./support/queue-stack.ts";
+import { builtCli } from "./support/cli.ts";
 
 // The reorg control (/api/dev/reorg, ctl reorg): an operation's block leaves the chain, and the client
 // sees it go back to submitted or be included again elsewhere. Three confirmations, so it is not final yet.
@@ -35,7 +36,7 @@ async function submittedSend(from: number) {
 describe("reorg", () => {
   it("with automine: the transaction is included again in another block, and confirmed after three", async () => {
     const included = await submittedSend(2);
-    const cli = await execa(process.execPath, ["--experimental-strip-types", "--no-warnings", "scripts/cli/dev-stack.ts", "ctl", "reorg", "1", "--json", "--state-dir", stack.stateDir], { reject: false });
+    const cli = await execa(process.execPath, [...builtCli(), "ctl", "reorg", "1", "--json", "--state-dir", stack.stateDir], { reject: false });
     expect(cli.exitCode).toBe(0);
     const reorg = JSON.parse(cli.stdout) as { resent: string[]; mined: boolean };
     expect(reorg.resent).toContain(included.transactionHash);

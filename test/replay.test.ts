@@ -13,6 +13,7 @@ import { poolFixture, provenSend } from "./support/pool.ts";
 import { withQueueStack } from "./support/queue-stack.ts";
 import { hex, rpc } from "./support/rpc.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
+import { builtCli } from "./support/cli.ts";
 
 // Issue 33, item 2: an operation replayed on the chain as it is now, through the relayer's own checks and
 // simulation, its trace diffed against the original's. Real failures, made without a patched contract:
@@ -26,7 +27,7 @@ withQueueStack({ options: { relay: { stuckAfterMs: 60_000 } } }, (s) => ({ stack
 
 /** `queue-devstack replay …` as a user runs it, in its own process. */
 const replayCli = (...args: string[]) =>
-  execa(process.execPath, ["--experimental-strip-types", "--no-warnings", "scripts/cli/dev-stack.ts", "replay", ...args, ...(args.includes("--state-dir") ? [] : ["--state-dir", stack.stateDir])], { reject: false });
+  execa(process.execPath, [...builtCli(), "replay", ...args, ...(args.includes("--state-dir") ? [] : ["--state-dir", stack.stateDir])], { reject: false });
 const devPost = async (path: string, body: unknown) => {
   const response = await fetch(`${stack.queueUrl}/api/dev/${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
   return { status: response.status, type: response.headers.get("content-type"), body: (await response.json()) as Record<string, unknown> };

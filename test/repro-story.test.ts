@@ -8,11 +8,12 @@ import type { StackInfo } from "../harness/stack-info/index.ts";
 import { parseManifest } from "../src/server.ts";
 import { poolFixture, provenSend } from "./support/pool.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
+import { builtCli } from "./support/cli.ts";
 
 // Issue 12's story, as a new user would go through it with the CLI: a stack with a reverted and a stuck
 // operation is saved, loaded elsewhere from a copy of the file, the revert is traced, the stuck one resumes.
 const tempDir = withTempDirs();
-const CLI = ["--experimental-strip-types", "--no-warnings", "scripts/cli/dev-stack.ts"];
+const CLI = builtCli();
 const running: ResultPromise[] = [];
 afterAll(async () => {
   await closeProvers();

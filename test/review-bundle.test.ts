@@ -11,10 +11,11 @@ import { readProcessRecord } from "../harness/state-dir/index.ts";
 import { anvilsWith } from "./support/processes.ts";
 import { withQueueStack } from "./support/queue-stack.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
+import { builtCli } from "./support/cli.ts";
 
 // review-bundle: what a load or a save leaves on disk when it fails half-way.
 const tempDir = withTempDirs();
-const CLI = ["--experimental-strip-types", "--no-warnings", "scripts/cli/dev-stack.ts"];
+const CLI = builtCli();
 type Envelope = Record<string, unknown> & { chain: string; store: string; manifest: string };
 let dir: string;
 let stack: DevStack;

@@ -5,6 +5,7 @@ import type { QueueClient } from "../harness/client/index.ts";
 import { poolFixture, provenSend } from "./support/pool.ts";
 import { withQueueStack } from "./support/queue-stack.ts";
 import { rpc } from "./support/rpc.ts";
+import { builtCli } from "./support/cli.ts";
 
 // A replay's verdict is what `git bisect run` reads: 1 calls the commit bad. A refusal that says the stack
 // cannot take any relay now (a 503: the relayer unfunded, the gas price above its cap, the queue full) is
@@ -14,7 +15,7 @@ let pool: Awaited<ReturnType<typeof poolFixture>>;
 let queue: QueueClient;
 withQueueStack({}, (s) => ({ stack, pool, queue } = s));
 
-const replayCli = (id: string) => execa(process.execPath, ["--experimental-strip-types", "--no-warnings", "scripts/cli/dev-stack.ts", "replay", id, "--state-dir", stack.stateDir], { reject: false });
+const replayCli = (id: string) => execa(process.execPath, [...builtCli(), "replay", id, "--state-dir", stack.stateDir], { reject: false });
 
 it("a relayer that cannot pay for a relay: the replay cannot be judged (503 relayer_unfunded, exit 125), and is judged again once funded", async () => {
   const { config, transaction } = await provenSend(stack, pool, queue, 6);

@@ -4,12 +4,13 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { interruptPreload } from "./support/interrupt-at.ts";
 import { anvilsWith } from "./support/processes.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
+import { builtCli } from "./support/cli.ts";
 
 // The CLI's genesis start builds its runtime while anvil boots (issue 32, item 1): a SIGINT or SIGTERM
 // as any step ends (raised by the CLI itself as it prints that step's line, so at that point on any
 // machine) stops what started, leaves the state dir as it was found, and exits 0 as an interrupt does.
 const tempDir = withTempDirs();
-const CLI = ["--experimental-strip-types", "scripts/cli/dev-stack.ts"];
+const CLI = builtCli();
 let interruptAt: string;
 beforeAll(async () => {
   interruptAt = await interruptPreload(await tempDir("review-start-preload-"));

@@ -11,6 +11,7 @@ import { listProcesses, type ProcessInfo } from "../harness/process/index.ts";
 import { RELAYER_KEY } from "./support/chain.ts";
 import { gone } from "./support/processes.ts";
 import { withQueueStack } from "./support/queue-stack.ts";
+import { builtCli } from "./support/cli.ts";
 
 // Secrets on disk and in the process list: the relayer's key and a fork URL's credentials must never
 // reach a file of the state dir (during the run or after it), a log line, a response body, or the
@@ -112,7 +113,7 @@ describe("secrets", () => {
     const stateDir = await mkdtemp(path.join(tmpdir(), "devstack-secrets-cli-"));
     const child: ResultPromise = execa(
       process.execPath,
-      ["--experimental-strip-types", "--no-warnings", "scripts/cli/dev-stack.ts", "--chain-port", "0", "--queue-port", "0", "--state-dir", stateDir, "--json", "--verbose"],
+      [...builtCli(), "--chain-port", "0", "--queue-port", "0", "--state-dir", stateDir, "--json", "--verbose"],
       { reject: false, env: { DEVSTACK_FORK_URL: secretUrl() } },
     );
     try {

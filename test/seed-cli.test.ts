@@ -3,11 +3,12 @@ import { afterAll, expect, it } from "vitest";
 import { StackInfo } from "../harness/stack-info/index.ts";
 import { alive } from "./support/processes.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
+import { builtCli } from "./support/cli.ts";
 
 // `queue-devstack --seed demo` (issue 41, item 4): one launch, on dev proofs, whose dashboard shows every
 // operation state. Its own file: the CLI's other tests are in dev-stack-cli.test.ts.
 const tempDir = withTempDirs();
-const CLI = ["--experimental-strip-types", "scripts/cli/dev-stack.ts"];
+const CLI = builtCli();
 let anvil: number | undefined;
 afterAll(() => {
   if (anvil !== undefined && alive(anvil)) process.kill(anvil, "SIGKILL");

@@ -12,6 +12,7 @@ import { poolFixture } from "./support/pool.ts";
 import { withQueueStack } from "./support/queue-stack.ts";
 import { freePort } from "./support/ports.ts";
 import { hex, rpc } from "./support/rpc.ts";
+import { builtCli } from "./support/cli.ts";
 
 // Traces of relayed operations: the call tree with contract and function names, the custom error decoded.
 let stack: DevStack;
@@ -50,7 +51,7 @@ describe("stack.trace(operationId)", () => {
     expect(trace.text.split("\n")[0]).toMatch(/^Pool\.transactAction {2}\[\d+ gas\] {2}<- reverted: ActionExpired\(\d+\)$/);
 
     // The same from the CLI, for the stack running from that state dir.
-    const cli = (...args: string[]) => execa(process.execPath, ["--experimental-strip-types", "--no-warnings", "scripts/cli/dev-stack.ts", "trace", ...args], { reject: false });
+    const cli = (...args: string[]) => execa(process.execPath, [...builtCli(), "trace", ...args], { reject: false });
     const printed = await cli(op.id, "--state-dir", stack.stateDir);
     expect(printed.exitCode).toBe(0);
     expect(printed.stdout).toContain(`operation ${op.id} (reverted), transaction ${done.transactionHash}`);
