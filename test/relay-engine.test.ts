@@ -7,7 +7,7 @@ import type { Operation } from "../src/schemas/operation.ts";
 import type { RelayRequest } from "../src/schemas/request.ts";
 import { provenRequest } from "./support/pool.ts";
 import { withQueueStack, type QueueStack } from "./support/queue-stack.ts";
-import { hex, rpc } from "./support/rpc.ts";
+import { hex, nodeHolds, rpc } from "./support/rpc.ts";
 
 // The engine under pressure, on real stacks: concurrency, stuck transactions, a full queue, reorgs.
 function fixture({ stack, pool }: QueueStack) {
@@ -174,6 +174,9 @@ describe("terminal failures", () => {
     await rpc(stack.rpcUrl, "evm_setAutomine", [false]);
     const { body: accepted } = await f.send(toRelayRequest(stack.manifest, viaQueue.transaction));
     const submitted = await f.until(accepted.id, (o) => o.state === "submitted");
+    // Broadcast after it was stored as submitted: the block below must include it (once, on a loaded
+    // machine, it was mined without it, and the operation stayed submitted).
+    await nodeHolds(stack.rpcUrl, submitted.transactions[0]?.hash as string);
     // Someone spends the same note directly, with a higher tip: mined first in the same block.
     const { wallet } = f.pool.user(5);
     const tip = BigInt(submitted.transactions[0]?.maxPriorityFeePerGas as string) * 10n;

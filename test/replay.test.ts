@@ -11,7 +11,7 @@ import type { Operation } from "../src/schemas/operation.ts";
 import type { OperationRecord } from "../src/store/types.ts";
 import { poolFixture, provenSend } from "./support/pool.ts";
 import { withQueueStack } from "./support/queue-stack.ts";
-import { hex, rpc } from "./support/rpc.ts";
+import { hex, nodeHolds, rpc } from "./support/rpc.ts";
 import { withTempDirs } from "./support/temp-dirs.ts";
 import { builtCli } from "./support/cli.ts";
 
@@ -61,6 +61,7 @@ async function revertedByARace(): Promise<{ op: Operation; nullifier: bigint; sp
     id = (await queue.submit("send", await queue.beforePrepare(), viaQueue.transaction)).id;
     const submitted = await until(id, (o) => o.state === "submitted");
     const attempt = submitted.transactions[0] as Operation["transactions"][number];
+    await nodeHolds(stack.rpcUrl, attempt.hash); // broadcast after it was stored: the block below must include it
     const tip = BigInt(attempt.maxPriorityFeePerGas) * 10n;
     spend = await pool.user(5).wallet.writeContract({
       address: stack.manifest.poolAddress as Address, abi: poolAbi, functionName: "transact", args: [direct.transaction.proof, direct.transaction.publicInputs, direct.transaction.extData],

@@ -11,3 +11,14 @@ export async function rpc<T = unknown>(url: string, method: string, params: unkn
 }
 
 export const hex = (n: number | bigint) => `0x${n.toString(16)}`;
+
+/**
+ * Waits until the node holds a transaction (pending or mined). The relayer stores an attempt as
+ * "submitted" before it broadcasts it: a test that mines a block to include it must wait for this first.
+ */
+export async function nodeHolds(url: string, hash: string, timeoutMs = 10_000): Promise<void> {
+  for (const deadline = Date.now() + timeoutMs; (await rpc(url, "eth_getTransactionByHash", [hash])) === null; ) {
+    if (Date.now() > deadline) throw new Error(`the node never received ${hash}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
