@@ -97,8 +97,8 @@ async function projectWithBin(): Promise<string> {
   await writeFile(path.join(project, "package.json"), JSON.stringify({ name: "consumer", private: true }));
   await mkdir(path.join(project, "node_modules", ".bin"), { recursive: true });
   const bin = path.join(project, "node_modules", ".bin", "queue-devstack");
-  // The installed bin is the built scripts/cli/queue-devstack.ts (npm run build); its source, loaded the same way.
-  await writeFile(bin, `#!/usr/bin/env node\nimport(${JSON.stringify(pathToFileURL(path.resolve("scripts/cli/queue-devstack.ts")).href)});\n`);
+  // The installed bin: this run's build of scripts/cli/queue-devstack.ts, as npm run build makes it.
+  await writeFile(bin, `#!/usr/bin/env node\nimport(${JSON.stringify(pathToFileURL(builtCli()[0] as string).href)});\n`);
   await chmod(bin, 0o755);
   return project;
 }
