@@ -5,24 +5,24 @@ import { build } from "esbuild";
 import { bundleCli } from "../../scripts/build/cli-bundle.ts";
 import { RUN_CLI } from "./run-tmpdir.ts";
 
+/** The environment variable that names the built bin (dist/scripts/cli/queue-devstack.js) to test/support/cli.ts. */
+export const CLI_BIN_ENV = "QUEUE_DEVSTACK_TEST_CLI";
+
+const repo = path.resolve(import.meta.dirname, "..", "..");
+
 /**
  * vitest globalSetup (this repository's tests only), after run-tmpdir.ts: the CLI as `npx queue-devstack`
  * runs it, built once a run from this checkout's sources into the run's TMPDIR (a run cache, removed with
  * it). The tests that launch the CLI to check what it does (its refusals, signals, sub-commands) launch
- * this build: half the CPU of a launch from source, where Node resolves and strips some 1,300 modules
- * each time (issue 42, item 7). The launches from source that a contributor's `npm run dev-stack` makes
- * keep tests of their own (test/dev-stack-cli.test.ts).
+ * this build: 0.5 CPU-seconds to ready, against 1.3 from source, where Node resolves and strips some
+ * 1,300 modules each time (issue 42, item 7). The launches from source that a contributor's
+ * `npm run dev-stack` makes keep tests of their own (test/dev-stack-cli.test.ts).
  *
  * The folder is laid out as the installed package: package.json, contracts-fixtures and node_modules
  * (links to this checkout's), and in dist/ the bin (scripts/cli/queue-devstack.ts: the Node guard, the
  * warnings filter, then the bundle), the bundle (scripts/build/cli-bundle.ts, as `npm run build` makes it),
  * and the compiler's worker, which a bundle finds there (harness/patch/source.ts).
  */
-/** The environment variable that names the built bin (dist/scripts/cli/queue-devstack.js) to test/support/cli.ts. */
-export const CLI_BIN_ENV = "QUEUE_DEVSTACK_TEST_CLI";
-
-const repo = path.resolve(import.meta.dirname, "..", "..");
-
 export async function setup(): Promise<void> {
   const stage = path.join(tmpdir(), RUN_CLI);
   const cli = path.join(stage, "dist", "scripts", "cli");
@@ -30,7 +30,8 @@ export async function setup(): Promise<void> {
   await copyFile(path.join(repo, "package.json"), path.join(stage, "package.json"));
   for (const linked of ["contracts-fixtures", "node_modules"]) await symlink(path.join(repo, linked), path.join(stage, linked));
   await Promise.all([
-    // The bin as tsc emits it: its own code and the guard's, importing the bundle beside it.
+    // The bin: its code and the Node guard's (a module of its own in tsc's output, the same code), then
+    // the bundle beside it.
     build({
       entryPoints: [path.join(repo, "scripts", "cli", "queue-devstack.ts")],
       outdir: cli,
