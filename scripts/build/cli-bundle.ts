@@ -42,6 +42,9 @@ const httpByRequire: Plugin = {
 };
 const repo = path.resolve(import.meta.dirname, "..", "..");
 
+/** What the CLI's files are built for: ES modules for the package's oldest Node. */
+export const NODE_TARGET = { platform: "node", format: "esm", target: "node22.13" } as const;
+
 /**
  * Bundles the CLI whose start is `entry` (tsc's dist/scripts/cli/dev-stack.js, or the source's
  * scripts/cli/dev-stack.ts: esbuild strips the types as Node does) into `outdir`, as dev-stack.js and its
@@ -63,9 +66,7 @@ export async function bundleCli(entry: string, outdir: string, workingDir: strin
     nodePaths: [path.join(repo, "node_modules")],
     allowOverwrite: true,
     bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node22.13",
+    ...NODE_TARGET,
     external: EXTERNAL,
     plugins: [swaggerUiAssets, httpByRequire],
     // Less for Node to read, decode and parse on every start. Identifiers are not minified (stack traces

@@ -2,7 +2,7 @@ import { copyFile, mkdir, symlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { build } from "esbuild";
-import { bundleCli } from "../../scripts/build/cli-bundle.ts";
+import { bundleCli, NODE_TARGET } from "../../scripts/build/cli-bundle.ts";
 import { RUN_CLI } from "./run-tmpdir.ts";
 
 /** The environment variable that names the built bin (dist/scripts/cli/queue-devstack.js) to test/support/cli.ts. */
@@ -36,14 +36,12 @@ export async function setup(): Promise<void> {
       entryPoints: [path.join(repo, "scripts", "cli", "queue-devstack.ts")],
       outdir: cli,
       bundle: true,
-      platform: "node",
-      format: "esm",
-      target: "node22.13",
+      ...NODE_TARGET,
       plugins: [{ name: "bundle-beside", setup: (b) => b.onResolve({ filter: /^\.\/dev-stack\.ts$/ }, () => ({ path: "./dev-stack.js", external: true })) }],
       logLevel: "warning",
     }),
     // Node builtins and solc only: transpiled alone, as tsc does.
-    build({ entryPoints: [path.join(repo, "harness", "patch", "compile-worker.ts")], outdir: path.join(stage, "dist", "harness", "patch"), platform: "node", format: "esm", target: "node22.13", logLevel: "warning" }),
+    build({ entryPoints: [path.join(repo, "harness", "patch", "compile-worker.ts")], outdir: path.join(stage, "dist", "harness", "patch"), ...NODE_TARGET, logLevel: "warning" }),
   ]);
   // The folder is new: every .js in it is a build's, made ASCII-only (the bin's comments too).
   await bundleCli(path.join(repo, "scripts", "cli", "dev-stack.ts"), cli, repo, 0);
