@@ -29,7 +29,7 @@ export async function syncPool(args: { client: PublicClient; pool: Address; from
     index: Number(log.args.index),
     encryptedOutput: log.args.encryptedOutput as Hex,
   }));
-  for (const c of commitments) tree.insert(c.index, c.commitment);
+  tree.insertAll(commitments.map((c) => ({ index: c.index, leaf: c.commitment })));
   return { tree, commitments, spent: new Set(nullifierLogs.map((log) => log.args.nullifier as bigint)) };
 }
 
