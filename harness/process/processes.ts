@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import { execa } from "execa";
 
@@ -8,8 +9,14 @@ export interface ProcessInfo {
   args: string;
 }
 
-/** Lists processes with ps (Linux and macOS). We match on PIDs and full command lines, never on names. */
+/**
+ * Every process, as `ps -A -o pid=,ppid=,args=` lists them: read from /proc on Linux (spawning ps from
+ * a large process costs tens of milliseconds, and leftover checks ask often), else from ps (macOS).
+ * We match on PIDs and full command lines, never on names.
+ */
 export async function listProcesses(): Promise<ProcessInfo[]> {
+  const fromProc = process.platform === "linux" ? await procProcesses() : undefined;
+  if (fromProc) return fromProc;
   const { stdout } = await execa("ps", ["-A", "-o", "pid=,ppid=,args="]);
   return stdout
     .split("\n")
@@ -37,6 +44,39 @@ async function procCommandLine(pid: number): Promise<string | undefined> {
   const raw = await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => undefined);
   // A zombie's is empty, and ps shows it in brackets: not the command it ran, as for ps.
   return raw === undefined || raw === "" ? undefined : raw.replace(/\0$/, "").split("\0").join(" ");
+}
+
+/**
+ * Every process in /proc, or undefined if it cannot be read. One that ends meanwhile is left out, as ps
+ * would. Read synchronously: about a millisecond for the whole table, where the same reads through the
+ * thread pool cost ten times the CPU.
+ */
+async function procProcesses(): Promise<ProcessInfo[] | undefined> {
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return undefined;
+  }
+  const found: ProcessInfo[] = [];
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    let cmdline: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      cmdline = readFileSync(`/proc/${entry}/cmdline`, "utf8");
+    } catch {
+      continue; // ended meanwhile
+    }
+    // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so read after the last ")".
+    const close = stat.lastIndexOf(")");
+    const ppid = Number(stat.slice(close + 2).split(" ")[1]);
+    // A kernel thread or a zombie has no command line: ps shows its name in brackets.
+    const args = cmdline === "" ? `[${stat.slice(stat.indexOf("(") + 1, close)}]` : cmdline.replace(/\0$/, "").split("\0").join(" ");
+    found.push({ pid: Number(entry), ppid, args });
+  }
+  return found;
 }
 
 /** From /proc/<pid>/task/<tid>/children; undefined where the kernel does not list them. */
