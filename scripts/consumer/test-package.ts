@@ -161,7 +161,7 @@ async function buildStaged(): Promise<void> {
     await cp(path.join(repo, file), path.join(stage, file));
   }
   const dist = path.join(stage, "dist");
-  // --noCheck: emit only. npm test type-checks these files first (tsc -p .), and checking them again here
+  // --noCheck: emit only. npm test type-checks these files first (tsgo -p ., TypeScript 7's checker), and checking them again here
   // took 12 of tsc's 20 CPU-seconds (issue 42, item 7). The output is npm run build's but for the order
   // of some unions' members in the .d.ts, which names the same types.
   await execa("npx", ["tsc", "-p", "tsconfig.build.json", "--outDir", dist, "--noCheck"], { cwd: repo });
