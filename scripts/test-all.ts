@@ -2,7 +2,7 @@ import path from "node:path";
 import { createInterface } from "node:readline";
 import { execa } from "execa";
 
-// `npm test` after tsc: vitest and the consumer test (npm run test:package) side by side, not one after
+// `npm test` after the type-check (tsgo): vitest and the consumer test (npm run test:package) side by side, not one after
 // the other. The consumer test is mostly waiting (npm installs, process launches, Ctrl-C rounds) while
 // vitest keeps both cores busy, so together they take about vitest's time (issue 31: npm test within
 // 8 minutes). They share nothing: the consumer test works in a temp folder of its own, on free ports,
