@@ -47,9 +47,10 @@ async function procCommandLine(pid: number): Promise<string | undefined> {
 }
 
 /**
- * Every process in /proc, or undefined if it cannot be read. One that ends meanwhile is left out, as ps
- * would. Read synchronously: about a millisecond for the whole table, where the same reads through the
- * thread pool cost ten times the CPU.
+ * Every process in /proc; undefined if it cannot be read or does not list this process (a /proc of
+ * another PID namespace), and then ps answers. One that ends meanwhile is left out, as ps would. Read
+ * synchronously: about a millisecond for the whole table, where the same reads through the thread pool
+ * cost ten times the CPU.
  */
 async function procProcesses(): Promise<ProcessInfo[] | undefined> {
   let entries: string[];
@@ -76,7 +77,7 @@ async function procProcesses(): Promise<ProcessInfo[] | undefined> {
     const args = cmdline === "" ? `[${stat.slice(stat.indexOf("(") + 1, close)}]` : cmdline.replace(/\0$/, "").split("\0").join(" ");
     found.push({ pid: Number(entry), ppid, args });
   }
-  return found;
+  return found.some((p) => p.pid === process.pid) ? found : undefined;
 }
 
 /** From /proc/<pid>/task/<tid>/children; undefined where the kernel does not list them. */
