@@ -1,4 +1,3 @@
-import { execa } from "execa";
 import { describe, expect, it } from "vitest";
 import type { DevStack } from "../harness/index.ts";
 import { ConfigMismatchError, createQueueClient, PendingOperationError, QueueProblemError, reviewedFrom } from "../harness/client/index.ts";
@@ -6,7 +5,7 @@ import type { DeploymentConfig } from "../src/config/deployment-config.ts";
 import { type poolFixture, provenSend } from "./support/pool.ts";
 import { rpc } from "./support/rpc.ts";
 import { withQueueStack } from "./support/queue-stack.ts";
-import { builtCli } from "./support/cli.ts";
+import { ctlCli } from "./support/cli.ts";
 
 // The served configuration changes while a payment is pending (spec rules 7 and 8), and back: what a
 // client sees, and how it settles the old deployment's operation before preparing another.
@@ -15,7 +14,7 @@ let pool: Awaited<ReturnType<typeof poolFixture>>;
 
 withQueueStack({}, (started) => ({ stack, pool } = started));
 
-const ctl = (...args: string[]) => execa(process.execPath, [...builtCli(), "ctl", ...args, "--state-dir", stack.stateDir], { reject: false });
+const ctl = (...args: string[]) => ctlCli(stack.stateDir, ...args);
 const served = async () => {
   const response = await fetch(`${stack.queueUrl}/api/queue/config`);
   return { etag: response.headers.get("etag"), config: (await response.json()) as DeploymentConfig };

@@ -1,4 +1,3 @@
-import { execa } from "execa";
 import { describe, expect, it } from "vitest";
 import type { DevStack } from "../harness/index.ts";
 import { QueueProblemError, type QueueClient } from "../harness/client/index.ts";
@@ -6,7 +5,7 @@ import { poolFixture, provenSend as provenSendOf } from "./support/pool.ts";
 import { withQueueStack } from "./support/queue-stack.ts";
 import { startRuntimeProcess } from "./support/runtime-process.ts";
 import { rpc } from "./support/rpc.ts";
-import { builtCli } from "./support/cli.ts";
+import { ctlCli } from "./support/cli.ts";
 
 // Dev controls over HTTP (/api/dev/*): what a client sees when the chain or the relayer misbehaves.
 let stack: DevStack;
@@ -23,7 +22,7 @@ const stateOf = async (id: string) => (await queue.status("send", id)).state;
 const settle = () => new Promise((r) => setTimeout(r, 1_000));
 
 const provenSend = (from: number) => provenSendOf(stack, pool, queue, from);
-const ctl = (...args: string[]) => execa(process.execPath, [...builtCli(), "ctl", ...args, "--state-dir", stack.stateDir], { reject: false });
+const ctl = (...args: string[]) => ctlCli(stack.stateDir, ...args);
 const latest = async () => {
   const block = await rpc<{ number: string; hash: string }>(stack.rpcUrl, "eth_getBlockByNumber", ["latest", false]);
   return { number: Number(block.number), hash: block.hash };

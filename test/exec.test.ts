@@ -13,6 +13,8 @@ import { builtCli, SOURCE_CLI } from "./support/cli.ts";
 
 const tempDir = withTempDirs();
 const CLI = [...builtCli(), "exec"];
+/** The CLI without a sub-command. */
+const NOT_EXEC = builtCli();
 
 /** A Node script as the command (ESM, so it may await at the top). */
 const node = (script: string) => [process.execPath, "--input-type=module", "-e", script];
@@ -229,7 +231,6 @@ describe.concurrent("queue-devstack exec", () => {
 
   it("a command not found is 127 (126 not executable), before any stack starts; a mistake in the call is 2", async ({ expect, onTestFinished }) => {
     const { exec } = launches(onTestFinished);
-    const NOT_EXEC = CLI.slice(0, -1);
     const mistakes = [
       // One message whatever is wrong with the number (issue 30, item 11).
       [[...CLI, "--runs", "0", "--", "true"], 'queue-devstack: --runs must be an integer of at least 1, got "0"'],

@@ -1,4 +1,3 @@
-import { execa } from "execa";
 import { parseAbi, type Address } from "viem";
 import { afterEach, describe, expect, it } from "vitest";
 import type { DevStack } from "../harness/index.ts";
@@ -6,7 +5,7 @@ import { createAccountKeys, QueueProblemError, syncPool, type QueueClient } from
 import { createChainClient } from "../src/chain/client.ts";
 import { poolFixture, provenSend as provenSendOf } from "./support/pool.ts";
 import { withQueueStack } from "./support/queue-stack.ts";
-import { builtCli } from "./support/cli.ts";
+import { ctlCli } from "./support/cli.ts";
 
 // Faults between the runtime and anvil (/api/dev/rpc, /api/dev/revert-next): what a client sees.
 let stack: DevStack;
@@ -21,7 +20,7 @@ const dev = async (path: string, body: unknown) => {
   const response = await fetch(`${stack.queueUrl}/api/dev/${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 };
-const ctl = (...args: string[]) => execa(process.execPath, [...builtCli(), "ctl", ...args, "--state-dir", stack.stateDir], { reject: false });
+const ctl = (...args: string[]) => ctlCli(stack.stateDir, ...args);
 
 const provenSend = (from: number) => provenSendOf(stack, pool, queue, from);
 const refusal = async (promise: Promise<unknown>) => {

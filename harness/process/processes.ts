@@ -43,7 +43,12 @@ export async function childProcesses(): Promise<ProcessInfo[]> {
 async function procCommandLine(pid: number): Promise<string | undefined> {
   const raw = await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => undefined);
   // A zombie's is empty, and ps shows it in brackets: not the command it ran, as for ps.
-  return raw === undefined || raw === "" ? undefined : raw.replace(/\0$/, "").split("\0").join(" ");
+  return raw === undefined ? undefined : joinedArgs(raw);
+}
+
+/** /proc/<pid>/cmdline's NUL-separated arguments joined by spaces, as ps shows them; undefined if empty. */
+function joinedArgs(raw: string): string | undefined {
+  return raw === "" ? undefined : raw.replace(/\0$/, "").split("\0").join(" ");
 }
 
 /**
@@ -74,7 +79,7 @@ async function procProcesses(): Promise<ProcessInfo[] | undefined> {
     const close = stat.lastIndexOf(")");
     const ppid = Number(stat.slice(close + 2).split(" ")[1]);
     // A kernel thread or a zombie has no command line: ps shows its name in brackets.
-    const args = cmdline === "" ? `[${stat.slice(stat.indexOf("(") + 1, close)}]` : cmdline.replace(/\0$/, "").split("\0").join(" ");
+    const args = joinedArgs(cmdline) ?? `[${stat.slice(stat.indexOf("(") + 1, close)}]`;
     found.push({ pid: Number(entry), ppid, args });
   }
   return found.some((p) => p.pid === process.pid) ? found : undefined;

@@ -1,3 +1,4 @@
+import { execa } from "execa";
 import { CLI_BIN_ENV } from "./cli-build.ts";
 
 /**
@@ -12,3 +13,6 @@ export function builtCli(): string[] {
 
 /** The node arguments that run the CLI from source, as `npm run dev-stack` does in this repository. */
 export const SOURCE_CLI = ["--experimental-strip-types", "--no-warnings", "scripts/cli/dev-stack.ts"];
+
+/** `queue-devstack ctl <args> --state-dir <stateDir>` as installed, its result whatever the exit code. */
+export const ctlCli = (stateDir: string, ...args: string[]) => execa(process.execPath, [...builtCli(), "ctl", ...args, "--state-dir", stateDir], { reject: false });
