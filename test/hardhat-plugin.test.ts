@@ -147,7 +147,8 @@ describe("queue-devstack/hardhat", () => {
     // Hardhat's tsx and Node's compile cache go to TMPDIR: the project's own, removed with it.
     const tmp = path.join(dir, "tmp");
     await mkdir(tmp);
-    const npx = execa("npx", ["hardhat", "run", "--no-compile", "hold.mjs"], { cwd: dir, reject: false, all: true, env: { TMPDIR: tmp } });
+    // A process group of its own: a failed run is stopped whole, its sh and Hardhat included, even before they said their PIDs.
+    const npx = execa("npx", ["hardhat", "run", "--no-compile", "hold.mjs"], { cwd: dir, reject: false, all: true, env: { TMPDIR: tmp }, detached: true });
     let ended = false;
     void npx.then(() => (ended = true));
     let pids: { hardhat: number; shell: number; anvil: number; stateDir: string } | undefined;
@@ -164,7 +165,12 @@ describe("queue-devstack/hardhat", () => {
       expect((await npx).signal).toBe("SIGINT");
       await expect(access(pids.stateDir)).rejects.toThrow();
     } finally {
-      // A failed run leaves nothing either: every process of the launch, by its PID.
+      // A failed run leaves nothing either: the launch's process group, then every process of it by its PID.
+      try {
+        process.kill(-(npx.pid as number), "SIGKILL");
+      } catch {
+        // the group has ended
+      }
       for (const pid of [npx.pid, pids?.shell, pids?.hardhat, pids?.anvil]) if (pid !== undefined && alive(pid)) process.kill(pid, "SIGKILL");
       await npx;
     }
