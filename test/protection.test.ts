@@ -7,6 +7,7 @@ import { CIRCUIT_BUILD_DIR } from "../harness/deployment/index.ts";
 import { buildQueueRuntime } from "../src/server.ts";
 import { RELAYER_KEY } from "./support/chain.ts";
 import { postFrom, startForwardingProxy } from "./support/forwarding-proxy.ts";
+import { builtRuntime } from "./support/runtime-process.ts";
 import { withQueueStack } from "./support/queue-stack.ts";
 
 // Exposure: security headers on every answer, a per-client rate limit on mutating routes (an operator's
@@ -121,7 +122,7 @@ describe("behind a reverse proxy", () => {
 
 describe("binding", () => {
   it("the operator's runtime refuses a non-loopback --host without --expose, and warns with it", async () => {
-    const args = ["--experimental-strip-types", "--no-warnings", "src/main.ts", "--manifest", stack.manifestPath, "--artifacts", CIRCUIT_BUILD_DIR, "--port", "0", "--host", "0.0.0.0"];
+    const args = [...builtRuntime(), "--manifest", stack.manifestPath, "--artifacts", CIRCUIT_BUILD_DIR, "--port", "0", "--host", "0.0.0.0"];
     const refused = await execa(process.execPath, args, { env: { QUEUE_RPC_URL: stack.rpcUrl }, reject: false });
     expect(refused.exitCode).toBe(2);
     expect(refused.stderr).toContain("--expose");
@@ -137,7 +138,7 @@ describe("binding", () => {
   });
 
   it("--trust-proxy takes proxy addresses and CIDRs; a hop count or a non-address is refused before anything starts", async () => {
-    const args = ["--experimental-strip-types", "--no-warnings", "src/main.ts", "--manifest", stack.manifestPath, "--port", "0"];
+    const args = [...builtRuntime(), "--manifest", stack.manifestPath, "--port", "0"];
     for (const value of ["1", "127.0.0.1,proxy.example"]) {
       const refused = await execa(process.execPath, [...args, "--trust-proxy", value], { env: { QUEUE_RPC_URL: stack.rpcUrl }, reject: false });
       expect(refused.exitCode).toBe(2);
@@ -146,7 +147,7 @@ describe("binding", () => {
   });
 
   it("a negative number flag is named with the range it takes, not as a missing value (issue 40, item 10)", async () => {
-    const refused = await execa(process.execPath, ["--experimental-strip-types", "--no-warnings", "src/main.ts", "--manifest", stack.manifestPath, "--port", "-1"], { env: { QUEUE_RPC_URL: stack.rpcUrl }, reject: false });
+    const refused = await execa(process.execPath, [...builtRuntime(), "--manifest", stack.manifestPath, "--port", "-1"], { env: { QUEUE_RPC_URL: stack.rpcUrl }, reject: false });
     expect({ exitCode: refused.exitCode, stderr: refused.stderr }).toEqual({ exitCode: 2, stderr: "queue-runtime: --port takes a whole number from 0 to 65535" });
   });
 });

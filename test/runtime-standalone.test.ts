@@ -8,7 +8,7 @@ import type { DevStack } from "../harness/index.ts";
 import { buildQueueRuntime, prepareQueueRuntime } from "../src/server.ts";
 import { CIRCUIT_BUILD_DIR } from "../harness/deployment/index.ts";
 import { RELAYER_KEY } from "./support/chain.ts";
-import { startRuntimeProcess } from "./support/runtime-process.ts";
+import { builtRuntime, startRuntimeProcess } from "./support/runtime-process.ts";
 import { withQueueStack } from "./support/queue-stack.ts";
 
 // The runtime as an operator runs it: src/ alone, given a manifest, an RPC URL and a relayer key.
@@ -26,7 +26,8 @@ describe("the queue runtime on its own", () => {
   });
 
   it("serves a manifest from its CLI with secrets from the environment", async () => {
-    const { url, child } = await startRuntimeProcess(stack, ["--store", ":memory:", "--cors-origin", "https://app.example", "--chain-name", "Acme Sepolia"]);
+    // From source, as `npm run queue-runtime` starts it; the other launches run this run's build of the same code.
+    const { url, child } = await startRuntimeProcess(stack, ["--store", ":memory:", "--cors-origin", "https://app.example", "--chain-name", "Acme Sepolia"], { fromSource: true });
     try {
       const served = await (await fetch(`${url}/api/queue/config`)).text();
       expect(served).toBe(await readFile(stack.manifestPath, "utf8"));
@@ -57,7 +58,7 @@ describe("the queue runtime on its own", () => {
       child.kill("SIGTERM");
       await child;
     }
-    const bad = await execa(process.execPath, ["--experimental-strip-types", "--no-warnings", "src/main.ts", "--port", "0", "--manifest", stack.manifestPath, "--cors-origin", "https://app.example/"], {
+    const bad = await execa(process.execPath, [...builtRuntime(), "--port", "0", "--manifest", stack.manifestPath, "--cors-origin", "https://app.example/"], {
       env: { QUEUE_RPC_URL: stack.rpcUrl, QUEUE_RELAYER_KEY: RELAYER_KEY },
       reject: false,
     });
@@ -91,7 +92,7 @@ describe("the queue runtime on its own", () => {
     }
     // NaN, a fraction or a value past its range would switch a limit off or mean nothing: one line, exit 2.
     for (const flags of [["--confirmations", "abc"], ["--max-in-flight", "0"], ["--quote-slippage-bps", "10001"], ["--port", "1.5"], ["--quote-valid-for", "900", "--quote-settle-within", "600"], ["--max-quote-per-client", "1"]]) {
-      const bad = await execa(process.execPath, ["--experimental-strip-types", "--no-warnings", "src/main.ts", "--port", "0", "--manifest", stack.manifestPath, ...flags], {
+      const bad = await execa(process.execPath, [...builtRuntime(), "--port", "0", "--manifest", stack.manifestPath, ...flags], {
         env: { QUEUE_RPC_URL: stack.rpcUrl, QUEUE_RELAYER_KEY: RELAYER_KEY },
         reject: false,
       });
@@ -184,7 +185,7 @@ describe("the queue runtime on its own", () => {
     await expect(buildQueueRuntime({ manifest: bytes, rpcUrl: stack.rpcUrl, artifactsDir: CIRCUIT_BUILD_DIR })).rejects.toThrow(/relays as nobody/);
     const file = path.join(stack.stateDir, "tampered.json");
     await writeFile(file, bytes);
-    const child = await execa(process.execPath, ["--experimental-strip-types", "src/main.ts", "--port", "0", "--manifest", file], {
+    const child = await execa(process.execPath, [...builtRuntime(), "--port", "0", "--manifest", file], {
       env: { QUEUE_RPC_URL: "http://127.0.0.1:9/v3/0123456789abcdef0123", QUEUE_RELAYER_KEY: RELAYER_KEY },
       reject: false,
     });

@@ -7,10 +7,33 @@ import { CIRCUIT_BUILD_DIR } from "../../harness/deployment/index.ts";
 import type { DevStack } from "../../harness/index.ts";
 import type { Operation } from "../../src/schemas/operation.ts";
 import { RELAYER_KEY } from "./chain.ts";
+import { RUNTIME_BIN_ENV } from "./cli-build.ts";
 import { endLaunches } from "./processes.ts";
 import { rpc } from "./rpc.ts";
 
-type RuntimeProcessOptions = { rpcUrl?: string; wsRpcUrl?: string; prefix?: string[] };
+type RuntimeProcessOptions = {
+  rpcUrl?: string;
+  wsRpcUrl?: string;
+  prefix?: string[];
+  /**
+   * Run src/main.ts itself, as `npm run queue-runtime` does, rather than this run's build of it.
+   * @defaultValue false
+   */
+  fromSource?: boolean;
+};
+
+/** The node arguments that run src/main.ts from source, as `npm run queue-runtime` does. Append the runtime's own arguments. */
+export const SOURCE_RUNTIME = ["--experimental-strip-types", "--no-warnings", "src/main.ts"];
+
+/**
+ * The node arguments that run the operator's runtime as this run built it from the checkout's sources
+ * (test/support/cli-build.ts): the same code, started without Node resolving and stripping its modules.
+ */
+export function builtRuntime(): string[] {
+  const bin = process.env[RUNTIME_BIN_ENV];
+  if (bin === undefined) throw new Error(`${RUNTIME_BIN_ENV} is not set: run the tests through this repository's vitest.config.ts, whose globalSetup builds the runtime`);
+  return [bin];
+}
 
 export interface RuntimeProcesses {
   /** A temp folder for the file's stores, removed after its tests. */
@@ -43,13 +66,16 @@ export function withRuntimeProcesses(prefix: string): RuntimeProcesses {
   return processes;
 }
 
-/** The queue runtime as an operator runs it (src/main.ts, its own process) for a stack's manifest and chain. */
+/**
+ * The queue runtime as an operator runs it (src/main.ts, its own process; this run's build of it unless
+ * `fromSource`) for a stack's manifest and chain.
+ */
 export async function startRuntimeProcess(stack: DevStack, extraArgs: string[] = [], options: RuntimeProcessOptions = {}): Promise<{ url: string; child: ResultPromise }> {
   // A prefix runs it through another command first (prlimit, say), which execs node.
   const [file, ...prefixArgs] = [...(options.prefix ?? []), process.execPath];
   const child = execa(
     file as string,
-    [...prefixArgs, "--experimental-strip-types", "--no-warnings", "src/main.ts", "--manifest", stack.manifestPath, "--artifacts", CIRCUIT_BUILD_DIR, "--port", "0", ...extraArgs],
+    [...prefixArgs, ...(options.fromSource ? SOURCE_RUNTIME : builtRuntime()), "--manifest", stack.manifestPath, "--artifacts", CIRCUIT_BUILD_DIR, "--port", "0", ...extraArgs],
     { env: { QUEUE_RPC_URL: options.rpcUrl ?? stack.rpcUrl, QUEUE_RELAYER_KEY: RELAYER_KEY, ...(options.wsRpcUrl ? { QUEUE_WS_RPC_URL: options.wsRpcUrl } : {}) }, reject: false },
   );
   const url = await new Promise<string>((resolve, reject) => {
