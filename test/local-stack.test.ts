@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
-import { createWalletClient, decodeFunctionResult, encodeFunctionData, http, keccak256, parseAbi, type Hex } from "viem";
+import { createPublicClient, createWalletClient, decodeFunctionResult, encodeFunctionData, http, keccak256, parseAbi, type Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { startDevStack, type DevStack } from "../harness/index.ts";
 import { DeploymentConfig } from "../src/config/deployment-config.ts";
@@ -139,7 +139,8 @@ describe("a local stack", () => {
       functionName: "transfer",
       args: [stack.manifest.poolAddress, 12345n],
     });
-    await rpc(stack.rpcUrl, "eth_getTransactionReceipt", [hash]);
+    // Mined: anvil answers eth_sendTransaction before its block is mined, so a receipt read at once can be null.
+    await createPublicClient({ transport: http(stack.rpcUrl) }).waitForTransactionReceipt({ hash, pollingInterval: 20 });
 
     const after = AssetsSnapshot.parse(await (await get("/api/queue/assets")).json());
     expect(after.block.number).toBeGreaterThan(before.block.number);
