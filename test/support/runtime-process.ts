@@ -23,7 +23,7 @@ type RuntimeProcessOptions = {
 };
 
 /** The node arguments that run src/main.ts from source, as `npm run queue-runtime` does. Append the runtime's own arguments. */
-export const SOURCE_RUNTIME = ["--experimental-strip-types", "--no-warnings", "src/main.ts"];
+const SOURCE_RUNTIME = ["--experimental-strip-types", "--no-warnings", "src/main.ts"];
 
 /**
  * The node arguments that run the operator's runtime as this run built it from the checkout's sources
