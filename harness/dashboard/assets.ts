@@ -93,14 +93,17 @@ const SCRIPT = `
     var span = s < 60 ? s + " s" : s < 3600 ? Math.floor(s / 60) + " min" : s < 172800 ? Math.floor(s / 3600) + " h" : Math.floor(s / 86400) + " d";
     return d < 0 ? "in " + span : span + " ago";
   }
+  // Written only when it differs: the page refreshes every second, and a write of the same text still
+  // makes the browser lay the page out again (an open dashboard would cost CPU for nothing).
+  function setText(node, text) { if (node.textContent !== text) node.textContent = text; }
   function refreshTimes(root) {
-    root.querySelectorAll("time[datetime]").forEach(function (t) { t.textContent = ago(t.getAttribute("datetime")); });
+    root.querySelectorAll("time[datetime]").forEach(function (t) { setText(t, ago(t.getAttribute("datetime"))); });
     var head = document.getElementById("head-number");
     if (!head) return;
     root.querySelectorAll(".confirmations[data-block]").forEach(function (c) {
       // Counted up to the relayer's requirement, no further: past it the operation is confirmed.
       var required = Number(c.dataset.required), n = Math.min(required, Math.max(0, Number(head.textContent) - Number(c.dataset.block) + 1));
-      c.textContent = n + " of " + required + (required === 1 ? " confirmation" : " confirmations");
+      setText(c, n + " of " + required + (required === 1 ? " confirmation" : " confirmations"));
     });
   }
   function list() { return document.getElementById("ops"); }
@@ -115,7 +118,8 @@ const SCRIPT = `
       return op.id.toLowerCase() === "op-" + q || Array.prototype.some.call(op.querySelectorAll(".attempts [data-copy]"), function (b) { return b.dataset.copy.toLowerCase() === q; });
     }
     list().querySelectorAll(":scope > .op").forEach(function (op) {
-      op.hidden = Boolean((kind && op.dataset.kind !== kind) || (state && op.dataset.state !== state) || (from && Date.parse(op.dataset.created) < from) || (q && !found(op)));
+      var hidden = Boolean((kind && op.dataset.kind !== kind) || (state && op.dataset.state !== state) || (from && Date.parse(op.dataset.created) < from) || (q && !found(op)));
+      if (op.hidden !== hidden) op.hidden = hidden;
     });
   }
   function show(text) { document.getElementById("control-result").textContent = text; }
