@@ -1,11 +1,11 @@
 import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
-import { createPublicClient, createWalletClient, decodeFunctionResult, encodeFunctionData, http, keccak256, parseAbi, type Hex } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
+import { decodeFunctionResult, encodeFunctionData, keccak256, parseAbi, type Hex } from "viem";
 import { startDevStack, type DevStack } from "../harness/index.ts";
 import { DeploymentConfig } from "../src/config/deployment-config.ts";
 import { NetworkList } from "../src/config/networks.ts";
 import { AssetsSnapshot } from "../src/config/assets-snapshot.ts";
+import { clients } from "./support/chain.ts";
 import { hex, rpc } from "./support/rpc.ts";
 import { withQueueStack } from "./support/queue-stack.ts";
 
@@ -130,17 +130,15 @@ describe("a local stack", () => {
 
     // Move funds into the Pool: a new block with another balance.
     const asset = stack.manifest.assets[0] as { address: Hex };
-    const account = privateKeyToAccount(stack.accounts[1]?.privateKey as Hex);
-    const wallet = createWalletClient({ account, transport: http(stack.rpcUrl) });
+    const { wallet, public: client } = clients(stack.rpcUrl, stack.accounts[1]?.privateKey as Hex);
     const hash = await wallet.writeContract({
-      chain: null,
       address: asset.address,
       abi: parseAbi(["function transfer(address,uint256) returns (bool)"]),
       functionName: "transfer",
       args: [stack.manifest.poolAddress, 12345n],
     });
     // Mined: anvil answers eth_sendTransaction before its block is mined, so a receipt read at once can be null.
-    await createPublicClient({ transport: http(stack.rpcUrl) }).waitForTransactionReceipt({ hash, pollingInterval: 20 });
+    await client.waitForTransactionReceipt({ hash });
 
     const after = AssetsSnapshot.parse(await (await get("/api/queue/assets")).json());
     expect(after.block.number).toBeGreaterThan(before.block.number);
