@@ -12,6 +12,13 @@ export const RUNTIME_BIN_ENV = "QUEUE_DEVSTACK_TEST_RUNTIME";
 
 const repo = path.resolve(import.meta.dirname, "..", "..");
 
+/** The file this run's build left at the path `env` names (CLI_BIN_ENV, RUNTIME_BIN_ENV); a clear error outside this repository's vitest.config.ts. */
+export function builtFile(env: string): string {
+  const file = process.env[env];
+  if (file === undefined) throw new Error(`${env} is not set: run the tests through this repository's vitest.config.ts, whose globalSetup (test/support/cli-build.ts) builds the CLI and the runtime`);
+  return file;
+}
+
 /**
  * vitest globalSetup (this repository's tests only), after run-tmpdir.ts: the CLI as `npx queue-devstack`
  * runs it, built once a run from this checkout's sources into the run's TMPDIR (a run cache, removed with

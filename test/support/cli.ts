@@ -1,14 +1,12 @@
 import { execa } from "execa";
-import { CLI_BIN_ENV } from "./cli-build.ts";
+import { builtFile, CLI_BIN_ENV } from "./cli-build.ts";
 
 /**
  * The node arguments that run the CLI as an installed package runs it (`npx queue-devstack`): this
  * run's build of the checkout's sources (test/support/cli-build.ts). Append the CLI's own arguments.
  */
 export function builtCli(): string[] {
-  const bin = process.env[CLI_BIN_ENV];
-  if (bin === undefined) throw new Error(`${CLI_BIN_ENV} is not set: run the tests through this repository's vitest.config.ts, whose globalSetup builds the CLI`);
-  return [bin];
+  return [builtFile(CLI_BIN_ENV)];
 }
 
 /** The node arguments that run the CLI from source, as `npm run dev-stack` does in this repository. */

@@ -7,7 +7,7 @@ import { CIRCUIT_BUILD_DIR } from "../../harness/deployment/index.ts";
 import type { DevStack } from "../../harness/index.ts";
 import type { Operation } from "../../src/schemas/operation.ts";
 import { RELAYER_KEY } from "./chain.ts";
-import { RUNTIME_BIN_ENV } from "./cli-build.ts";
+import { builtFile, RUNTIME_BIN_ENV } from "./cli-build.ts";
 import { endLaunches } from "./processes.ts";
 import { rpc } from "./rpc.ts";
 
@@ -30,9 +30,7 @@ const SOURCE_RUNTIME = ["--experimental-strip-types", "--no-warnings", "src/main
  * (test/support/cli-build.ts): the same code, started without Node resolving and stripping its modules.
  */
 export function builtRuntime(): string[] {
-  const bin = process.env[RUNTIME_BIN_ENV];
-  if (bin === undefined) throw new Error(`${RUNTIME_BIN_ENV} is not set: run the tests through this repository's vitest.config.ts, whose globalSetup builds the runtime`);
-  return [bin];
+  return [builtFile(RUNTIME_BIN_ENV)];
 }
 
 export interface RuntimeProcesses {
